@@ -1,0 +1,269 @@
+"""Reference data of one sub-track: the folder ``reteco prepare`` writes and scoring reads.
+
+Layout of ``REF/<sub-track>/`` (format ``reteco-reference/1``)::
+
+    reference.json      manifest: sub-track, split, relevance mode, domains, counts, file hashes
+    topics.tsv          key, domain, topic_id, unit, conversation, depth   (header line, tab-separated)
+    qrels.txt           key <TAB> 0 <TAB> doc_id <TAB> relevance            (TREC qrels, keyed by topic key)
+    doc_ids.arrow       valid document ids: Arrow IPC (zstd), columns doc_id (sorted, unique)
+                        and domains (uint64 bit mask over reference.json's "domains" order)
+    duplicate_map.arrow optional: removed (v1.0 id) -> kept (v1.1 id), columns removed, kept
+    stance.tsv          optional (graded benchmarks): key, doc_id, stance
+    turns.jsonl         2b/2c only: one object per target turn (query, history, reference answer)
+    passages.sqlite     2b/2c only: passage text by (domain, doc_id)
+
+The topic key is ``<domain>/<topic id>`` (see ``topic_ids``). ``unit`` is what the official
+figure averages over: the parent query's key for 1b steps, the topic's own key otherwise.
+``depth`` is the 1-based turn number for Track 2 and empty elsewhere. Without doc_ids.arrow
+(FactIR-style benchmarks, whose corpus is not distributed), every document id is accepted.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Mapping
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from reteco.problems import InputError
+
+FORMAT = "reteco-reference/1"
+SUBTRACKS = ("1a", "1b", "2a", "2b", "2c")
+MAX_DOMAINS = 64  # one bit each in the uint64 mask of doc_ids.arrow
+
+MANIFEST = "reference.json"
+TOPICS = "topics.tsv"
+QRELS = "qrels.txt"
+DOC_IDS = "doc_ids.arrow"
+DUPLICATE_MAP = "duplicate_map.arrow"
+STANCE = "stance.tsv"
+TURNS = "turns.jsonl"
+PASSAGES = "passages.sqlite"
+
+TOPIC_COLUMNS = ("key", "domain", "topic_id", "unit", "conversation", "depth")
+
+
+@dataclass(frozen=True)
+class Topic:
+    key: str
+    domain: str
+    topic_id: str
+    unit: str
+    conversation: str = ""
+    depth: int | None = None
+
+
+@dataclass(frozen=True)
+class Judgment:
+    key: str
+    doc_id: str
+    relevance: int
+
+
+class DocIdIndex:
+    """Which document ids exist in which domain's corpus.
+
+    Held as one sorted Arrow string array of the distinct ids plus a uint64 bit mask per id
+    (bit d set when the id is in ``domains[d]``), so 1.65M ids load in milliseconds from a
+    memory-mapped file and a run's ids are checked with one vectorised hash lookup.
+    """
+
+    def __init__(self, doc_ids: pa.Array, masks: np.ndarray, domains: list[str]):
+        self.doc_ids = doc_ids
+        self.masks = masks
+        self.domains = list(domains)
+        self._domain_bit = {d: i for i, d in enumerate(self.domains)}
+
+    @classmethod
+    def from_pairs(cls, pairs: Iterable[tuple[str, str]], domains: list[str]) -> "DocIdIndex":
+        """Build from (domain, doc_id) pairs."""
+        if len(domains) > MAX_DOMAINS:
+            raise ValueError(f"at most {MAX_DOMAINS} domains fit the id index, got {len(domains)}")
+        bit = {d: i for i, d in enumerate(domains)}
+        masks: dict[str, int] = {}
+        for domain, doc_id in pairs:
+            masks[doc_id] = masks.get(doc_id, 0) | (1 << bit[domain])
+        ids = sorted(masks)
+        return cls(
+            pa.array(ids, type=pa.string()),
+            np.array([masks[i] for i in ids], dtype=np.uint64),
+            domains,
+        )
+
+    def __len__(self) -> int:
+        return len(self.doc_ids)
+
+    def write(self, path: Path) -> None:
+        table = pa.table({"doc_id": self.doc_ids, "domains": pa.array(self.masks, type=pa.uint64())})
+        options = pa.ipc.IpcWriteOptions(compression="zstd")
+        with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema, options=options) as writer:
+            writer.write_table(table)
+
+    @classmethod
+    def read(cls, path: Path, domains: list[str]) -> "DocIdIndex":
+        with pa.memory_map(str(path), "r") as source:
+            table = pa.ipc.open_file(source).read_all()
+        ids = table.column("doc_id").combine_chunks()
+        masks = table.column("domains").to_numpy()
+        return cls(ids, masks, domains)
+
+    def contains(self, doc_ids: pa.Array, domain_bits: np.ndarray) -> np.ndarray:
+        """Boolean array: doc_ids[i] is in the corpus of the domain whose bit index is domain_bits[i]."""
+        position = pc.index_in(doc_ids, value_set=self.doc_ids)
+        found = position.is_valid().to_numpy(zero_copy_only=False)
+        index = position.fill_null(0).to_numpy(zero_copy_only=False)
+        in_domain = (self.masks[index] >> domain_bits.astype(np.uint64)) & np.uint64(1)
+        return found & (in_domain == 1)
+
+    def domain_bit(self, domain: str) -> int:
+        return self._domain_bit[domain]
+
+    def count_in(self, domain: str) -> int:
+        bit = np.uint64(1) << np.uint64(self._domain_bit[domain])
+        return int(np.count_nonzero(self.masks & bit))
+
+
+class DuplicateMap:
+    """v1.1 de-duplication: a removed (v1.0) document id maps to the id that was kept."""
+
+    def __init__(self, removed: pa.Array, kept: pa.Array):
+        self.removed = removed
+        self.kept = kept
+
+    @classmethod
+    def from_mapping(cls, mapping: Mapping[str, str]) -> "DuplicateMap":
+        items = sorted(mapping.items())
+        return cls(pa.array([a for a, _ in items], pa.string()), pa.array([b for _, b in items], pa.string()))
+
+    def __len__(self) -> int:
+        return len(self.removed)
+
+    def write(self, path: Path) -> None:
+        table = pa.table({"removed": self.removed, "kept": self.kept})
+        options = pa.ipc.IpcWriteOptions(compression="zstd")
+        with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema, options=options) as writer:
+            writer.write_table(table)
+
+    @classmethod
+    def read(cls, path: Path) -> "DuplicateMap":
+        with pa.memory_map(str(path), "r") as source:
+            table = pa.ipc.open_file(source).read_all()
+        return cls(table.column("removed").combine_chunks(), table.column("kept").combine_chunks())
+
+    def apply(self, doc_ids: pa.Array) -> tuple[pa.Array, int]:
+        """Map removed ids to kept ids; returns the mapped array and how many ids changed."""
+        position = pc.index_in(doc_ids, value_set=self.removed)
+        changed = int(pc.sum(position.is_valid()).as_py() or 0)
+        if changed == 0:
+            return doc_ids, 0
+        replacement = pc.take(self.kept, position)
+        return pc.if_else(position.is_valid(), replacement, doc_ids), changed
+
+
+@dataclass
+class Reference:
+    """Everything scoring needs about one sub-track, loaded from ``REF/<sub-track>/``."""
+
+    manifest: dict
+    topics: list[Topic]
+    judgments: list[Judgment]
+    doc_index: DocIdIndex | None = None
+    duplicate_map: DuplicateMap | None = None
+    stance: dict[tuple[str, str], str] = field(default_factory=dict)
+    root: Path | None = None
+
+    @property
+    def subtrack(self) -> str:
+        return self.manifest["subtrack"]
+
+    @property
+    def relevance(self) -> str:
+        """"binary" (RETECO: rel > 0 is relevant, gain 1) or "graded" (gain = level)."""
+        return self.manifest.get("relevance", "binary")
+
+    @property
+    def domains(self) -> list[str]:
+        return list(self.manifest.get("domains", []))
+
+    def write(self, root: Path) -> None:
+        """Write the folder; the manifest records a sha256 of every file for provenance."""
+        root.mkdir(parents=True, exist_ok=True)
+        with open(root / TOPICS, "w", encoding="utf-8", newline="") as handle:
+            writer = csv.writer(handle, delimiter="\t", lineterminator="\n")
+            writer.writerow(TOPIC_COLUMNS)
+            for t in self.topics:
+                writer.writerow([t.key, t.domain, t.topic_id, t.unit, t.conversation, "" if t.depth is None else t.depth])
+        with open(root / QRELS, "w", encoding="utf-8", newline="") as handle:
+            for j in self.judgments:
+                handle.write(f"{j.key}\t0\t{j.doc_id}\t{j.relevance}\n")
+        if self.doc_index is not None:
+            self.doc_index.write(root / DOC_IDS)
+        if self.duplicate_map is not None and len(self.duplicate_map):
+            self.duplicate_map.write(root / DUPLICATE_MAP)
+        if self.stance:
+            with open(root / STANCE, "w", encoding="utf-8", newline="") as handle:
+                for (key, doc), stance in sorted(self.stance.items()):
+                    handle.write(f"{key}\t{doc}\t{stance}\n")
+        manifest = dict(self.manifest)
+        manifest["format"] = FORMAT
+        manifest["files"] = {
+            p.name: _sha256(p) for p in sorted(root.iterdir()) if p.is_file() and p.name != MANIFEST
+        }
+        (root / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        self.manifest = manifest
+        self.root = root
+
+    @classmethod
+    def read(cls, root: Path) -> "Reference":
+        root = Path(root)
+        manifest_path = root / MANIFEST
+        if not manifest_path.is_file():
+            raise InputError(f"no {MANIFEST} here: not a reference folder written by `reteco prepare`", str(root))
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        if manifest.get("format") != FORMAT:
+            raise InputError(f"reference format {manifest.get('format')!r} is not {FORMAT!r}", str(manifest_path))
+        topics = []
+        with open(root / TOPICS, encoding="utf-8", newline="") as handle:
+            reader = csv.reader(handle, delimiter="\t")
+            header = next(reader)
+            if tuple(header) != TOPIC_COLUMNS:
+                raise InputError(f"unexpected columns {header}", str(root / TOPICS))
+            for row in reader:
+                key, domain, topic_id, unit, conversation, depth = row
+                topics.append(Topic(key, domain, topic_id, unit, conversation, int(depth) if depth else None))
+        judgments = []
+        with open(root / QRELS, encoding="utf-8") as handle:
+            for line in handle:
+                parts = line.split()
+                if parts:
+                    judgments.append(Judgment(parts[0], parts[2], int(parts[3])))
+        doc_index = DocIdIndex.read(root / DOC_IDS, manifest["domains"]) if (root / DOC_IDS).exists() else None
+        dup = DuplicateMap.read(root / DUPLICATE_MAP) if (root / DUPLICATE_MAP).exists() else None
+        stance = {}
+        if (root / STANCE).exists():
+            with open(root / STANCE, encoding="utf-8") as handle:
+                for line in handle:
+                    parts = line.rstrip("\n").split("\t")
+                    if len(parts) == 3:
+                        stance[(parts[0], parts[1])] = parts[2]
+        return cls(manifest, topics, judgments, doc_index, dup, stance, root)
+
+    def fingerprint(self) -> str:
+        """A short hash of the manifest's file hashes: which reference data produced a score."""
+        files = self.manifest.get("files", {})
+        digest = hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()
+        return digest[:16]
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
