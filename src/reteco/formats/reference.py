@@ -113,13 +113,14 @@ class DocIdIndex:
         masks = table.column("domains").to_numpy()
         return cls(ids, masks, domains)
 
-    def contains(self, doc_ids: pa.Array, domain_bits: np.ndarray) -> np.ndarray:
-        """Boolean array: doc_ids[i] is in the corpus of the domain whose bit index is domain_bits[i]."""
+    def lookup(self, doc_ids: pa.Array, domain_bits: np.ndarray) -> np.ndarray:
+        """Position of each id in ``self.doc_ids`` (int64), or -1 where the id is not in the corpus
+        of the domain whose bit index is ``domain_bits[i]``."""
         position = pc.index_in(doc_ids, value_set=self.doc_ids)
         found = position.is_valid().to_numpy(zero_copy_only=False)
-        index = position.fill_null(0).to_numpy(zero_copy_only=False)
+        index = position.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
         in_domain = (self.masks[index] >> domain_bits.astype(np.uint64)) & np.uint64(1)
-        return found & (in_domain == 1)
+        return np.where(found & (in_domain == 1), index, -1)
 
     def domain_bit(self, domain: str) -> int:
         return self._domain_bit[domain]

@@ -1,0 +1,120 @@
+"""Relevance judgments (qrels) and stance labels for graded benchmarks such as FactIR.
+
+Accepted qrels forms:
+
+- TREC text: ``topic iteration docid relevance`` per line, spaces or tabs (the iteration column
+  is ignored); relevance an integer >= 0 (graded levels are gains in nDCG);
+- pytrec_eval JSON: ``{"topic": {"docid": relevance, ...}, ...}``.
+
+Stance file: ``topic docid stance`` per line (tab- or space-separated; stance a single word
+such as Supports or Refutes).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from reteco.formats.reference import Judgment, Reference, Topic
+from reteco.problems import InputError, Problems
+
+FACTIR_CUTOFFS = [1, 5, 10, 100]
+
+
+def read_qrels(path: Path) -> list[Judgment]:
+    """Judgments from a TREC qrels file or a pytrec_eval JSON file; a repeated (topic, doc) pair
+    keeps its highest relevance."""
+    text = Path(path).read_text(encoding="utf-8-sig")
+    name = Path(path).name
+    best: dict[tuple[str, str], int] = {}
+    problems = Problems()
+    if text.lstrip().startswith("{"):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not valid JSON: {exc.msg}", name, exc.lineno) from None
+        for topic, docs in data.items():
+            if not isinstance(docs, dict):
+                problems.error(name, None, f"topic '{topic}' must map doc ids to relevance levels")
+                continue
+            for doc, rel in docs.items():
+                if not isinstance(rel, int) or isinstance(rel, bool) or rel < 0:
+                    problems.error(name, None, f"topic '{topic}': relevance must be an integer >= 0")
+                    continue
+                _keep_best(best, str(topic), str(doc), rel)
+    else:
+        for number, line in enumerate(text.splitlines(), start=1):
+            parts = line.split()
+            if not parts:
+                continue
+            if len(parts) != 4:
+                problems.error(name, number, f"expected 4 columns: topic iteration docid relevance, found {len(parts)}")
+                continue
+            try:
+                rel = int(parts[3])
+            except ValueError:
+                rel = -1
+            if rel < 0:
+                problems.error(name, number, f"relevance {parts[3]!r} is not an integer >= 0")
+                continue
+            _keep_best(best, parts[0], parts[2], rel)
+    if problems.has_errors:
+        raise InputError(problems)
+    if not best:
+        raise InputError("no judgments found", name)
+    return [Judgment(t, d, r) for (t, d), r in best.items()]
+
+
+def _keep_best(best: dict[tuple[str, str], int], topic: str, doc: str, rel: int) -> None:
+    best[(topic, doc)] = max(rel, best.get((topic, doc), rel))
+
+
+def read_stance(path: Path) -> dict[tuple[str, str], str]:
+    """(topic, doc) -> stance from a ``topic docid stance`` file."""
+    name = Path(path).name
+    out: dict[tuple[str, str], str] = {}
+    problems = Problems()
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8-sig").splitlines(), start=1):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != 3:
+            problems.error(name, number, f"expected 3 columns: topic docid stance, found {len(parts)}")
+            continue
+        out[(parts[0], parts[1])] = parts[2]
+    if problems.has_errors:
+        raise InputError(problems)
+    return out
+
+
+def benchmark_reference(
+    judgments: list[Judgment],
+    *,
+    benchmark: str,
+    cutoffs: list[int],
+    official: str,
+    stance: dict[tuple[str, str], str] | None = None,
+    source: dict | None = None,
+) -> Reference:
+    """An in-memory reference for a single-domain graded benchmark without a distributed corpus
+    (every doc id is accepted). Topic keys are the qrels' topic ids."""
+    domain = benchmark
+    topic_ids = list(dict.fromkeys(j.key for j in judgments))
+    topics = [Topic(t, domain, t, t) for t in topic_ids]
+    manifest = {
+        "subtrack": benchmark,
+        "benchmark": benchmark,
+        "relevance": "graded",
+        "cutoffs": cutoffs,
+        "official": official,
+        "unit": "query",
+        "domains": [domain],
+        "source": source or {},
+        "counts": {
+            "topics": len(topics),
+            "judgments": len(judgments),
+            "relevant": sum(1 for j in judgments if j.relevance > 0),
+            "topics_without_relevant": len(topic_ids) - len({j.key for j in judgments if j.relevance > 0}),
+        },
+    }
+    return Reference(manifest, topics, judgments, None, None, dict(stance or {}))

@@ -1,0 +1,55 @@
+"""The same measures computed by pytrec_eval (trec_eval 9.x), on rankings already decided.
+
+pytrec_eval is the community's reference implementation; ``reteco score --engine pytrec_eval``
+uses it instead of the vectorised ``reteco.metrics.ranking`` and the test suite proves both
+give the same figures. Its pitfalls (REFERENCE.md section 2) are handled here:
+
+- trec_eval re-sorts a ranking by score with 32-bit floats and breaks ties by doc id, so it is
+  fed integer-valued, strictly descending scores that encode the ranking we decided;
+- ``ndcg_cut`` always uses graded gains: for binary relevance the qrels are binarised first;
+- topics absent from the run are skipped by pytrec_eval: they are filled with 0 here;
+- relevance must be a Python ``int`` and ids ``str``.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import pytrec_eval
+
+_MEASURE_NAMES = {"ndcg_cut": "ndcg", "map_cut": "map", "recall": "recall", "P": "p"}
+
+
+def trec_eval_per_topic(
+    qrels: Mapping[str, Mapping[str, int]],
+    rankings: Mapping[str, Sequence[str]],
+    cutoffs: Sequence[int],
+    binary: bool,
+) -> dict[str, dict[str, float]]:
+    """Per topic of ``qrels``: ``ndcg_k``, ``map_k``, ``recall_k``, ``p_k`` for each k, and ``mrr``.
+
+    ``rankings`` maps a topic to its ranked doc ids, best first, already de-duplicated and cut as
+    the rules say (MRR is computed over whatever is given).
+    """
+    judged = {
+        str(topic): {str(doc): (1 if int(rel) > 0 else 0) if binary else int(rel) for doc, rel in docs.items()}
+        for topic, docs in qrels.items()
+    }
+    run = {
+        str(topic): {str(doc): float(len(docs) - i) for i, doc in enumerate(docs)}
+        for topic, docs in rankings.items()
+        if topic in judged and docs
+    }
+    cut = ",".join(str(k) for k in cutoffs)
+    measures = {f"ndcg_cut.{cut}", f"map_cut.{cut}", f"recall.{cut}", f"P.{cut}", "recip_rank"}
+    results = pytrec_eval.RelevanceEvaluator(judged, measures).evaluate(run)
+    out = {}
+    for topic in judged:
+        values = results.get(topic, {})
+        row = {}
+        for k in cutoffs:
+            for trec_name, our_name in _MEASURE_NAMES.items():
+                row[f"{our_name}_{k}"] = float(values.get(f"{trec_name}_{k}", 0.0))
+        row["mrr"] = float(values.get("recip_rank", 0.0))
+        out[topic] = row
+    return out
