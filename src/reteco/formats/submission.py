@@ -1,0 +1,557 @@
+"""A participant's submission, whatever its container, read safely.
+
+``open_submission(path)`` accepts what participants and Codabench actually hand us:
+
+- a ``.zip`` file (recognised by its name or by its ``PK`` magic bytes);
+- a folder, e.g. Codabench's ``/app/input/res``: the worker extracts the participant's zip there
+  as is (a top-level folder is not stripped), adds a ``metadata`` file beside it, and often
+  ``__MACOSX/`` comes along; a folder whose only file is a zip is opened as that zip;
+- a single plain file, or a single gzipped file.
+
+Any member may be gzipped: gzip is recognised by its magic bytes ``1f 8b``, not only by a
+``.gz`` name, and ``read_bytes`` returns the decompressed content.
+
+Entries that are never candidates, but are listed in ``Submission.ignored``: anything under
+``__MACOSX/``, AppleDouble ``._*`` files, ``.DS_Store``, ``Thumbs.db``, hidden files and
+folders (leading dot), and Codabench's ``metadata`` file. Directory entries are skipped without
+being listed (they hold no content). If all remaining files share one top-level folder, it is
+stripped from their names (repeatedly, so ``a/b/run.txt`` alone becomes ``run.txt``).
+
+Safety:
+
+- zips are never extracted to disk; members are read with ``ZipFile.open``. A member whose
+  path is absolute, has a drive letter, or has a ``..`` part (with ``/`` or ``\\`` separators)
+  is refused, as are duplicate names and encrypted members;
+- in a folder, a symbolic link that points outside the folder is refused;
+- ``max_bytes`` (``DEFAULT_MAX_BYTES`` = 2 GiB, the documented limit) caps the decompressed
+  bytes read over all members. Declared sizes are never trusted: the cap is enforced while
+  reading, so a zip bomb or gzip bomb stops at the cap. Declared sizes summing over the cap
+  are also refused up front, before anything is decompressed;
+- a corrupt zip, corrupt gzip data or an encrypted member raises ``InputError`` with a message
+  for the participant, never a traceback.
+
+Memory: one member is held at a time, built in a growing buffer whose bytes are handed over
+without a final copy, so reading a member needs about its size (at most ~2x) plus 1 MiB.
+
+Participants' own file names may appear in messages: they are not reference data.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import io
+import os
+import re
+import stat
+import struct
+import zipfile
+import zlib
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import BinaryIO, Iterator
+
+from reteco.problems import InputError
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "MAX_ENTRIES",
+    "RUN_FILE_NAMES",
+    "Submission",
+    "open_submission",
+]
+
+#: The documented limit on a submission's size once decompressed: 2 GiB.
+DEFAULT_MAX_BYTES = 2 * 1024**3
+
+#: A submission is a few files; a container listing more entries than this is refused before
+#: any work is done per entry (a zip with millions of empty entries is a cheap attack too).
+MAX_ENTRIES = 10_000
+
+#: When several files could be the run, the one with one of these base names (ignoring case
+#: and a trailing ``.gz``) is the run.
+RUN_FILE_NAMES = ("run", "run.txt", "run.trec", "run.tsv")
+
+KINDS = ("run", "answers")
+
+# Read in bounded chunks so a bomb is stopped after at most the cap plus one byte.
+_CHUNK = 1024 * 1024
+_GZIP_MAGIC = b"\x1f\x8b"
+# A local file header, or the end-of-central-directory record that starts an empty zip.
+_ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")
+# Label of a folder submission in messages: Codabench's folder name (``res``) means nothing to
+# a participant.
+_FOLDER_LABEL = "submission"
+# How many names a message lists before saying how many more there are.
+_LISTED_NAMES = 20
+_DRIVE = re.compile(r"^[A-Za-z]:")
+
+# What reading a damaged zip or gzip stream can raise, from zipfile, zlib, gzip and struct.
+_READ_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, struct.error, NotImplementedError)
+
+
+def _human(n: int) -> str:
+    """A size for people: ``2 GiB``, ``1.5 MiB``, ``300 bytes``."""
+    for unit, size in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if n >= size:
+            return f"{n / size:.1f}".removesuffix(".0") + f" {unit}"
+    return f"{n} bytes"
+
+
+def _limit_text(max_bytes: int) -> str:
+    return f"{max_bytes} bytes ({_human(max_bytes)})" if max_bytes >= 1024 else f"{max_bytes} bytes"
+
+
+# Said with every size refusal, so the participant knows how to get under the limit.
+_HOW_TO_FIT = (
+    "to fit under it, submit only the files the task asks for (run file, and answers file where "
+    "required) with no more results per topic than the task asks for; a gzipped file counts "
+    "at its decompressed size"
+)
+
+
+def _list_names(names: list[str]) -> str:
+    shown = ", ".join(names[:_LISTED_NAMES])
+    more = len(names) - _LISTED_NAMES
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def _strip_gz(name: str) -> str:
+    return name[:-3] if name.lower().endswith(".gz") else name
+
+
+def _ignore_reason(parts: tuple[str, ...]) -> str | None:
+    """Why an entry (given as path parts) is not a candidate, or None if it is one."""
+    if "__MACOSX" in parts:
+        return "macOS resource fork folder"
+    base = parts[-1]
+    if base.startswith("._"):
+        return "AppleDouble file"
+    if base == ".DS_Store":
+        return "macOS folder settings"
+    if base.lower() == "thumbs.db":
+        return "Windows thumbnail cache"
+    if any(part.startswith(".") for part in parts):
+        return "hidden file"
+    if base == "metadata":
+        # Codabench's worker writes it beside the extracted submission.
+        return "Codabench metadata"
+    return None
+
+
+@dataclass(frozen=True)
+class _Member:
+    """One candidate file of the submission."""
+
+    name: str  # relative, "/"-separated, common top folder stripped: the key callers use
+    original: str  # the path inside its container as the participant wrote it
+    declared: int  # size the container claims (zip header, or file size on disk); a hint only
+    path: Path | None = None  # folder and single-file members
+    info: zipfile.ZipInfo | None = None  # zip members
+
+
+class _ContainerError(Exception):
+    """A failure of the container (zip or file) below the gzip layer, kept apart so the message
+    can say which layer is damaged."""
+
+    def __init__(self, cause: BaseException):
+        super().__init__(str(cause))
+        self.cause = cause
+
+
+class _Guarded(io.RawIOBase):
+    """Wraps a member's raw stream so that its errors come out as ``_ContainerError``, even
+    when they surface inside the gzip decoder that reads from it."""
+
+    def __init__(self, stream: BinaryIO):
+        super().__init__()
+        self._stream = stream
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        try:
+            return self._stream.read(size)
+        except _READ_ERRORS as exc:
+            raise _ContainerError(exc) from exc
+
+    def readinto(self, buffer) -> int:  # type: ignore[override]
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+    def peek(self, size: int) -> bytes:
+        try:
+            return self._stream.peek(size)  # type: ignore[attr-defined]
+        except _READ_ERRORS as exc:
+            raise _ContainerError(exc) from exc
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _read_capped(stream, limit: int) -> bytes:
+    """All of ``stream``, or ``_TooLarge`` as soon as more than ``limit`` bytes come out.
+
+    Never asks for more than one byte past the limit, so a bomb costs at most the limit in
+    memory and time. The BytesIO buffer grows in place and ``getvalue`` hands over its bytes
+    without copying when nothing else holds it, so the peak stays near one copy of the data.
+    """
+    buffer = io.BytesIO()
+    total = 0
+    while True:
+        # Always ask for at least one byte: read(0) would look like the end, read(-n) reads all.
+        chunk = stream.read(min(_CHUNK, max(limit - total, 0) + 1))
+        if not chunk:
+            break
+        total += len(chunk)
+        if total > limit:
+            raise _TooLarge
+        buffer.write(chunk)
+        del chunk  # drop the chunk before the next read allocates another
+    return buffer.getvalue()
+
+
+class Submission:
+    """The files of one submission, read on demand; see the module docstring.
+
+    ``files`` lists the candidate members (relative, "/"-separated, common top folder
+    stripped); ``ignored`` lists what was skipped, as display names; ``label`` names the
+    submission as a whole in messages (the zip's name, the file's name, or ``submission`` for
+    a folder).
+    """
+
+    def __init__(
+        self,
+        label: str,
+        members: list[_Member],
+        ignored: list[str],
+        max_bytes: int,
+        *,
+        zip_path: Path | None = None,
+    ):
+        self.label = label
+        self.ignored = ignored
+        self.max_bytes = max_bytes
+        self._members = {m.name: m for m in sorted(members, key=lambda m: m.name)}
+        self._zip_path = zip_path
+        # Decompressed bytes read per member: the cap is on the total over distinct members,
+        # so reading the same member twice does not count twice.
+        self._read: dict[str, int] = {}
+
+    def __repr__(self) -> str:
+        return f"Submission({self.label!r}, files={self.files!r})"
+
+    @property
+    def files(self) -> list[str]:
+        return list(self._members)
+
+    def display_name(self, name: str) -> str:
+        """The name to use in messages: ``run.txt`` (folder or single file) or
+        ``submission.zip:sub/run.txt`` (the path the participant wrote inside the zip)."""
+        member = self._members[name]
+        return f"{self.label}:{member.original}" if member.info is not None else member.original
+
+    def find(self, kind: str) -> str:
+        """The member holding ``kind`` ("run" or "answers"); ``InputError`` if none or ambiguous.
+
+        answers: exactly one member ending in ``.jsonl`` or ``.jsonl.gz``.
+        run: the members that are neither answers-like (``.jsonl``, ``.json``, gzipped or not)
+        nor documentation (README*, ``.md``, ``.pdf``); if several, the one named as in
+        ``RUN_FILE_NAMES`` (``run.txt``...).
+        """
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
+        names = self.files
+        if kind == "answers":
+            found = [n for n in names if _strip_gz(n).lower().endswith(".jsonl")]
+            if len(found) == 1:
+                return found[0]
+            if not found:
+                raise InputError(
+                    "no answers file found: the answers must be one .jsonl (or .jsonl.gz) file; "
+                    f"files in the submission: {_list_names(names)}",
+                    self.label,
+                )
+            raise InputError(
+                f"{len(found)} answers files (.jsonl): {_list_names(found)}; keep exactly one", self.label
+            )
+
+        found = [n for n in names if not _is_answers_or_docs(n)]
+        if len(found) == 1:
+            return found[0]
+        if not found:
+            raise InputError(
+                f"no run file found; files in the submission: {_list_names(names)}; "
+                "add the run file, named run.txt",
+                self.label,
+            )
+        preferred = [n for n in found if _strip_gz(PurePosixPath(n).name).lower() in RUN_FILE_NAMES]
+        if len(preferred) == 1:
+            return preferred[0]
+        raise InputError(
+            f"{len(found)} files could be the run: {_list_names(found)}; "
+            "name the run file run.txt (and remove the other run files)",
+            self.label,
+        )
+
+    def read_bytes(self, name: str) -> bytes:
+        """The content of member ``name``, decompressed if gzipped.
+
+        The cap (``max_bytes`` over all members read) is enforced while decompressing; over it,
+        or on damaged data, ``InputError`` names the member.
+        """
+        member = self._members[name]
+        display = self.display_name(name)
+        others = sum(size for key, size in self._read.items() if key != name)
+        limit = self.max_bytes - others
+        try:
+            with self._open_raw(member, display) as raw:
+                stream = _Guarded(raw)
+                gzipped = stream.peek(2)[:2] == _GZIP_MAGIC
+                if not gzipped and name.lower().endswith(".gz"):
+                    raise InputError(
+                        "named .gz but not gzip data; compress it with gzip, or drop the .gz from its name",
+                        display,
+                    )
+                if gzipped:
+                    with gzip.GzipFile(fileobj=stream, mode="rb") as unzipped:
+                        data = _read_capped(unzipped, limit)
+                else:
+                    data = _read_capped(stream, limit)
+        except _TooLarge:
+            if others == 0:
+                message = f"larger than the limit of {_limit_text(self.max_bytes)} once decompressed"
+            else:
+                before = _list_names([self.display_name(k) for k in self._read if k != name])
+                message = (
+                    f"with the files read before it ({before}), the submission is over the limit "
+                    f"of {_limit_text(self.max_bytes)} once decompressed"
+                )
+            raise InputError(f"{message}; {_HOW_TO_FIT}", display) from None
+        except _ContainerError as exc:
+            if member.info is not None:
+                message = f"cannot be read from the zip ({exc}); the zip is damaged, create it again"
+            else:
+                message = f"cannot be read ({exc})"
+            raise InputError(message, display) from None
+        except (gzip.BadGzipFile, zlib.error, EOFError, OSError) as exc:
+            raise InputError(
+                f"not valid gzip data ({exc}); compress it again with gzip, or submit it uncompressed",
+                display,
+            ) from None
+        self._read[name] = len(data)
+        return data
+
+    @contextlib.contextmanager
+    def _open_raw(self, member: _Member, display: str) -> Iterator[BinaryIO]:
+        """The member's stored bytes (still gzipped if they are)."""
+        if member.info is None:
+            assert member.path is not None
+            try:
+                handle = open(member.path, "rb")
+            except OSError as exc:
+                raise _ContainerError(exc) from exc
+            with handle:
+                yield handle
+            return
+        if member.info.flag_bits & 0x1:
+            # zipfile would ask for a password; we have none to give.
+            raise InputError("encrypted in the zip; zip the files again without a password", display)
+        try:
+            archive = zipfile.ZipFile(self._zip_path)  # type: ignore[arg-type]
+        except _READ_ERRORS as exc:
+            raise _ContainerError(exc) from exc
+        with archive:
+            try:
+                handle = archive.open(member.info)
+            except NotImplementedError as exc:
+                raise InputError(
+                    f"compressed with a method that cannot be read ({exc}); zip the files again "
+                    "with standard Deflate compression",
+                    display,
+                ) from None
+            except _READ_ERRORS as exc:
+                raise _ContainerError(exc) from exc
+            with handle:
+                yield handle
+
+
+def _is_answers_or_docs(name: str) -> bool:
+    """Whether a member is out of the running for "run": answers-like JSON or documentation."""
+    bare = _strip_gz(name).lower()
+    base = PurePosixPath(bare).name
+    return bare.endswith((".jsonl", ".json", ".md", ".pdf")) or base.startswith("readme")
+
+
+# ---------------------------------------------------------------------------------------------
+# Opening
+
+
+def open_submission(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Submission:
+    """Open the submission at ``path`` (zip, folder, plain or gzipped file).
+
+    Raises ``InputError`` when the submission cannot be used at all: missing, empty after
+    ignoring system files, an unsafe zip member path, a symbolic link out of the folder, a
+    damaged zip, or declared sizes over ``max_bytes`` (default ``DEFAULT_MAX_BYTES``, 2 GiB).
+    """
+    path = Path(path)
+    if path.is_dir():
+        return _open_folder(path, max_bytes)
+    if not path.exists():
+        raise InputError("no such file or folder", str(path))
+    if _looks_like_zip(path):
+        return _open_zip(path, path.name, [], max_bytes)
+    size = path.stat().st_size
+    member = _Member(name=path.name, original=path.name, declared=size, path=path)
+    return _finish(path.name, [member], [], max_bytes)
+
+
+def _looks_like_zip(path: Path) -> bool:
+    if path.name.lower().endswith(".zip"):
+        return True
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(4) in _ZIP_MAGICS
+    except OSError:
+        return False
+
+
+def _split_zip_name(raw: str, label: str) -> tuple[str, ...]:
+    """The parts of a zip member's path, or ``InputError`` if the path could escape.
+
+    Backslashes count as separators (old Windows tools write them), so ``..\\x`` and ``C:\\x``
+    are caught as well as ``../x`` and ``/x``.
+    """
+    text = raw.replace("\\", "/")
+    if text.startswith("/") or _DRIVE.match(text) or ".." in text.split("/"):
+        raise InputError(
+            f"member {raw!r} has an unsafe path (absolute, a drive letter, or '..'); "
+            "zip the files with paths relative to the zip",
+            label,
+        )
+    return tuple(part for part in text.split("/") if part not in ("", "."))
+
+
+def _open_zip(zip_path: Path, label: str, ignored: list[str], max_bytes: int) -> Submission:
+    try:
+        with zipfile.ZipFile(zip_path) as archive:
+            infos = archive.infolist()
+    except _READ_ERRORS as exc:
+        raise InputError(f"not a valid zip file ({exc}); create the zip again", label) from None
+    if len(infos) > MAX_ENTRIES:
+        raise InputError(f"the zip holds {len(infos)} entries, more than {MAX_ENTRIES}; zip only the files to score", label)
+    members: list[_Member] = []
+    seen: set[tuple[str, ...]] = set()
+    for info in infos:
+        # Checked for every entry, ignored ones included: an unsafe path is never innocent.
+        parts = _split_zip_name(info.filename, label)
+        if info.is_dir() or info.filename.endswith("\\") or not parts:
+            continue
+        if parts in seen:
+            raise InputError(f"member {info.filename!r} appears twice in the zip; zip it again", label)
+        seen.add(parts)
+        if _ignore_reason(parts):
+            ignored.append(f"{label}:{info.filename}")
+            continue
+        members.append(_Member(name="/".join(parts), original=info.filename, declared=info.file_size, info=info))
+    if len(members) == 1 and members[0].name.lower().endswith(".zip"):
+        raise InputError(
+            f"the zip holds only another zip ({members[0].original}); zip the files themselves", label
+        )
+    return _finish(label, members, ignored, max_bytes, zip_path=zip_path)
+
+
+def _open_folder(root: Path, max_bytes: int) -> Submission:
+    root_real = root.resolve()
+    ignored: list[str] = []
+    members: list[_Member] = []
+    entries = 0
+    walked = {root_real}
+
+    def unreadable(error: OSError) -> None:
+        # os.walk skips what it cannot list unless told otherwise; a silently missing file
+        # would surface later as a confusing "no run file".
+        failed = Path(error.filename or root_real)
+        where = failed.relative_to(root_real).as_posix() if failed.is_relative_to(root_real) else str(failed)
+        where = _FOLDER_LABEL if where == "." else where
+        raise InputError(f"cannot be read ({error.strerror or error})", where)
+
+    for dirpath, dirnames, filenames in os.walk(root_real, onerror=unreadable, followlinks=True):
+        here = Path(dirpath)
+        rel_here = here.relative_to(root_real)
+        kept = []
+        for dirname in sorted(dirnames):
+            real = _resolve_inside(here / dirname, root_real, (rel_here / dirname).as_posix())
+            # A link back up the tree, or a second way to a folder already walked: skip it, so
+            # a link loop cannot make the walk endless.
+            if real not in walked:
+                walked.add(real)
+                kept.append(dirname)
+        dirnames[:] = kept
+        for filename in sorted(filenames):
+            entries += 1
+            if entries > MAX_ENTRIES:
+                raise InputError(
+                    f"the submission folder holds more than {MAX_ENTRIES} files; submit only the files to score",
+                    _FOLDER_LABEL,
+                )
+            rel = (rel_here / filename).as_posix()
+            real = _resolve_inside(here / filename, root_real, rel)
+            parts = tuple(PurePosixPath(rel).parts)
+            if _ignore_reason(parts):
+                ignored.append(rel)
+                continue
+            try:
+                info = os.stat(real)
+            except OSError:
+                raise InputError("a broken symbolic link; submit the file itself", rel) from None
+            if not stat.S_ISREG(info.st_mode):
+                raise InputError("not a regular file; submit plain files only", rel)
+            members.append(_Member(name=rel, original=rel, declared=info.st_size, path=real))
+    if len(members) == 1 and _looks_like_zip(members[0].path):  # type: ignore[arg-type]
+        # The zip was handed over unextracted (or the participant zipped a zip's folder).
+        only = members[0]
+        return _open_zip(only.path, only.original, ignored, max_bytes)  # type: ignore[arg-type]
+    return _finish(_FOLDER_LABEL, members, ignored, max_bytes)
+
+
+def _resolve_inside(path: Path, root_real: Path, rel: str) -> Path:
+    """The real path of a folder entry, refusing a symbolic link that leads out of the folder."""
+    real = path.resolve()
+    if not real.is_relative_to(root_real):
+        raise InputError("a symbolic link pointing outside the submission folder; submit the file itself", rel)
+    return real
+
+
+def _finish(
+    label: str,
+    members: list[_Member],
+    ignored: list[str],
+    max_bytes: int,
+    *,
+    zip_path: Path | None = None,
+) -> Submission:
+    """Checks common to every container, then the top-folder stripping."""
+    if not members:
+        said = f" (ignored: {_list_names(ignored)})" if ignored else ""
+        raise InputError(f"no file found in the submission{said}; submit the run file, e.g. run.txt", label)
+    declared = sum(m.declared for m in members)
+    if declared > max_bytes:
+        raise InputError(
+            f"the files in the submission declare {_limit_text(declared)} in total, over the limit "
+            f"of {_limit_text(max_bytes)}; {_HOW_TO_FIT}",
+            label,
+        )
+    parts = [PurePosixPath(m.name).parts for m in members]
+    depth = 0
+    # Strip while every file sits in one and the same folder (Codabench keeps the zip's top
+    # folder; some tools store whole paths).
+    while all(len(p) > depth + 1 for p in parts) and len({p[depth] for p in parts}) == 1:
+        depth += 1
+    stripped = [
+        _Member("/".join(p[depth:]), m.original, m.declared, m.path, m.info) for m, p in zip(members, parts)
+    ]
+    return Submission(label, stripped, ignored, max_bytes, zip_path=zip_path)
