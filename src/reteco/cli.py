@@ -98,11 +98,11 @@ def cmd_synth(args) -> int:
 
 
 def cmd_prepare(args) -> int:
-    from reteco.prepare import prepare_release
+    from reteco.prepare import format_summary, prepare_release
 
     subtracks = tuple(s.strip() for s in args.subtracks.split(",") if s.strip())
     summary = prepare_release(args.release, args.split, args.out, subtracks=subtracks)
-    print(json.dumps(summary, indent=2))
+    print(format_summary(summary))
     return 0
 
 
