@@ -578,8 +578,13 @@ def _release_track1_file(
     qrels = rel.find_file(folder, qrels_stem, ctx.split, (".txt",), rel.RELEASE)
     if qrels is None:
         return
+    _add_domain_qrels(target, domain, qrels, mapper)
+
+
+def _add_domain_qrels(target: "_Set", domain: str, path: Path, mapper: "_Mapper") -> None:
+    """A release-layout domain's qrels file: judgments for that domain's topics, ids mapped to v1.1."""
     target.qrels_domains.add(domain)
-    for line in rel.read_qrels(qrels):
+    for line in rel.read_qrels(path):
         key = topic_key(domain, line.topic_id)
         if key not in target.drafts:
             target.stats["qrels_lines_unknown_topic"] += 1
@@ -735,15 +740,7 @@ def _prepare_track2(ctx: _Context, folder: Path, layout: str, wanted: list[str])
                 _add_conversation(turns, domain, conversation, mapper, conversations)
             qrels = rel.find_file(d, "qrels", ctx.split, (".txt",), rel.RELEASE)
             if qrels is not None:
-                turns.qrels_domains.add(domain)
-                for line in rel.read_qrels(qrels):
-                    key = topic_key(domain, line.topic_id)
-                    if key not in turns.drafts:
-                        turns.stats["qrels_lines_unknown_topic"] += 1
-                        continue
-                    doc = mapper(line.doc_id)
-                    turns.stats["qrels_ids_remapped"] += doc != line.doc_id
-                    turns.add_qrel(key, doc, line.relevance)
+                _add_domain_qrels(turns, domain, qrels, mapper)
         turns.warn_missing(ctx)
         if turns.stats["task_differs_from_folder"]:
             ctx.warn(
