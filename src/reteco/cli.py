@@ -31,6 +31,8 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INPUT
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # output piped into `head` and the like
+        return 0
     except Exception:  # an internal error: never show participants a raw traceback by default
         if os.environ.get("RETECO_DEBUG"):
             traceback.print_exc()

@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from reteco.formats.reference import Reference
-from reteco.formats.topic_ids import DEPTH_GROUPS, canonical_domain, depth_group, normalize_topic_id
+from reteco.formats.topic_ids import canonical_domain, normalize_topic_id
 from reteco.formats.trec_run import RunTable
 from reteco.metrics.ranking import (
     RankedRows,
@@ -72,7 +72,8 @@ class TopicResolver:
         self.by_bare: dict[str, list[int]] = {}
         for i, t in enumerate(reference.topics):
             self.by_bare.setdefault(t.topic_id, []).append(i)
-        self.domains = {t.domain for t in reference.topics}
+        self.domain_of = [t.domain for t in reference.topics]
+        self.domains = set(self.domain_of)
 
     def resolve(self, text: str) -> int:
         """Reference topic index, NOT_FOUND or AMBIGUOUS."""
@@ -87,11 +88,8 @@ class TopicResolver:
         return AMBIGUOUS if candidates else NOT_FOUND
 
     def domains_of(self, text: str) -> list[str]:
-        return sorted({self._domain_of(i) for i in self.by_bare.get(normalize_topic_id(text), [])})
-
-    def _domain_of(self, index: int) -> str:
-        key = next(k for k, v in self.by_key.items() if v == index)
-        return key.split("/", 1)[0]
+        """The domains in which a bare topic id exists."""
+        return sorted({self.domain_of[i] for i in self.by_bare.get(normalize_topic_id(text), [])})
 
 
 def apply_rules(reference: Reference, run: RunTable, problems: Problems) -> RankedRun:
