@@ -192,15 +192,29 @@ class _TooLarge(Exception):
     pass
 
 
-def _read_capped(stream, limit: int) -> bytes:
+def _read_capped(stream, limit: int, expected: int | None = None) -> bytes:
     """All of ``stream``, or ``_TooLarge`` as soon as more than ``limit`` bytes come out.
 
     Never asks for more than one byte past the limit, so a bomb costs at most the limit in
-    memory and time. The BytesIO buffer grows in place and ``getvalue`` hands over its bytes
-    without copying when nothing else holds it, so the peak stays near one copy of the data.
+    memory and time. When the stored size is known (``expected``: a plain file's size on
+    disk), one read of that size plus one byte
+    returns everything in a single allocation; if more comes than declared, reading goes on
+    under the cap. Otherwise the BytesIO buffer grows in place and ``getvalue`` hands over its
+    bytes without copying when nothing else holds it, so the peak stays near one copy.
     """
     buffer = io.BytesIO()
     total = 0
+    if expected is not None and expected <= limit:
+        first = stream.read(expected + 1)
+        more = stream.read(1) if len(first) <= expected else b""
+        if len(first) <= expected and not more:
+            return first
+        first += more
+        total = len(first)
+        if total > limit:
+            raise _TooLarge
+        buffer.write(first)
+        del first
     while True:
         # Always ask for at least one byte: read(0) would look like the end, read(-n) reads all.
         chunk = stream.read(min(_CHUNK, max(limit - total, 0) + 1))
@@ -320,7 +334,10 @@ class Submission:
                     with gzip.GzipFile(fileobj=stream, mode="rb") as unzipped:
                         data = _read_capped(unzipped, limit)
                 else:
-                    data = _read_capped(stream, limit)
+                    # A file on disk reads its declared size in one allocation; a zip member's read(n)
+                    # joins decompressed pieces (two copies), so it goes chunk by chunk.
+                    expected = member.declared if member.info is None else None
+                    data = _read_capped(stream, limit, expected)
         except _TooLarge:
             if others == 0:
                 message = f"larger than the limit of {_limit_text(self.max_bytes)} once decompressed"

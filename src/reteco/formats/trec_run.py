@@ -9,9 +9,10 @@ The format rules (documented in the README and the competition pages):
 - the second column is conventionally ``Q0`` and the sixth a run tag: both are ignored.
 
 Two readers with identical results: a fast one (pyarrow's multi-threaded CSV parser over the
-whole buffer, about 1 s for 10M lines) and a strict line-by-line one that runs only when the
-fast one finds anything wrong, to name every bad line. Both convert rank and score with the
-same Arrow casts, so a value one accepts the other accepts too.
+whole buffer, under a second for 10M lines) and a strict line-by-line one that runs only when
+the fast one finds anything wrong, to name every bad line. Both convert rank and score with
+Arrow's number parsers, so a value one accepts the other accepts too (tests check both agree).
+Lines end at LF, CRLF or a lone CR.
 """
 
 from __future__ import annotations
@@ -32,101 +33,110 @@ FORMAT_HINT = "expected 6 columns: topic Q0 docid rank score tag"
 
 _BLANKS = re.compile(rb"[ \t]+")
 _EDGE_BLANKS = re.compile(rb"(?m)^ | $")
+_CONVERT = pa_csv.ConvertOptions(
+    column_types={
+        "topic": pa.dictionary(pa.int32(), pa.string()),
+        "doc_id": pa.string(),
+        "rank": pa.int64(),
+        "score": pa.float64(),
+    },
+    include_columns=["topic", "doc_id", "rank", "score"],
+    null_values=[],
+    strings_can_be_null=False,
+    quoted_strings_can_be_null=False,
+)
+_PARSE = pa_csv.ParseOptions(delimiter=" ", quote_char=False, escape_char=False, ignore_empty_lines=True)
 
 
 @dataclass
 class RunTable:
     """A run as columns, rows in file order (blank lines skipped).
 
-    ``row_lines`` gives each row's 1-based line number in the file; it is computed only when
-    needed (``line_of_row``) because the fast reader does not track lines.
+    ``topic`` is dictionary-encoded per chunk (a run repeats each topic ~1,000 times) and
+    ``doc_id`` stays chunked as parsed: neither is ever copied into one block. ``source`` keeps
+    the file's bytes only so that an error found later can name its line (``line_of_row``);
+    ``release_source`` drops them once no such error can come.
     """
 
-    topic: pa.Array
-    doc_id: pa.Array
+    topic: pa.ChunkedArray
+    doc_id: pa.ChunkedArray
     rank: np.ndarray
     score: np.ndarray
-    source: bytes
+    source: bytes | memoryview | None
     name: str
 
     def __len__(self) -> int:
         return len(self.rank)
 
-    def line_of_row(self, row: int) -> int:
+    def line_of_row(self, row: int) -> int | None:
         """1-based line number in the file of row ``row`` (rows skip blank lines)."""
+        if self.source is None:
+            return None
         return int(nonblank_line_numbers(self.source)[row])
 
+    def release_source(self) -> None:
+        self.source = None
 
-def nonblank_line_numbers(data: bytes) -> np.ndarray:
-    """1-based numbers of the lines that hold anything but blanks, in order."""
+
+def nonblank_line_numbers(data: bytes | memoryview) -> np.ndarray:
+    """1-based numbers of the lines that hold anything but blanks, in order.
+
+    Lines end at LF, CRLF or a lone CR, as ``bytes.splitlines`` and Arrow's CSV reader see them.
+    """
     buffer = np.frombuffer(data, dtype=np.uint8)
-    newlines = np.flatnonzero(buffer == 0x0A)
+    newlines = buffer == 0x0A
+    lone_cr = buffer == 0x0D
+    lone_cr[:-1] &= ~newlines[1:]
+    breaks = np.flatnonzero(newlines | lone_cr)
     content = np.flatnonzero((buffer != 0x20) & (buffer != 0x09) & (buffer != 0x0D) & (buffer != 0x0A))
-    line_index = np.searchsorted(newlines, content)  # 0-based line of each content byte
-    return np.unique(line_index) + 1
+    return np.unique(np.searchsorted(breaks, content)) + 1
 
 
 def read_trec_run(data: bytes, name: str = "run") -> RunTable:
     """Parse a TREC run from its bytes; raise InputError naming every bad line (up to a limit)."""
-    if data.startswith(BOM):
-        data = data[len(BOM) :]
-    table = _read_fast(data)
+    view = memoryview(data)
+    if data[:3] == BOM:
+        view = view[len(BOM) :]  # a view: no copy of a 600 MB run
+    table = _read_fast(view)
     if table is None:
-        table = _read_strict(data, name)  # raises with line-numbered problems
-    topic, doc_id, rank_text, score_text = table
-    rank, score = _convert_numbers(rank_text, score_text)
-    if rank is None or score is None or not _numbers_valid(rank, score):
-        _read_strict(data, name)
-        raise AssertionError("the strict reader accepted a run the fast reader refused")  # pragma: no cover
-    if len(rank) == 0:
+        table = _read_strict(bytes(view), name)  # raises with line-numbered problems
+    if table.num_rows == 0:
         raise InputError("the run is empty: " + FORMAT_HINT, name)
-    return RunTable(topic, doc_id, rank, score, data, name)
+    rank = table.column("rank").to_numpy()
+    score = table.column("score").to_numpy()
+    if not (bool(np.all(rank > 0)) and bool(np.all(np.isfinite(score)))):
+        _read_strict(bytes(view), name)
+        raise AssertionError("the strict reader accepted a run the fast reader refused")  # pragma: no cover
+    return RunTable(table.column("topic"), table.column("doc_id"), rank, score, view, name)
 
 
-def _read_fast(data: bytes) -> tuple[pa.Array, pa.Array, pa.Array, pa.Array] | None:
-    """Columns as strings, or None when anything is off (the strict reader then explains)."""
-    if b"\r" in data:
-        data = data.replace(b"\r\n", b"\n")
-        if b"\r" in data:
-            return None
-    if b"\t" in data:
-        data = data.replace(b"\t", b" ")
-    if b"  " in data or data.startswith(b" ") or b"\n " in data or b" \n" in data or data.endswith(b" "):
-        data = _EDGE_BLANKS.sub(b"", _BLANKS.sub(b" ", data))
+def _parse(buffer) -> pa.Table:
+    return pa_csv.read_csv(
+        pa.py_buffer(buffer),
+        read_options=pa_csv.ReadOptions(column_names=list(COLUMNS), use_threads=True, block_size=1 << 24),
+        parse_options=_PARSE,
+        convert_options=_CONVERT,
+    )
+
+
+def _read_fast(data: memoryview) -> pa.Table | None:
+    """Typed columns, or None when anything is off (the strict reader then explains).
+
+    A clean run (single spaces, any line endings) is parsed as is. Only when that fails are tabs,
+    repeated and edge blanks normalised and the parse tried again, so the common case never
+    pays for scanning or copying the buffer. Arrow converts rank and score with the same
+    parsers as ``pyarrow.compute.cast``, which the strict reader uses, so both accept the
+    same numbers.
+    """
     try:
-        table = pa_csv.read_csv(
-            pa.py_buffer(data),
-            read_options=pa_csv.ReadOptions(column_names=list(COLUMNS), use_threads=True, block_size=1 << 24),
-            parse_options=pa_csv.ParseOptions(
-                delimiter=" ", quote_char=False, escape_char=False, newlines_in_values=False, ignore_empty_lines=True
-            ),
-            convert_options=pa_csv.ConvertOptions(
-                column_types={c: pa.string() for c in COLUMNS},
-                include_columns=["topic", "doc_id", "rank", "score"],
-                strings_can_be_null=False,
-                quoted_strings_can_be_null=False,
-            ),
-        )
+        return _parse(data)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        pass
+    normalized = _EDGE_BLANKS.sub(b"", _BLANKS.sub(b" ", bytes(data).replace(b"\r\n", b"\n").replace(b"\r", b"\n")))
+    try:
+        return _parse(normalized)
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         return None
-    columns = [table.column(c).combine_chunks() for c in ("topic", "doc_id", "rank", "score")]
-    return columns[0], columns[1], columns[2], columns[3]
-
-
-def _convert_numbers(rank_text: pa.Array, score_text: pa.Array) -> tuple[np.ndarray | None, np.ndarray | None]:
-    try:
-        rank = pc.cast(rank_text, pa.int64()).to_numpy(zero_copy_only=False)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        rank = None
-    try:
-        score = pc.cast(score_text, pa.float64()).to_numpy(zero_copy_only=False)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        score = None
-    return rank, score
-
-
-def _numbers_valid(rank: np.ndarray, score: np.ndarray) -> bool:
-    return bool(np.all(rank > 0)) and bool(np.all(np.isfinite(score)))
 
 
 def _cast_one(text: str, arrow_type: pa.DataType):
@@ -136,25 +146,21 @@ def _cast_one(text: str, arrow_type: pa.DataType):
         return None
 
 
-def _read_strict(data: bytes, name: str) -> tuple[pa.Array, pa.Array, pa.Array, pa.Array]:
+def _read_strict(data: bytes, name: str) -> pa.Table:
     """Line by line: collect every problem with its line number; raise InputError if any."""
     problems = Problems()
     topics: list[str] = []
     docs: list[str] = []
-    ranks: list[str] = []
-    scores: list[str] = []
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        raw = raw.rstrip(b"\r")
+    ranks: list[int] = []
+    scores: list[float] = []
+    for number, raw in enumerate(data.splitlines(), start=1):
         stripped = raw.strip(b" \t")
         if not stripped:
             continue
         try:
-            text = stripped.decode("utf-8")
+            stripped.decode("utf-8")
         except UnicodeDecodeError:
             problems.error(name, number, "the line is not valid UTF-8; save the run as UTF-8 text")
-            continue
-        if "\r" in text:
-            problems.error(name, number, "a carriage return inside the line; use LF or CRLF line endings")
             continue
         parts = _BLANKS.split(stripped)
         if len(parts) != 6:
@@ -177,13 +183,15 @@ def _read_strict(data: bytes, name: str) -> tuple[pa.Array, pa.Array, pa.Array, 
             continue
         topics.append(topic)
         docs.append(doc)
-        ranks.append(rank_text)
-        scores.append(score_text)
+        ranks.append(rank)
+        scores.append(score)
     if problems.has_errors:
         raise InputError(problems)
-    return (
-        pa.array(topics, pa.string()),
-        pa.array(docs, pa.string()),
-        pa.array(ranks, pa.string()),
-        pa.array(scores, pa.string()),
+    return pa.table(
+        {
+            "topic": pa.chunked_array([pa.array(topics, pa.string()).dictionary_encode()], pa.dictionary(pa.int32(), pa.string())),
+            "doc_id": pa.chunked_array([pa.array(docs, pa.string())]),
+            "rank": pa.array(ranks, pa.int64()),
+            "score": pa.array(scores, pa.float64()),
+        }
     )
