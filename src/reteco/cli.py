@@ -77,6 +77,10 @@ def _parser() -> argparse.ArgumentParser:
             p.add_argument("submission", type=Path)
         p.set_defaults(func=func)
 
+    from reteco.tracks.judge.cli import add_judge_parser
+
+    add_judge_parser(sub)
+
     p = sub.add_parser("factir-qrels", help="FactIR's evidence.csv + qrel_processed -> qrels.txt, stance.tsv")
     p.add_argument("--evidence", type=Path, required=True)
     p.add_argument("--qrels-json", type=Path, required=True)

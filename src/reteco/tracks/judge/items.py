@@ -1,0 +1,168 @@
+"""What the judge is asked (``JudgeItem``) and what it answers (``JudgeOutcome``).
+
+Both have a JSON form (one object per line in the files ``reteco judge`` reads and writes).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+DIMENSIONS = ("correctness", "completeness", "relevance", "coherence", "faithfulness")
+
+OK = "ok"
+INVALID = "invalid"
+ERROR = "error"
+STATUSES = (OK, INVALID, ERROR)
+
+ITEM_FIELDS = ("key", "dimension", "query", "history", "answer", "evidence", "reference_answer")
+
+
+@dataclass(frozen=True)
+class JudgeItem:
+    """One judgment to make: one answer of one turn on one dimension.
+
+    ``evidence`` holds (doc_id, passage text) pairs: the gold passages (2b) or the run's top 5
+    (2c). Everything but ``key`` and ``dimension`` is data shown to the judge, never
+    instructions to it.
+    """
+
+    key: str
+    dimension: str
+    query: str
+    history: str
+    answer: str
+    evidence: tuple[tuple[str, str], ...]
+    reference_answer: str
+
+
+@dataclass(frozen=True)
+class JudgeOutcome:
+    """The judge's verdict on one item.
+
+    ``status`` is "ok" (``score`` in 1..5), "invalid" (no usable score after the bounded
+    re-asks, or a refusal) or "error" (the request failed after the transport retries, or was
+    not sent because the run was aborted). ``score`` is None unless the status is "ok": a
+    missing judgment is never replaced by a number. ``rationale`` is the judge's own text when
+    ok, otherwise what went wrong. ``cached`` is True when no HTTP call was made for the item
+    in this run. ``attempts`` counts the HTTP requests that made the judgment (transport
+    retries and re-asks included), in whichever run made them. ``cache_key`` names the
+    judgment's row in the cache (the sha256 of its first request), the audit trail's handle.
+    """
+
+    item: JudgeItem
+    score: int | None
+    status: str
+    rationale: str
+    cached: bool
+    attempts: int
+    system_fingerprint: str | None
+    cache_key: str = ""
+
+    @property
+    def normalized(self) -> float | None:
+        """(score - 1) / 4, the evaluation plan's 0..1 scale; None when there is no score."""
+        return None if self.score is None else (self.score - 1) / 4
+
+
+def item_from_json(obj: Mapping[str, Any]) -> JudgeItem:
+    """Build an item from its JSON object; raises ValueError naming the offending field.
+
+    ``evidence`` is a list of ``[doc_id, text]`` pairs or of ``{"doc_id", "text"}`` objects;
+    ``history`` and ``reference_answer`` may be absent (empty).
+    """
+    if not isinstance(obj, Mapping):
+        raise ValueError("an item must be a JSON object")
+    unknown = sorted(set(obj) - set(ITEM_FIELDS))
+    if unknown:
+        raise ValueError(f"unknown field(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(ITEM_FIELDS)}")
+    for name in ("key", "dimension", "query", "answer"):
+        if name not in obj:
+            raise ValueError(f"missing field {name!r}")
+    values = {}
+    for name in ("key", "dimension", "query", "history", "answer", "reference_answer"):
+        value = obj.get(name, "")
+        if value is None:
+            value = ""
+        if not isinstance(value, str):
+            raise ValueError(f"field {name!r} must be a string, got {type(value).__name__}")
+        values[name] = value
+    if values["dimension"] not in DIMENSIONS:
+        raise ValueError(f"dimension {values['dimension']!r} is not one of {', '.join(DIMENSIONS)}")
+    evidence = []
+    raw = obj.get("evidence") or []
+    if not isinstance(raw, list):
+        raise ValueError("field 'evidence' must be a list")
+    for n, entry in enumerate(raw, 1):
+        if isinstance(entry, Mapping) and set(entry) == {"doc_id", "text"}:
+            pair = (entry["doc_id"], entry["text"])
+        elif isinstance(entry, (list, tuple)) and len(entry) == 2:
+            pair = (entry[0], entry[1])
+        else:
+            raise ValueError(f"evidence entry {n} must be [doc_id, text] or {{\"doc_id\", \"text\"}}")
+        if not all(isinstance(x, str) for x in pair):
+            raise ValueError(f"evidence entry {n}: doc_id and text must be strings")
+        evidence.append(pair)
+    return JudgeItem(evidence=tuple(evidence), **values)
+
+
+def item_to_json(item: JudgeItem) -> dict:
+    """The JSON object of an item (the inverse of ``item_from_json``)."""
+    return {
+        "key": item.key,
+        "dimension": item.dimension,
+        "query": item.query,
+        "history": item.history,
+        "answer": item.answer,
+        "evidence": [[doc_id, text] for doc_id, text in item.evidence],
+        "reference_answer": item.reference_answer,
+    }
+
+
+def outcome_to_json(outcome: JudgeOutcome, signature: str | None = None) -> dict:
+    """The JSON object of an outcome: the item's key and dimension plus the verdict."""
+    out = {
+        "key": outcome.item.key,
+        "dimension": outcome.item.dimension,
+        "status": outcome.status,
+        "score": outcome.score,
+        "rationale": outcome.rationale,
+        "cached": outcome.cached,
+        "attempts": outcome.attempts,
+        "system_fingerprint": outcome.system_fingerprint,
+        "cache_key": outcome.cache_key,
+    }
+    if signature is not None:
+        out["judge_signature"] = signature
+    return out
+
+
+def validate_items(items: Iterable[JudgeItem]) -> None:
+    """Raise ValueError on an unknown dimension, TypeError on fields of the wrong type."""
+    for n, item in enumerate(items):
+        if not isinstance(item, JudgeItem):
+            raise TypeError(f"item {n} is a {type(item).__name__}, not a JudgeItem")
+        if item.dimension not in DIMENSIONS:
+            raise ValueError(f"item {n} ({item.key}): dimension {item.dimension!r} is not one of {', '.join(DIMENSIONS)}")
+        for name in ("key", "query", "history", "answer", "reference_answer"):
+            if not isinstance(getattr(item, name), str):
+                raise TypeError(f"item {n} ({item.key}): {name} must be a string")
+        for pair in item.evidence:
+            if not (isinstance(pair, (tuple, list)) and len(pair) == 2 and all(isinstance(x, str) for x in pair)):
+                raise TypeError(f"item {n} ({item.key}): evidence must be (doc_id, text) string pairs")
+
+
+def summarize_outcomes(outcomes: Iterable[JudgeOutcome]) -> dict[str, dict[str, int]]:
+    """Counts per dimension: ok, invalid, error, and how many came from the cache.
+
+    This is what a report discloses about the judge's reliability (invalid and missing
+    judgments per dimension).
+    """
+    counts: dict[str, Counter] = {d: Counter() for d in DIMENSIONS}
+    for o in outcomes:
+        c = counts.setdefault(o.item.dimension, Counter())
+        c[o.status] += 1
+        c["cached"] += int(o.cached)
+    return {d: {k: int(c.get(k, 0)) for k in (*STATUSES, "cached")} for d, c in counts.items()}
