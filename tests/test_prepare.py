@@ -437,6 +437,8 @@ def test_wrong_field_types_name_the_line(tmp_path):
     with pytest.raises(InputError) as excinfo:
         prepare_release(root, "dev", tmp_path / "out", subtracks=("1b",))
     assert f"{path}:2: error: \"step_id\" of step 1 is missing" in _error_text(excinfo)
+    # 1a reads the steps too (they are its required periods): the bad step must go first.
+    write_jsonl(path, [{"id": "q1", "steps": [{"step_id": "q1_step1", "gold_ids": []}]}])
 
     path = root / "track1_tempo" / "law" / "documents.jsonl"
     write_jsonl(path, [{"id": "law/x.txt"}, {"content": "no id"}])

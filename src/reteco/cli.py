@@ -78,8 +78,15 @@ def _parser() -> argparse.ArgumentParser:
         p.set_defaults(func=func)
 
     from reteco.tracks.judge.cli import add_judge_parser
+    from reteco.tracks.temporal_labelling import (
+        add_label_export_parser,
+        add_label_import_parser,
+        add_label_temporal_parser,
+        add_pool_parser,
+    )
 
-    add_judge_parser(sub)
+    for add in (add_judge_parser, add_pool_parser, add_label_temporal_parser, add_label_export_parser, add_label_import_parser):
+        add(sub)
 
     p = sub.add_parser("factir-qrels", help="FactIR's evidence.csv + qrel_processed -> qrels.txt, stance.tsv")
     p.add_argument("--evidence", type=Path, required=True)

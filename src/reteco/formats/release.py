@@ -7,6 +7,8 @@ Release layout (train/dev release, v1.1; see REFERENCE.md)::
     track1_tempo/<domain>/steps_<split>.jsonl     {"id", "query", "steps": [{"step_id", "gold_ids", ...}]}
     track1_tempo/<domain>/qrels_<split>.txt       qid 0 docid rel
     track1_tempo/<domain>/qrels_steps_<split>.txt step_id 0 docid rel
+    track1_tempo/<domain>/guidance_<split>.jsonl  {"id", "query_guidance": {...}, "gold_passage_annotations": [...]}
+    track1_tempo/temporal_labels_<split>/         optional frozen temporal labels (reteco.formats.temporal_labels)
     track1_tempo/<domain>/duplicate_map.json      {removed id: kept id}
     track2_recor/<domain>/documents.jsonl         {"doc_id", "content"}
     track2_recor/<domain>/benchmark_<split>.json  JSON array (or JSONL) of conversations
@@ -30,6 +32,7 @@ anything malformed raises ``InputError`` naming the file and line.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -42,6 +45,8 @@ TRACK2_DIR = "track2_recor"
 
 RELEASE = "release"
 SAMPLE = "sample"
+# track1_tempo/temporal_labels_<split>/: a split's frozen temporal labels, in either layout
+TEMPORAL_LABELS_PREFIX = "temporal_labels_"
 
 # Files whose presence directly under a track folder marks the flat (sample) layout.
 _FLAT_MARKERS = ("documents.jsonl", "examples", "steps", "benchmark", "qrels")
@@ -69,6 +74,9 @@ class Step:
     file: str
     line: int
     parent_disagrees: bool = False  # nested step whose id does not rsplit to its record's id
+    text: str = ""  # the step ("step"), its "step_instruction", and its query's text
+    instruction: str = ""
+    query_text: str = ""
 
 
 @dataclass(frozen=True)
@@ -130,8 +138,8 @@ def domain_dirs(track_dir: Path) -> dict[str, Path]:
     """Domain folders of a release track, keyed by canonical domain name, sorted by name."""
     found: dict[str, Path] = {}
     for path in sorted(track_dir.iterdir()):
-        if not path.is_dir() or path.name.startswith((".", "_")):
-            continue
+        if not path.is_dir() or path.name.startswith((".", "_", TEMPORAL_LABELS_PREFIX)):
+            continue  # hidden, private, or the frozen temporal labels of a split (not a domain)
         if not any(f.suffix in _DATA_SUFFIXES for f in path.iterdir() if f.is_file()):
             continue  # not a domain: no data file in it
         domain = canonical_domain(path.name)
@@ -309,7 +317,11 @@ def read_steps(path: Path) -> Iterator[Step]:
         if steps is None:
             step_id = _id(record.get("step_id", record.get("id")), 'step id ("step_id" or "id")', path, line)
             gold = _id_list(record.get("gold_ids"), '"gold_ids"', path, line)
-            yield Step(step_id, step_id.rsplit("_step", 1)[0], gold, str(path), line)
+            yield Step(
+                step_id, step_id.rsplit("_step", 1)[0], gold, str(path), line,
+                text=_text(record.get("step")), instruction=_text(record.get("step_instruction")),
+                query_text=_text(record.get("query")),
+            )
             continue
         query_id = _id(record.get("id"), '"id"', path, line)
         if not isinstance(steps, list):
@@ -320,7 +332,83 @@ def read_steps(path: Path) -> Iterator[Step]:
             step_id = _id(step.get("step_id"), f'"step_id" of step {number}', path, line)
             gold = _id_list(step.get("gold_ids"), f'"gold_ids" of step {number}', path, line)
             disagrees = step_id.rsplit("_step", 1)[0] != query_id
-            yield Step(step_id, query_id, gold, str(path), line, disagrees)
+            yield Step(
+                step_id, query_id, gold, str(path), line, disagrees,
+                text=_text(step.get("step")), instruction=_text(step.get("step_instruction")),
+                query_text=_text(record.get("query")),
+            )
+
+
+@dataclass(frozen=True)
+class TimeScope:
+    """A passage's resolved time span (guidance ``time_scope_guess``): ISO dates, granularity."""
+
+    start_iso: str
+    end_iso: str
+    granularity: str | None
+
+
+@dataclass(frozen=True)
+class Guidance:
+    """The temporal guidance of one Track-1 query (``guidance_<split>.jsonl``).
+
+    ``scopes`` maps a gold passage's doc id to its ``time_scope_guess``; ``unusable_scopes``
+    counts annotations whose scope is missing or not an ISO date (TEMPO's guidance is
+    LLM-written: such scopes are skipped, never guessed).
+    """
+
+    query_id: str
+    is_temporal_query: bool | None
+    key_time_anchors: tuple[str, ...]
+    reasoning_class: str
+    scopes: dict[str, TimeScope]
+    unusable_scopes: int
+    file: str
+    line: int
+
+
+_ISO_DATE = re.compile(r"^-?\d{1,4}(-\d{2}(-\d{2})?)?$")
+_SCOPE_GRANULARITIES = ("decade", "year", "month", "date")
+
+
+def read_guidance(path: Path) -> Iterator[Guidance]:
+    """Track-1 guidance records ``{"id", "query_guidance": {...}, "gold_passage_annotations": [...]}``.
+
+    Only "id" is required; the guidance's other fields are read when present and well-typed.
+    """
+    for line, record in iter_jsonl(path):
+        query_id = _id(record.get("id"), '"id"', path, line)
+        guidance = record.get("query_guidance")
+        guidance = guidance if isinstance(guidance, dict) else {}
+        temporal = guidance.get("is_temporal_query")
+        anchors = guidance.get("key_time_anchors")
+        anchors = tuple(str(a) for a in anchors if isinstance(a, (str, int))) if isinstance(anchors, list) else ()
+        klass = guidance.get("temporal_reasoning_class_primary")
+        scopes: dict[str, TimeScope] = {}
+        unusable = 0
+        annotations = record.get("gold_passage_annotations")
+        for annotation in annotations if isinstance(annotations, list) else []:
+            doc = annotation.get("doc_id") if isinstance(annotation, dict) else None
+            scope = annotation.get("time_scope_guess") if isinstance(annotation, dict) else None
+            if not isinstance(doc, str) or not isinstance(scope, dict):
+                unusable += 1
+                continue
+            start, end = scope.get("start_iso"), scope.get("end_iso")
+            if not isinstance(start, str) or not isinstance(end, str) or not (_ISO_DATE.match(start) and _ISO_DATE.match(end)):
+                unusable += 1
+                continue
+            granularity = scope.get("granularity")
+            scopes[doc.strip()] = TimeScope(start, end, granularity if granularity in _SCOPE_GRANULARITIES else None)
+        yield Guidance(
+            query_id,
+            temporal if isinstance(temporal, bool) else None,
+            anchors,
+            klass if isinstance(klass, str) else "",
+            scopes,
+            unusable,
+            str(path),
+            line,
+        )
 
 
 # ---------------------------------------------------------------------------------------------

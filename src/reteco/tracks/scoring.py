@@ -8,11 +8,13 @@ import numpy as np
 
 from reteco import __version__
 from reteco.formats.reference import Reference
-from reteco.formats.trec_run import read_trec_run
+from reteco.formats.trec_run import RunTable, read_trec_run
 from reteco.metrics.trec_eval_engine import trec_eval_per_topic
 from reteco.problems import Problems
 from reteco.tracks.aggregate import summarize
 from reteco.tracks.retrieval import RankedRun, apply_rules, per_topic_metrics, topic_judgments
+from reteco.tracks.temporal import add_temporal, temporal_diagnostics
+from reteco.tracks.temporal import applies as temporal_applies
 
 ENGINES = ("numpy", "pytrec_eval")
 RULES = (
@@ -30,6 +32,7 @@ class ScoreResult:
     scores: dict[str, float]
     details: dict
     problems: Problems = field(default_factory=Problems)
+    ranked: RankedRun | None = None  # the decided rankings (2c takes its top 5 passages from them)
 
 
 def retrieval_score_keys(reference: Reference) -> list[str]:
@@ -44,7 +47,7 @@ def retrieval_score_keys(reference: Reference) -> list[str]:
 
 def score_run(
     reference: Reference,
-    run_bytes: bytes,
+    run: RunTable | bytes,
     run_name: str = "run",
     *,
     engine: str = "numpy",
@@ -52,10 +55,13 @@ def score_run(
 ) -> ScoreResult:
     """Score a TREC run against a retrieval reference (1a, 1b, 2a, 2c, graded benchmarks).
 
-    Raises ``InputError`` for a run that cannot be scored; warnings land in ``result.problems``.
+    ``run`` is a parsed run (whose source bytes are released once topics are resolved, so a
+    600 MB run is not held through scoring) or the raw bytes of one. Raises ``InputError`` for a
+    run that cannot be scored; warnings land in ``result.problems``.
     """
     problems = Problems()
-    run = read_trec_run(run_bytes, run_name)
+    if not isinstance(run, RunTable):
+        run = read_trec_run(run, run_name)
     ranked = apply_rules(reference, run, problems)
     del run
     if engine == "numpy":
@@ -103,7 +109,11 @@ def score_run(
         details["per_unit"] = summary["per_unit"]
         if "per_step" in summary:
             details["per_step"] = summary["per_step"]
-    return ScoreResult(scores, details, problems)
+    # Track 1: TP@10, TR@10, TC@10, nDCG|FC@10 on the same decided rankings (reteco.tracks.temporal).
+    temporal = temporal_diagnostics(reference, ranked, topic_values["ndcg_10"]) if temporal_applies(reference) else None
+    if temporal is not None:
+        add_temporal(scores, details, temporal)
+    return ScoreResult(scores, details, problems, ranked)
 
 
 def per_topic_metrics_trec_eval(reference: Reference, ranked: RankedRun) -> dict[str, np.ndarray]:

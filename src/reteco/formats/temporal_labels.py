@@ -1,0 +1,604 @@
+"""Temporal labels of Track 1: required periods per query, and frozen per-document verdicts.
+
+Two kinds of files, both keyed by the reference's query key ``<domain>/<query id>``.
+
+1. ``temporal_periods.jsonl`` (format ``reteco-temporal-periods/1``), in every 1a and 1b
+   reference folder, written by ``reteco prepare`` from the release: one line per query ::
+
+       {"query": "bitcoin/122291_22", "text": "<query text>",
+        "is_temporal_query": true, "key_time_anchors": ["April 2023", "2024"],
+        "oracle_relevant": ["bitcoin/25785deb_4434.txt", ...],
+        "periods": [{"period": "p1", "step_id": "122291_22_step1",
+                     "description": "<step text>", "instruction": "<step instruction>",
+                     "start_iso": "2023-04", "end_iso": "2023-05", "granularity": "month",
+                     "oracle_docs": ["bitcoin/25785deb_4434.txt", ...]}, ...]}
+
+   Each step of a query is one required period (``p1``, ``p2``, ... in step order); its time
+   scope spans the guidance's ``time_scope_guess`` of the step's gold passages (null when the
+   guidance annotates none of them). ``oracle_relevant`` (the query's qrels) and
+   ``oracle_docs`` (the step's gold ids) are the organizers' offline oracle, used when a split
+   has no frozen labels: gold documents are temporally relevant, and a step's period is
+   covered by that step's gold documents.
+
+2. A frozen label folder ``temporal_labels/`` (format ``reteco-temporal-labels/1``), in a
+   reference folder (copied there by ``reteco prepare`` from the release's
+   ``track1_tempo/temporal_labels_<split>/``, or written by ``reteco label-temporal``)::
+
+       manifest.json   format, split, file hashes, content hash, counts, history of changes
+       periods.jsonl   the required periods the labels refer to (as above, without oracle fields)
+       labels.jsonl    append-only verdicts, one per line:
+           {"query": "bitcoin/122291_22", "doc_id": "bitcoin/x.txt",
+            "temporally_relevant": true, "covers": ["p1"],
+            "source": "llm" | "human", "labeller": "<model name> | <person>",
+            "labelled_at": "2027-01-20T10:00:00Z",
+            "prompt_version": "temporal-relevance/1; period-coverage/1" (llm rows; null for human),
+            "rationale": "...", "overrides_line": 12 (human rows replacing a verdict),
+            "judge": {...} (llm rows: model, settings, raw outputs' cache keys)}
+
+   The label of a (query, document) pair is its last row. Only a human row may follow an
+   existing row of the same pair (an override, which says which line it overrides); an LLM
+   never relabels a pair. A document without a row is not temporally relevant and covers no
+   period (as unjudged documents are non-relevant in TREC); scoring counts such documents.
+
+   ``manifest.json`` records the sha256 of periods.jsonl and labels.jsonl and a content hash
+   over both; reading refuses files whose bytes no longer match (labels are never changed
+   silently: edits go through ``reteco label-import``, which appends override rows and updates
+   the manifest). Scoring reports the content hash in details.json.
+
+Messages about these files name the file, the line and the field, never a document id or a
+label: a scoring log can be shown to participants.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from reteco import __version__
+from reteco.problems import InputError
+
+try:  # advisory locking of a label folder while it changes; absent on Windows
+    import fcntl
+except ImportError:  # pragma: no cover
+    fcntl = None  # type: ignore[assignment]
+
+PERIODS_FORMAT = "reteco-temporal-periods/1"
+LABELS_FORMAT = "reteco-temporal-labels/1"
+
+PERIODS_FILE = "temporal_periods.jsonl"  # in a reference folder
+LABELS_DIR = "temporal_labels"  # in a reference folder
+LABELS_MANIFEST = "manifest.json"
+LABEL_PERIODS = "periods.jsonl"
+LABEL_ROWS = "labels.jsonl"
+
+SOURCES = ("llm", "human")
+GRANULARITIES = ("decade", "year", "month", "date")  # coarse to fine
+_PERIOD_ID = re.compile(r"^p[1-9][0-9]*$")
+_ISO = re.compile(r"^-?\d{1,4}(-\d{2}(-\d{2})?)?$")
+
+
+# ---------------------------------------------------------------------------------------------
+# Required periods
+
+
+@dataclass(frozen=True)
+class Period:
+    """One required period of a query (one step, for the release's data)."""
+
+    period: str  # "p1", "p2", ...
+    step_id: str = ""  # the step it stands for ("" when not tied to a step)
+    description: str = ""
+    instruction: str = ""
+    start_iso: str | None = None
+    end_iso: str | None = None
+    granularity: str | None = None
+    oracle_docs: tuple[str, ...] = ()
+
+    def scope_text(self) -> str:
+        """"2023-04 to 2023-05 (month)", or "" when the period has no time scope."""
+        if not self.start_iso and not self.end_iso:
+            return ""
+        span = self.start_iso if self.start_iso == self.end_iso else f"{self.start_iso or '?'} to {self.end_iso or '?'}"
+        return f"{span} ({self.granularity})" if self.granularity else span
+
+    def to_json(self, oracle: bool) -> dict:
+        out: dict[str, Any] = {
+            "period": self.period,
+            "step_id": self.step_id,
+            "description": self.description,
+            "instruction": self.instruction,
+            "start_iso": self.start_iso,
+            "end_iso": self.end_iso,
+            "granularity": self.granularity,
+        }
+        if oracle:
+            out["oracle_docs"] = list(self.oracle_docs)
+        return out
+
+
+@dataclass(frozen=True)
+class QueryPeriods:
+    """A query's text, temporal guidance and required periods (and the oracle's verdicts)."""
+
+    query: str  # topic key <domain>/<query id>
+    text: str = ""
+    periods: tuple[Period, ...] = ()
+    key_time_anchors: tuple[str, ...] = ()
+    is_temporal_query: bool | None = None
+    oracle_relevant: tuple[str, ...] = ()
+
+    def period_ids(self) -> list[str]:
+        return [p.period for p in self.periods]
+
+    def to_json(self, oracle: bool) -> dict:
+        out: dict[str, Any] = {
+            "query": self.query,
+            "text": self.text,
+            "is_temporal_query": self.is_temporal_query,
+            "key_time_anchors": list(self.key_time_anchors),
+            "periods": [p.to_json(oracle) for p in self.periods],
+        }
+        if oracle:
+            out["oracle_relevant"] = list(self.oracle_relevant)
+        return out
+
+
+def write_periods(path: Path, records: Iterable[QueryPeriods], oracle: bool) -> int:
+    """Write a periods file (JSONL, one query per line, sorted keys); returns the line count."""
+    n = 0
+    with open(path, "w", encoding="utf-8", newline="\n") as handle:
+        for record in records:
+            handle.write(_dumps(record.to_json(oracle)) + "\n")
+            n += 1
+    return n
+
+
+def read_periods(path: Path) -> dict[str, QueryPeriods]:
+    """Read a periods file (reference or label folder); InputError with file and line if malformed."""
+    out: dict[str, QueryPeriods] = {}
+    for line, record in _iter_jsonl(path):
+        query = _string(record.get("query"), '"query"', path, line)
+        if query in out:
+            raise InputError("a query appears twice", str(path), line)
+        raw_periods = record.get("periods", [])
+        if not isinstance(raw_periods, list):
+            raise InputError('"periods" must be a list', str(path), line)
+        periods = []
+        for number, raw in enumerate(raw_periods, 1):
+            if not isinstance(raw, dict):
+                raise InputError(f"period {number} is not a JSON object", str(path), line)
+            period_id = raw.get("period")
+            if not isinstance(period_id, str) or not _PERIOD_ID.match(period_id):
+                raise InputError(f'period {number}: "period" must be an id like "p1"', str(path), line)
+            granularity = raw.get("granularity")
+            if granularity is not None and granularity not in GRANULARITIES:
+                raise InputError(
+                    f'period {number}: "granularity" must be one of {", ".join(GRANULARITIES)} or null', str(path), line
+                )
+            periods.append(
+                Period(
+                    period_id,
+                    _optional_text(raw.get("step_id")),
+                    _optional_text(raw.get("description")),
+                    _optional_text(raw.get("instruction")),
+                    _optional_iso(raw.get("start_iso"), number, "start_iso", path, line),
+                    _optional_iso(raw.get("end_iso"), number, "end_iso", path, line),
+                    granularity,
+                    tuple(_string_list(raw.get("oracle_docs", []), f'period {number}: "oracle_docs"', path, line)),
+                )
+            )
+        ids = [p.period for p in periods]
+        if len(set(ids)) != len(ids):
+            raise InputError("a period id repeats within the query", str(path), line)
+        temporal = record.get("is_temporal_query")
+        if temporal is not None and not isinstance(temporal, bool):
+            raise InputError('"is_temporal_query" must be true, false or null', str(path), line)
+        out[query] = QueryPeriods(
+            query,
+            _optional_text(record.get("text")),
+            tuple(periods),
+            tuple(_string_list(record.get("key_time_anchors", []), '"key_time_anchors"', path, line)),
+            temporal,
+            tuple(_string_list(record.get("oracle_relevant", []), '"oracle_relevant"', path, line)),
+        )
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Frozen labels
+
+
+@dataclass(frozen=True)
+class LabelRow:
+    """One verdict of labels.jsonl (see the module docstring for the fields)."""
+
+    query: str
+    doc_id: str
+    temporally_relevant: bool
+    covers: tuple[str, ...]
+    source: str  # "llm" or "human"
+    labeller: str
+    labelled_at: str
+    prompt_version: str | None = None
+    rationale: str = ""
+    overrides_line: int | None = None
+    judge: dict | None = None
+    line: int = 0  # 1-based line in labels.jsonl (0 before it is written)
+
+    def to_json(self) -> dict:
+        out: dict[str, Any] = {
+            "query": self.query,
+            "doc_id": self.doc_id,
+            "temporally_relevant": self.temporally_relevant,
+            "covers": list(self.covers),
+            "source": self.source,
+            "labeller": self.labeller,
+            "labelled_at": self.labelled_at,
+            "prompt_version": self.prompt_version,
+            "rationale": self.rationale,
+        }
+        if self.overrides_line is not None:
+            out["overrides_line"] = self.overrides_line
+        if self.judge is not None:
+            out["judge"] = self.judge
+        return out
+
+
+@dataclass
+class TemporalLabels:
+    """A frozen label folder, verified against its manifest on reading.
+
+    ``effective`` maps (query, doc_id) to the pair's current verdict (its last row).
+    """
+
+    root: Path
+    manifest: dict
+    periods: dict[str, QueryPeriods]
+    rows: list[LabelRow] = field(default_factory=list)
+    effective: dict[tuple[str, str], LabelRow] = field(default_factory=dict)
+
+    # ----------------------------------------------------------------- reading and creating
+
+    @classmethod
+    def read(cls, root: Path) -> TemporalLabels:
+        root = Path(root)
+        manifest_path = root / LABELS_MANIFEST
+        if not manifest_path.is_file():
+            raise InputError(f"no {LABELS_MANIFEST}: not a temporal label folder", str(root))
+        try:
+            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise InputError("not valid JSON", str(manifest_path)) from None
+        if not isinstance(manifest, dict) or manifest.get("format") != LABELS_FORMAT:
+            found = manifest.get("format") if isinstance(manifest, dict) else None
+            raise InputError(f"label format {found!r} is not {LABELS_FORMAT!r}", str(manifest_path))
+        recorded = manifest.get("files", {})
+        for name in (LABEL_PERIODS, LABEL_ROWS):
+            path = root / name
+            if not path.is_file():
+                raise InputError(f"{name} is missing from the temporal label folder", str(root))
+            if recorded.get(name) != sha256_file(path):
+                raise InputError(
+                    f"{name} does not match the sha256 recorded in {LABELS_MANIFEST}: it was changed outside "
+                    "reteco's tools (or a write was interrupted); frozen labels are never changed silently. "
+                    "Restore the file, or record changes with `reteco label-import`",
+                    str(path),
+                )
+        periods = read_periods(root / LABEL_PERIODS)
+        labels = cls(root, manifest, periods)
+        for row in _read_rows(root / LABEL_ROWS, periods):
+            labels._accept(row, str(root / LABEL_ROWS))
+        return labels
+
+    @classmethod
+    def create(cls, root: Path, periods: Iterable[QueryPeriods], split: str | None, note: str) -> TemporalLabels:
+        """A new, empty label folder over the given required periods (an error if one exists)."""
+        root = Path(root)
+        if (root / LABELS_MANIFEST).exists():
+            raise InputError("a temporal label folder already exists here", str(root))
+        root.mkdir(parents=True, exist_ok=True)
+        records = list(periods)
+        _atomic_write(root / LABEL_PERIODS, "".join(_dumps(r.to_json(oracle=False)) + "\n" for r in records))
+        _atomic_write(root / LABEL_ROWS, "")
+        manifest = {
+            "format": LABELS_FORMAT,
+            "split": split,
+            "created_by": f"reteco {__version__}",
+            "created_at": utc_now(),
+            "history": [],
+        }
+        labels = cls(root, manifest, {r.query: r for r in records})
+        labels._seal(note, 0)
+        return labels
+
+    # ----------------------------------------------------------------- querying
+
+    @property
+    def content_hash(self) -> str:
+        return self.manifest["content_hash"]
+
+    def label_of(self, query: str, doc_id: str) -> LabelRow | None:
+        return self.effective.get((query, doc_id))
+
+    def counts(self) -> dict:
+        return self.manifest.get("counts", {})
+
+    # ----------------------------------------------------------------- changing (append only)
+
+    def append(self, rows: list[LabelRow], note: str) -> int:
+        """Append verdicts (validated as on reading) and re-seal the manifest; returns rows added.
+
+        Rows are numbered as they land; an LLM row for an already labelled pair is refused, so
+        callers skip labelled pairs first.
+        """
+        if not rows:
+            return 0
+        with _locked(self.root):
+            return self._append_locked(rows, note)
+
+    def _append_locked(self, rows: list[LabelRow], note: str) -> int:
+        path = self.root / LABEL_ROWS
+        # Another process (a second label-temporal, an import) may have appended since this
+        # object read the folder: writing now would drop its rows. Refuse instead.
+        if sha256_file(path) != self.manifest.get("files", {}).get(LABEL_ROWS):
+            raise InputError(
+                "labels.jsonl changed since it was read (another reteco process?); nothing was written, run the "
+                "command again",
+                str(path),
+            )
+        next_line = _line_count(path) + 1
+        numbered: list[LabelRow] = []
+        for offset, row in enumerate(rows):
+            numbered.append(_replace_line(row, next_line + offset))
+        # Validate against a copy first: a bad row must leave the folder untouched.
+        trial = dict(self.effective)
+        for row in numbered:
+            _validate_row(row, self.periods, f"{path} (new row)", row.line)
+            _check_succession(row, trial.get((row.query, row.doc_id)), f"{path} (new row)")
+            trial[(row.query, row.doc_id)] = row
+        current = path.read_bytes()
+        if current and not current.endswith(b"\n"):
+            current += b"\n"
+        added = "".join(_dumps(r.to_json()) + "\n" for r in numbered).encode("utf-8")
+        _atomic_write_bytes(path, current + added)
+        for row in numbered:
+            self._accept(row, str(path))
+        self._seal(note, len(numbered))
+        return len(numbered)
+
+    # ----------------------------------------------------------------- internals
+
+    def _accept(self, row: LabelRow, where: str) -> None:
+        key = (row.query, row.doc_id)
+        _check_succession(row, self.effective.get(key), where)
+        self.rows.append(row)
+        self.effective[key] = row
+
+    def _seal(self, note: str, added: int) -> None:
+        files = {name: sha256_file(self.root / name) for name in (LABEL_PERIODS, LABEL_ROWS)}
+        self.manifest["files"] = files
+        self.manifest["content_hash"] = content_hash(files)
+        self.manifest["counts"] = {
+            "queries": len(self.periods),
+            "periods": sum(len(p.periods) for p in self.periods.values()),
+            "rows": len(self.rows),
+            "pairs": len(self.effective),
+            "temporally_relevant": sum(1 for r in self.effective.values() if r.temporally_relevant),
+            "by_source": {s: sum(1 for r in self.effective.values() if r.source == s) for s in SOURCES},
+            "human_overrides": sum(1 for r in self.rows if r.overrides_line is not None),
+        }
+        self.manifest.setdefault("history", []).append(
+            {"at": utc_now(), "by": f"reteco {__version__}", "what": note, "rows_added": added,
+             "content_hash": self.manifest["content_hash"]}
+        )
+        _atomic_write(self.root / LABELS_MANIFEST, json.dumps(self.manifest, indent=2, sort_keys=True) + "\n")
+
+
+def content_hash(files: dict[str, str]) -> str:
+    """sha256 over the label files' own sha256s (periods.jsonl, labels.jsonl)."""
+    text = "".join(f"{name}:{files[name]}\n" for name in sorted(files))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _read_rows(path: Path, periods: dict[str, QueryPeriods]) -> Iterator[LabelRow]:
+    for line, record in _iter_jsonl(path):
+        row = _row_from_json(record, path, line)
+        _validate_row(row, periods, str(path), line)
+        yield row
+
+
+def _row_from_json(record: dict, path: Path, line: int) -> LabelRow:
+    relevant = record.get("temporally_relevant")
+    if not isinstance(relevant, bool):
+        raise InputError('"temporally_relevant" must be true or false', str(path), line)
+    overrides = record.get("overrides_line")
+    if overrides is not None and (isinstance(overrides, bool) or not isinstance(overrides, int) or overrides < 1):
+        raise InputError('"overrides_line" must be a positive line number or absent', str(path), line)
+    judge = record.get("judge")
+    if judge is not None and not isinstance(judge, dict):
+        raise InputError('"judge" must be a JSON object or absent', str(path), line)
+    prompt = record.get("prompt_version")
+    if prompt is not None and not isinstance(prompt, str):
+        raise InputError('"prompt_version" must be a string or null', str(path), line)
+    return LabelRow(
+        query=_string(record.get("query"), '"query"', path, line),
+        doc_id=_string(record.get("doc_id"), '"doc_id"', path, line),
+        temporally_relevant=relevant,
+        covers=tuple(_string_list(record.get("covers"), '"covers"', path, line, required=True)),
+        source=_string(record.get("source"), '"source"', path, line),
+        labeller=_string(record.get("labeller"), '"labeller"', path, line),
+        labelled_at=_string(record.get("labelled_at"), '"labelled_at"', path, line),
+        prompt_version=prompt,
+        rationale=_optional_text(record.get("rationale")),
+        overrides_line=overrides,
+        judge=judge,
+        line=line,
+    )
+
+
+def _validate_row(row: LabelRow, periods: dict[str, QueryPeriods], where: str, line: int) -> None:
+    if row.source not in SOURCES:
+        raise InputError(f'"source" must be one of {", ".join(SOURCES)}', where, line)
+    if not row.query or not row.doc_id or not row.labeller.strip():
+        raise InputError('"query", "doc_id" and "labeller" must be non-empty', where, line)
+    if row.source == "llm" and not (row.prompt_version or "").strip():
+        raise InputError('an LLM verdict needs its "prompt_version"', where, line)
+    try:
+        datetime.fromisoformat(row.labelled_at.replace("Z", "+00:00"))
+    except ValueError:
+        raise InputError('"labelled_at" must be an ISO 8601 date-time', where, line) from None
+    query = periods.get(row.query)
+    if query is None:
+        raise InputError("the row's query is not in periods.jsonl", where, line)
+    known = set(query.period_ids())
+    if any(c not in known for c in row.covers) or len(set(row.covers)) != len(row.covers):
+        raise InputError('"covers" must list distinct period ids of the row\'s query', where, line)
+
+
+def _check_succession(row: LabelRow, previous: LabelRow | None, where: str) -> None:
+    """Only a human row may replace a verdict, and it must say which line it overrides."""
+    if previous is None:
+        if row.overrides_line is not None:
+            raise InputError('"overrides_line" names no earlier verdict of this pair', where, row.line)
+        return
+    if row.source != "human":
+        raise InputError(
+            "a second verdict for a labelled pair must be a human override (an LLM never relabels a pair)",
+            where,
+            row.line,
+        )
+    if row.overrides_line != previous.line:
+        raise InputError(
+            f'a human override must give "overrides_line": {previous.line} (the verdict it replaces)', where, row.line
+        )
+
+
+@contextlib.contextmanager
+def _locked(root: Path):
+    """An exclusive lock on a label folder while it is changed (advisory; POSIX only)."""
+    with open(root / ".lock", "a+b") as handle:
+        if fcntl is not None:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            if fcntl is not None:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def _replace_line(row: LabelRow, line: int) -> LabelRow:
+    return LabelRow(**{**row.__dict__, "line": line})
+
+
+def _line_count(path: Path) -> int:
+    """Lines of labels.jsonl, counted as _iter_jsonl numbers them (blank lines count)."""
+    data = path.read_bytes()
+    if not data:
+        return 0
+    return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Small helpers
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(", ", ": "))
+
+
+def _iter_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
+    if not Path(path).is_file():
+        raise InputError("file not found", str(path))
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            if not raw.strip():
+                continue
+            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            try:
+                record = json.loads(raw)
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                raise InputError("not valid JSON", str(path), number) from None
+            if not isinstance(record, dict):
+                raise InputError("expected a JSON object", str(path), number)
+            yield number, record
+
+
+def _string(value: Any, what: str, path: Path, line: int) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InputError(f"{what} is missing or not a non-empty string", str(path), line)
+    return value.strip()
+
+
+def _optional_text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _optional_iso(value: Any, number: int, what: str, path: Path, line: int) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _ISO.match(value):
+        raise InputError(f'period {number}: "{what}" must be an ISO date (YYYY, YYYY-MM or YYYY-MM-DD) or null', str(path), line)
+    return value
+
+
+def _string_list(value: Any, what: str, path: Path, line: int, required: bool = False) -> list[str]:
+    if value is None and not required:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise InputError(f"{what} must be a list of strings", str(path), line)
+    return list(value)
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    _atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def _atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write beside the destination, flush to disk, then rename over it: never half a file."""
+    tmp = path.with_name(f".{path.name}.writing")
+    with open(tmp, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+__all__ = [
+    "LABELS_DIR",
+    "LABELS_FORMAT",
+    "LABELS_MANIFEST",
+    "LABEL_PERIODS",
+    "LABEL_ROWS",
+    "PERIODS_FILE",
+    "PERIODS_FORMAT",
+    "LabelRow",
+    "Period",
+    "QueryPeriods",
+    "TemporalLabels",
+    "content_hash",
+    "read_periods",
+    "sha256_file",
+    "utc_now",
+    "write_periods",
+]
