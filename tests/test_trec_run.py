@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 
 from reteco.formats.reference import DocIdIndex, Judgment, Reference, Topic
 from reteco.formats.trec_run import _read_strict, read_trec_run
-from reteco.problems import InputError
 
 GOLD = ["gold-doc-alpha", "gold-doc-beta", "gold-doc-gamma"]
 

