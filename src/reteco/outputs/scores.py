@@ -32,7 +32,11 @@ def write_details(out: Path, details: dict) -> Path:
     """Write ``out/details.json``; NaN is written as null (JSON has no NaN)."""
     out.mkdir(parents=True, exist_ok=True)
     path = out / "details.json"
-    path.write_text(json.dumps(_nan_to_none(details), indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    try:
+        text = json.dumps(details, indent=2, allow_nan=False)
+    except ValueError:  # a NaN somewhere: only then pay for walking the whole structure
+        text = json.dumps(_nan_to_none(details), indent=2, allow_nan=False)
+    path.write_text(text + "\n", encoding="utf-8")
     return path
 
 

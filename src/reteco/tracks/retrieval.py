@@ -254,8 +254,9 @@ def _document_positions(
             vocabulary = vocabulary.combine_chunks()
         position = pc.index_in(doc_ids, value_set=vocabulary).to_numpy(zero_copy_only=False).astype(np.int64)
         return position, vocabulary, remapped
-    domain_bit = np.array([index.domain_bit(t.domain) for t in reference.topics], dtype=np.int64)
-    bits = domain_bit[np.maximum(topic, 0)]
+    # Topic index -1 (not a reference topic) picks the appended -1: no domain.
+    domain_bit = np.array([index.domain_bit(t.domain) for t in reference.topics] + [-1], dtype=np.int64)
+    bits = domain_bit[topic]
     if dup is not None and dup.overlaps(index):
         # A removed id that is also a corpus id: map every id first, as rule 3 says.
         mapped, remapped = dup.apply(run.doc_id)

@@ -258,7 +258,7 @@ def temporal_diagnostics(
     within = np.flatnonzero(rows.position < k)
     topic = rows.topic[within]
     position = rows.position[within]
-    docs = ranked.doc_id.take(pa.array(within, type=pa.int64())).to_pylist()
+    docs = ranked.vocabulary.take(pa.array(ranked.doc_position[within])).to_pylist()  # top k only, not all rows
     unit = units.unit_of_topic[topic]
     pairs = [(units.keys[u], d) for u, d in zip(unit.tolist(), docs)]
 

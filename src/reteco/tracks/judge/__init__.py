@@ -21,7 +21,18 @@ from reteco.tracks.judge.items import (
     outcome_to_json,
     summarize_outcomes,
 )
-from reteco.tracks.judge.runner import JudgeNotAvailable, build_request, run_judge
+
+# The runner imports the openai SDK (~0.7 s); retrieval scoring and every other command reach
+# this package without needing it, so the runner's names load on first use (PEP 562).
+_RUNNER_NAMES = ("JudgeNotAvailable", "build_request", "run_judge")
+
+
+def __getattr__(name: str):
+    if name in _RUNNER_NAMES:
+        from reteco.tracks.judge import runner
+
+        return getattr(runner, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "DIMENSIONS",

@@ -122,7 +122,7 @@ def pool_runs(
         within = np.flatnonzero(ranked.rows.position < depth)
         unit = units.unit_of_topic[ranked.rows.topic[within]]
         position = ranked.rows.position[within]
-        docs = ranked.doc_id.take(pa.array(within, type=pa.int64())).to_pylist()
+        docs = ranked.vocabulary.take(pa.array(ranked.doc_position[within])).to_pylist()
         run_pairs = set()
         for u, p, doc in zip(unit.tolist(), position.tolist(), docs):
             key = (units.keys[u], doc)
