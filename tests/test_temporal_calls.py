@@ -32,11 +32,15 @@ def fake_openai():
 
 @pytest.fixture
 def judge_config(fake_openai, monkeypatch):
-    """The generation judge's packaged config, pointed at the fake server, with short waits."""
+    """The generation judge's packaged config, pointed at the fake server, with short waits.
+
+    One request at a time: these tests script the server's replies in order, and two requests
+    in flight could take each other's reply (concurrency is tested with the judge's runner).
+    """
     monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
     return dataclasses.replace(
         load_judge_config(), base_url=fake_openai.base_url, backoff_initial_s=0.01, backoff_max_s=0.05,
-        timeout_s=5.0, max_retries=3, max_reasks=2,
+        timeout_s=5.0, max_retries=3, max_reasks=2, concurrency=1,
     )
 
 

@@ -85,9 +85,11 @@ def _parser() -> argparse.ArgumentParser:
         add_pool_parser,
     )
 
+    from reteco.bundle.builder import add_bundle_parser
+    from reteco.bundle.checker import add_check_bundle_parser
     from reteco.metrics.wordnet_data import add_setup_wordnet_parser
 
-    for add in (add_judge_parser, add_setup_wordnet_parser, add_pool_parser, add_label_temporal_parser, add_label_export_parser, add_label_import_parser):
+    for add in (add_bundle_parser, add_check_bundle_parser, add_judge_parser, add_setup_wordnet_parser, add_pool_parser, add_label_temporal_parser, add_label_export_parser, add_label_import_parser):
         add(sub)
 
     p = sub.add_parser("factir-qrels", help="FactIR's evidence.csv + qrel_processed -> qrels.txt, stance.tsv")

@@ -43,7 +43,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import openai
 from tqdm import tqdm
 
 from reteco.tracks.judge import JudgeConfig, default_cache_dir, judge_available
@@ -117,6 +116,7 @@ class _Job:
         self._pause_until = 0.0
 
     async def run(self) -> list[Answer]:
+        import openai  # loaded on first call: ~0.4 s that other commands need not pay
         self.cache = JudgeCache(self.cache_dir)
         self.client = openai.AsyncOpenAI(
             api_key=self._key, base_url=self.config.resolved_base_url(), max_retries=0, timeout=self.config.timeout_s
@@ -194,6 +194,7 @@ class _Job:
             self.abort_reason = f"stopped after {self._failed_in_a_row} requests in a row failed (last: {failure})"
 
     async def _send(self, h: str, body: dict[str, Any]) -> tuple[int | None, dict | None, int, str]:
+        import openai  # loaded on first call: ~0.4 s that other commands need not pay
         """(call id, completion, attempts, failure) for one request, retrying transport failures."""
         for attempt in range(1, self.config.max_retries + 2):
             await self._wait_for_pause()
@@ -307,7 +308,7 @@ def _error_code(body: object) -> str | None:
     return None
 
 
-def _error_text(exc: openai.APIStatusError) -> str:
+def _error_text(exc: "openai.APIStatusError") -> str:  # noqa: F821 (the SDK loads lazily)
     try:
         text = " ".join(exc.response.text.split())
     except Exception:  # an undecodable body still leaves the status to report
