@@ -151,3 +151,12 @@ def test_lone_carriage_returns_end_lines_in_both_readers():
     strict = _read_strict(data, "run.txt")
     assert fast.doc_id.to_pylist() == strict.column("doc_id").to_pylist() == ["a", "b", "c"]
     assert [fast.line_of_row(i) for i in range(3)] == [1, 2, 4]
+
+
+def test_line_numbers_survive_releasing_the_bytes(tmp_path, ref_dir):
+    # The scorer frees the run's bytes after parsing and reads them again for a late error.
+    run = tmp_path / "run.txt"
+    run.write_bytes(b"\xef\xbb\xbf\n\ngeo/2_turn_1 Q0 neg2 1 1 t\n\n2_turn_1 Q0 neg2 1 1 t\n")
+    done = cli("score", "--ref", ref_dir, "--res", run, "--out", tmp_path / "out")
+    assert done.returncode == 1
+    assert done.stderr.startswith("run.txt:5: error: topic '2_turn_1' exists in several domains")

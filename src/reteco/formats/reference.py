@@ -32,6 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
+from reteco.formats.arrow_arrays import to_numpy
 from reteco.problems import InputError
 
 FORMAT = "reteco-reference/1"
@@ -108,15 +109,15 @@ class DocIdIndex:
     @classmethod
     def read(cls, path: Path, domains: list[str]) -> "DocIdIndex":
         table = _read_ipc(path)
-        ids = table.column("doc_id").combine_chunks()
-        masks = table.column("domains").combine_chunks().to_numpy(zero_copy_only=False)
+        ids = _single_chunk(table.column("doc_id"))
+        masks = to_numpy(table.column("domains"))
         return cls(ids, masks, domains)
 
     def lookup(self, doc_ids: pa.Array | pa.ChunkedArray, domain_bits: np.ndarray) -> np.ndarray:
         """Position of each id in ``self.doc_ids`` (int64), or -1 where the id is not in the corpus
         of the domain whose bit index is ``domain_bits[i]`` (-1: no domain, never found)."""
         position = pc.index_in(doc_ids, value_set=self.doc_ids)
-        index = position.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+        index = to_numpy(position, fill=-1).astype(np.int64)  # a writable copy
         # Bit -1 picks the zero mask in the last slot of the table: such rows are never found.
         wanted = np.append(np.uint64(1) << np.arange(len(self.domains), dtype=np.uint64), np.uint64(0))
         found = index >= 0
@@ -244,7 +245,7 @@ class Reference:
             for row in reader:
                 key, domain, topic_id, unit, conversation, depth = row
                 topics.append(Topic(key, domain, topic_id, unit, conversation, int(depth) if depth else None))
-        judgments = _read_qrels_file(root / QRELS)
+        judgments, judgment_columns = _read_qrels_file(root / QRELS)
         doc_index = DocIdIndex.read(root / DOC_IDS, manifest["domains"]) if (root / DOC_IDS).exists() else None
         dup = DuplicateMap.read(root / DUPLICATE_MAP) if (root / DUPLICATE_MAP).exists() else None
         stance = {}
@@ -254,7 +255,22 @@ class Reference:
                     parts = line.rstrip("\n").split("\t")
                     if len(parts) == 3:
                         stance[(parts[0], parts[1])] = parts[2]
-        return cls(manifest, topics, judgments, doc_index, dup, stance, root)
+        reference = cls(manifest, topics, judgments, doc_index, dup, stance, root)
+        reference._judgment_columns = judgment_columns
+        return reference
+
+    def judgment_columns(self) -> pa.Table:
+        """The judgments as Arrow columns key, doc_id, relevance (as read from qrels.txt, or built
+        once from ``judgments`` for a reference made in memory)."""
+        if getattr(self, "_judgment_columns", None) is None:
+            self._judgment_columns = pa.table(
+                {
+                    "key": pa.array([j.key for j in self.judgments], pa.string()),
+                    "doc_id": pa.array([j.doc_id for j in self.judgments], pa.string()),
+                    "relevance": pa.array([j.relevance for j in self.judgments], pa.int64()),
+                }
+            )
+        return self._judgment_columns
 
     def fingerprint(self) -> str:
         """A short hash of the manifest's file hashes: which reference data produced a score."""
@@ -263,10 +279,11 @@ class Reference:
         return digest[:16]
 
 
-def _read_qrels_file(path: Path) -> list[Judgment]:
-    """The tab-separated qrels that ``Reference.write`` wrote (Arrow's parser: 100K lines in ms)."""
+def _read_qrels_file(path: Path) -> tuple[list[Judgment], pa.Table | None]:
+    """The tab-separated qrels that ``Reference.write`` wrote, as Judgments and as the Arrow
+    columns that scoring works on."""
     if path.stat().st_size == 0:
-        return []
+        return [], None
     table = pa_csv.read_csv(
         str(path),
         read_options=pa_csv.ReadOptions(column_names=["key", "iteration", "doc_id", "relevance"]),
@@ -276,9 +293,16 @@ def _read_qrels_file(path: Path) -> list[Judgment]:
             strings_can_be_null=False,
         ),
     )
-    return list(
+    table = table.select(["key", "doc_id", "relevance"])
+    judgments = list(
         map(Judgment, table.column("key").to_pylist(), table.column("doc_id").to_pylist(), table.column("relevance").to_pylist())
     )
+    return judgments, table
+
+
+def _single_chunk(column: pa.ChunkedArray) -> pa.Array:
+    """The column as one array: its only chunk as is (memory-mapped, no copy), else combined."""
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
 
 
 def _write_ipc(path: Path, table: pa.Table) -> None:

@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
+from reteco.formats.arrow_arrays import to_numpy
 from reteco.problems import InputError, Problems
 
 BOM = b"\xef\xbb\xbf"
@@ -64,18 +66,23 @@ class RunTable:
     score: np.ndarray
     source: bytes | memoryview | None
     name: str
+    reread: Callable[[], bytes | memoryview] | None = None
 
     def __len__(self) -> int:
         return len(self.rank)
 
     def line_of_row(self, row: int) -> int | None:
         """1-based line number in the file of row ``row`` (rows skip blank lines)."""
-        if self.source is None:
+        source = self.source if self.source is not None else (self.reread() if self.reread else None)
+        if source is None:
             return None
-        return int(nonblank_line_numbers(self.source)[row])
+        if bytes(source[:3]) == BOM:
+            source = memoryview(source)[len(BOM) :]
+        return int(nonblank_line_numbers(source)[row])
 
     def release_source(self) -> None:
         self.source = None
+        self.reread = None
 
 
 def nonblank_line_numbers(data: bytes | memoryview) -> np.ndarray:
@@ -92,8 +99,13 @@ def nonblank_line_numbers(data: bytes | memoryview) -> np.ndarray:
     return np.unique(np.searchsorted(breaks, content)) + 1
 
 
-def read_trec_run(data: bytes, name: str = "run") -> RunTable:
-    """Parse a TREC run from its bytes; raise InputError naming every bad line (up to a limit)."""
+def read_trec_run(data: bytes | memoryview, name: str = "run", reread: Callable[[], bytes | memoryview] | None = None) -> RunTable:
+    """Parse a TREC run from its bytes; raise InputError naming every bad line (up to a limit).
+
+    With ``reread`` (a way to get the same bytes again), the RunTable does not keep ``data``:
+    a 600 MB run's bytes (or memory-mapped pages, which count as resident once read) are then
+    freed as soon as parsing ends, and read again only if a later error must name a line.
+    """
     view = memoryview(data)
     if data[:3] == BOM:
         view = view[len(BOM) :]  # a view: no copy of a 600 MB run
@@ -102,12 +114,12 @@ def read_trec_run(data: bytes, name: str = "run") -> RunTable:
         table = _read_strict(bytes(view), name)  # raises with line-numbered problems
     if table.num_rows == 0:
         raise InputError("the run is empty: " + FORMAT_HINT, name)
-    rank = table.column("rank").to_numpy()
-    score = table.column("score").to_numpy()
+    rank = to_numpy(table.column("rank"))
+    score = to_numpy(table.column("score"))
     if not (bool(np.all(rank > 0)) and bool(np.all(np.isfinite(score)))):
         _read_strict(bytes(view), name)
         raise AssertionError("the strict reader accepted a run the fast reader refused")  # pragma: no cover
-    return RunTable(table.column("topic"), table.column("doc_id"), rank, score, view, name)
+    return RunTable(table.column("topic"), table.column("doc_id"), rank, score, None if reread else view, name, reread)
 
 
 def _parse(buffer) -> pa.Table:

@@ -29,15 +29,37 @@ def write_scores(out: Path, scores: dict[str, float]) -> Path:
 
 
 def write_details(out: Path, details: dict) -> Path:
-    """Write ``out/details.json``; NaN is written as null (JSON has no NaN)."""
+    """Write ``out/details.json``; NaN is written as null (JSON has no NaN).
+
+    Layout: indented, except that a long list (per-topic rows) holds one compact row per line,
+    which stays readable, diffs well, and lets json's C encoder do the work (10,000 topics in
+    tens of milliseconds instead of half a second through the pure-Python indenting encoder).
+    """
     out.mkdir(parents=True, exist_ok=True)
     path = out / "details.json"
     try:
-        text = json.dumps(details, indent=2, allow_nan=False)
+        text = _render(details, 0)
     except ValueError:  # a NaN somewhere: only then pay for walking the whole structure
-        text = json.dumps(_nan_to_none(details), indent=2, allow_nan=False)
+        text = _render(_nan_to_none(details), 0)
     path.write_text(text + "\n", encoding="utf-8")
     return path
+
+
+ROWS_PER_LINE_FROM = 20  # lists at least this long are written one item per line, compactly
+
+
+def _render(value, depth: int) -> str:
+    pad, inner = "  " * depth, "  " * (depth + 1)
+    if isinstance(value, dict) and value:
+        items = (f"{inner}{json.dumps(str(k))}: {_render(v, depth + 1)}" for k, v in value.items())
+        return "{\n" + ",\n".join(items) + f"\n{pad}}}"
+    if isinstance(value, (list, tuple)) and value:
+        if len(value) >= ROWS_PER_LINE_FROM:
+            rows = (inner + json.dumps(v, allow_nan=False) for v in value)
+        else:
+            rows = (inner + _render(v, depth + 1) for v in value)
+        return "[\n" + ",\n".join(rows) + f"\n{pad}]"
+    return json.dumps(value, allow_nan=False)
 
 
 def _nan_to_none(value):

@@ -30,6 +30,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from reteco.formats.arrow_arrays import from_numpy, to_numpy
 from reteco.formats.reference import Reference
 from reteco.formats.topic_ids import canonical_domain, normalize_topic_id
 from reteco.formats.trec_run import RunTable
@@ -66,13 +67,13 @@ class RankedRun:
     @property
     def doc_id(self) -> pa.Array:
         """The document id of every row."""
-        return self.vocabulary.take(pa.array(self.doc_position))
+        return self.vocabulary.take(from_numpy(self.doc_position))
 
     def top_documents(self, topic: int, n: int) -> list[str]:
         """The first ``n`` document ids of a topic's ranking (e.g. 2c's top 5 passages)."""
         start, stop = np.searchsorted(self.rows.topic, [topic, topic + 1])
         stop = min(stop, start + n)
-        return self.vocabulary.take(pa.array(self.doc_position[start:stop])).to_pylist()
+        return self.vocabulary.take(from_numpy(self.doc_position[start:stop])).to_pylist()
 
 
 class TopicResolver:
@@ -137,7 +138,7 @@ def apply_rules(reference: Reference, run: RunTable, problems: Problems) -> Rank
     counts["unknown_doc_ids"] = int(np.count_nonzero(in_reference) - np.count_nonzero(known))
     if counts["unknown_doc_ids"]:
         unknown_rows = np.flatnonzero(in_reference & ~known)
-        examples = pc.unique(run.doc_id.take(pa.array(unknown_rows[:1000]))).slice(0, EXAMPLES).to_pylist()
+        examples = pc.unique(run.doc_id.take(from_numpy(unknown_rows[:1000]))).slice(0, EXAMPLES).to_pylist()
         problems.warning(
             name,
             None,
@@ -178,7 +179,7 @@ def apply_rules(reference: Reference, run: RunTable, problems: Problems) -> Rank
     position = _positions(topic)
     gain = _gains(reference, topic, doc_position, vocabulary)
     n_topics = len(reference.topics)
-    ranked_topics = np.unique(topic)
+    ranked_topics = topic[np.r_[True, topic[1:] != topic[:-1]]] if len(topic) else topic  # topic is sorted
     counts["topics_missing"] = n_topics - len(ranked_topics)
     counts["rows_ranked"] = len(topic)
     if counts["topics_missing"]:
@@ -204,7 +205,7 @@ def _resolve_topics(reference: Reference, run: RunTable) -> tuple[np.ndarray, di
             if text not in distinct:
                 distinct[text] = resolver.resolve(text)
             codes.append(distinct[text])
-        parts.append(np.array(codes, dtype=np.int64)[chunk.indices.to_numpy(zero_copy_only=False)])
+        parts.append(np.array(codes, dtype=np.int64)[to_numpy(chunk.indices)])
     topic = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
     ambiguous = [text for text, code in distinct.items() if code == AMBIGUOUS]
     if ambiguous:
@@ -227,7 +228,7 @@ def _first_rows(topics: pa.ChunkedArray, wanted: set[str]) -> dict[str, int]:
     offset = 0
     for chunk in topics.chunks:
         dictionary = chunk.dictionary.to_pylist()
-        indices = chunk.indices.to_numpy(zero_copy_only=False)
+        indices = to_numpy(chunk.indices)
         for code, text in enumerate(dictionary):
             if text in wanted and text not in found:
                 hits = np.flatnonzero(indices == code)
@@ -252,7 +253,7 @@ def _document_positions(
         vocabulary = pc.unique(doc_ids)
         if isinstance(vocabulary, pa.ChunkedArray):
             vocabulary = vocabulary.combine_chunks()
-        position = pc.index_in(doc_ids, value_set=vocabulary).to_numpy(zero_copy_only=False).astype(np.int64)
+        position = to_numpy(pc.index_in(doc_ids, value_set=vocabulary)).astype(np.int64)
         return position, vocabulary, remapped
     # Topic index -1 (not a reference topic) picks the appended -1: no domain.
     domain_bit = np.array([index.domain_bit(t.domain) for t in reference.topics] + [-1], dtype=np.int64)
@@ -267,7 +268,7 @@ def _document_positions(
         # No removed id is a corpus id, so only ids unknown as written can change by mapping.
         unknown = np.flatnonzero(in_reference & (position < 0))
         if len(unknown):
-            mapped, remapped = dup.apply(run.doc_id.take(pa.array(unknown)))
+            mapped, remapped = dup.apply(run.doc_id.take(from_numpy(unknown)))
             if remapped:
                 position[unknown] = index.lookup(mapped, bits[unknown])
     return position, index.doc_ids, remapped
@@ -321,20 +322,20 @@ def _positions(topic: np.ndarray) -> np.ndarray:
 
 def _gains(reference: Reference, topic: np.ndarray, doc_position: np.ndarray, vocabulary: pa.Array) -> np.ndarray:
     """Gain of every ranked row from the qrels (rule 5); 0 for unjudged documents."""
-    index = {t.key: i for i, t in enumerate(reference.topics)}
-    judged = [(index[j.key], j.doc_id, j.relevance) for j in reference.judgments if j.key in index]
-    judged_docs = pa.array(sorted({d for _, d, _ in judged}), pa.string())
+    columns = reference.judgment_columns()
+    judged_topic = _topic_indices(reference, columns.column("key"))
+    of_reference = judged_topic >= 0
+    judged_docs = pc.unique(columns.column("doc_id"))
     # Probe the vocabulary into a hash of the (few) judged ids rather than hashing the corpus.
     in_judged = pc.index_in(vocabulary, value_set=judged_docs)
-    is_judged = in_judged.is_valid().to_numpy(zero_copy_only=False)
+    is_judged = to_numpy(in_judged.is_valid())
     vocab_of_judged = np.full(len(judged_docs), -1, dtype=np.int64)
-    vocab_of_judged[in_judged.filter(in_judged.is_valid()).to_numpy(zero_copy_only=False)] = np.flatnonzero(is_judged)
+    vocab_of_judged[to_numpy(in_judged.filter(in_judged.is_valid()))] = np.flatnonzero(is_judged)
 
-    judged_index = pc.index_in(pa.array([d for _, d, _ in judged], pa.string()), value_set=judged_docs)
-    judged_doc = vocab_of_judged[judged_index.to_numpy(zero_copy_only=False)]
-    judged_topic = np.array([t for t, _, _ in judged], dtype=np.int64)
-    level = np.array([r for _, _, r in judged], dtype=np.float64)
+    judged_doc = vocab_of_judged[to_numpy(pc.index_in(columns.column("doc_id"), value_set=judged_docs))]
+    level = to_numpy(columns.column("relevance")).astype(np.float64)
     judged_gain = (level > 0).astype(np.float64) if reference.relevance == "binary" else np.maximum(level, 0.0)
+    judged_topic, judged_doc, judged_gain = judged_topic[of_reference], judged_doc[of_reference], judged_gain[of_reference]
 
     width = np.int64(max(len(vocabulary), 1))
     present = judged_doc >= 0
@@ -350,6 +351,17 @@ def _gains(reference: Reference, topic: np.ndarray, doc_position: np.ndarray, vo
         hit = judged_key[at] == key
         gain[candidate[hit]] = judged_gain[at[hit]]
     return gain
+
+
+def _topic_indices(reference: Reference, keys: pa.ChunkedArray) -> np.ndarray:
+    """Reference topic index of each key (-1 for a key that is not a reference topic)."""
+    index = {t.key: i for i, t in enumerate(reference.topics)}
+    parts = [np.zeros(0, dtype=np.int64)]
+    for chunk in keys.chunks:
+        encoded = chunk.dictionary_encode()
+        codes = np.array([index.get(k, -1) for k in encoded.dictionary.to_pylist()], dtype=np.int64)
+        parts.append(codes[to_numpy(encoded.indices)])
+    return np.concatenate(parts)
 
 
 def topic_judgments(reference: Reference) -> TopicJudgments:

@@ -65,7 +65,7 @@ def score_submission(
         name = opened.find("run")
         # Parsed here, not in score_run, so that nothing but the RunTable holds the file's bytes
         # (or its memory map), which apply_rules then releases once topics are resolved.
-        run = read_trec_run(opened.read_buffer(name), opened.display_name(name))
+        run = read_trec_run(opened.read_buffer(name), opened.display_name(name), reread=lambda: opened.read_buffer(name))
         result = score_run(reference, run, engine=engine, per_topic=per_topic)
         del run
         result.details["submission"] = {"run_file": opened.display_name(name), "ignored": list(opened.ignored)}
@@ -126,7 +126,7 @@ def _read_both(
         try:
             name = opened.find("run")
             run_name = opened.display_name(name)
-            run = read_trec_run(opened.read_buffer(name), run_name)
+            run = read_trec_run(opened.read_buffer(name), run_name, reread=lambda: opened.read_buffer(name))
             result = score_run(reference, run, engine=engine, per_topic=per_topic)
             ranked = result.ranked
             del run
@@ -157,7 +157,7 @@ def validate_submission(
     if _needs_run(reference):
         try:
             name = opened.find("run")
-            run = read_trec_run(opened.read_buffer(name), opened.display_name(name))
+            run = read_trec_run(opened.read_buffer(name), opened.display_name(name), reread=lambda: opened.read_buffer(name))
             ranked = apply_rules(reference, run, problems)
             c = ranked.counts
             parts.append(

@@ -41,6 +41,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from reteco.formats.arrow_arrays import from_numpy
 from reteco.formats.reference import Reference
 from reteco.formats.temporal_labels import (
     LABELS_DIR,
@@ -258,7 +259,7 @@ def temporal_diagnostics(
     within = np.flatnonzero(rows.position < k)
     topic = rows.topic[within]
     position = rows.position[within]
-    docs = ranked.vocabulary.take(pa.array(ranked.doc_position[within])).to_pylist()  # top k only, not all rows
+    docs = ranked.vocabulary.take(from_numpy(ranked.doc_position[within])).to_pylist()  # top k only, not all rows
     unit = units.unit_of_topic[topic]
     pairs = [(units.keys[u], d) for u, d in zip(unit.tolist(), docs)]
 
