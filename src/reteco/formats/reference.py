@@ -23,6 +23,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping
@@ -113,17 +114,33 @@ class DocIdIndex:
         masks = to_numpy(table.column("domains"))
         return cls(ids, masks, domains)
 
+    def find(self, doc_ids: pa.Array | pa.ChunkedArray, threads: int = 2) -> np.ndarray:
+        """Position of each id in ``self.doc_ids`` (a writable int64 array), -1 where the id is in
+        no domain's corpus. A large chunked input is split over ``threads`` threads: Arrow's hash
+        lookup is single-threaded and releases the GIL."""
+        chunks = doc_ids.chunks if isinstance(doc_ids, pa.ChunkedArray) else [doc_ids]
+        if threads < 2 or len(chunks) < 2 * threads:
+            return to_numpy(pc.index_in(doc_ids, value_set=self.doc_ids), fill=-1).astype(np.int64)
+        step = -(-len(chunks) // threads)
+        parts = [pa.chunked_array(chunks[i : i + step], doc_ids.type) for i in range(0, len(chunks), step)]
+        with ThreadPoolExecutor(threads) as pool:
+            found = list(pool.map(lambda part: to_numpy(pc.index_in(part, value_set=self.doc_ids), fill=-1), parts))
+        return np.concatenate(found).astype(np.int64, copy=False)
+
+    def keep_in_domains(self, position: np.ndarray, domain_bits: np.ndarray) -> np.ndarray:
+        """Set to -1, in place, every found position whose id is not in the corpus of the domain
+        whose bit index is ``domain_bits[i]`` (-1: no domain); returns ``position``."""
+        # Bit -1 picks the zero mask in the last slot of the table: such rows are never kept.
+        wanted = np.append(np.uint64(1) << np.arange(len(self.domains), dtype=np.uint64), np.uint64(0))
+        found = np.flatnonzero(position >= 0)
+        in_domain = (self.masks[position[found]] & wanted[domain_bits[found]]) != 0
+        position[found[~in_domain]] = -1
+        return position
+
     def lookup(self, doc_ids: pa.Array | pa.ChunkedArray, domain_bits: np.ndarray) -> np.ndarray:
         """Position of each id in ``self.doc_ids`` (int64), or -1 where the id is not in the corpus
         of the domain whose bit index is ``domain_bits[i]`` (-1: no domain, never found)."""
-        position = pc.index_in(doc_ids, value_set=self.doc_ids)
-        index = to_numpy(position, fill=-1).astype(np.int64)  # a writable copy
-        # Bit -1 picks the zero mask in the last slot of the table: such rows are never found.
-        wanted = np.append(np.uint64(1) << np.arange(len(self.domains), dtype=np.uint64), np.uint64(0))
-        found = index >= 0
-        in_domain = (self.masks[index[found]] & wanted[domain_bits[found]]) != 0
-        index[np.flatnonzero(found)[~in_domain]] = -1
-        return index
+        return self.keep_in_domains(self.find(doc_ids), domain_bits)
 
     def domain_bit(self, domain: str) -> int:
         return self._domain_bit[domain]

@@ -24,6 +24,7 @@ How a run is interpreted (evaluation plan, "Deterministic handling"; README, "Sc
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -111,8 +112,15 @@ def apply_rules(reference: Reference, run: RunTable, problems: Problems) -> Rank
     """
     counts = {"lines_read": len(run)}
     name = run.name
-    topic, distinct = _resolve_topics(reference, run)
-    run.release_source()
+    index, dup = reference.doc_index, reference.duplicate_map
+    with ThreadPoolExecutor(1) as background:
+        # The corpus lookup needs no topic: it runs (GIL released) while topics are resolved.
+        found = None
+        if index is not None and not (dup is not None and dup.overlaps(index)):
+            found = background.submit(index.find, run.doc_id)
+        topic, distinct = _resolve_topics(reference, run)
+        run.release_source()
+        found_positions = found.result() if found is not None else None
     unknown_topics = [text for text, code in distinct.items() if code == NOT_FOUND]
     in_reference = topic >= 0
     counts["topics_in_run"] = len(distinct)
@@ -133,7 +141,9 @@ def apply_rules(reference: Reference, run: RunTable, problems: Problems) -> Rank
         )
 
     # Rule 3: v1.0 ids map to v1.1 ids; ids outside the topic's domain corpus are discarded.
-    doc_position, vocabulary, counts["doc_ids_remapped"] = _document_positions(reference, run, topic, in_reference)
+    doc_position, vocabulary, counts["doc_ids_remapped"] = _document_positions(
+        reference, run, topic, in_reference, found_positions
+    )
     known = in_reference & (doc_position >= 0)
     counts["unknown_doc_ids"] = int(np.count_nonzero(in_reference) - np.count_nonzero(known))
     if counts["unknown_doc_ids"]:
@@ -239,10 +249,11 @@ def _first_rows(topics: pa.ChunkedArray, wanted: set[str]) -> dict[str, int]:
 
 
 def _document_positions(
-    reference: Reference, run: RunTable, topic: np.ndarray, in_reference: np.ndarray
+    reference: Reference, run: RunTable, topic: np.ndarray, in_reference: np.ndarray, found: np.ndarray | None
 ) -> tuple[np.ndarray, pa.Array, int]:
     """Position of every row's (mapped) doc id in the vocabulary, -1 when unknown to the topic's
-    domain corpus; the vocabulary; how many ids the duplicate map changed."""
+    domain corpus; the vocabulary; how many ids the duplicate map changed. ``found``: the ids'
+    corpus positions as written, when already looked up."""
     dup = reference.duplicate_map
     index = reference.doc_index
     if index is None:
@@ -262,7 +273,7 @@ def _document_positions(
         # A removed id that is also a corpus id: map every id first, as rule 3 says.
         mapped, remapped = dup.apply(run.doc_id)
         return index.lookup(mapped, bits), index.doc_ids, remapped
-    position = index.lookup(run.doc_id, bits)
+    position = index.keep_in_domains(found if found is not None else index.find(run.doc_id), bits)
     remapped = 0
     if dup is not None:
         # No removed id is a corpus id, so only ids unknown as written can change by mapping.
