@@ -123,10 +123,10 @@ def test_no_judge_path_reports_no_judge_key_at_all(tmp_path):
     assert set(scores) == {"rouge_l", "meteor"}  # no judge key, no BERTScore (no model here)
     assert scores["rouge_l"] == pytest.approx(sum(ROUGE) / 3, abs=1e-12)
     assert scores["meteor"] == pytest.approx(sum(METEOR) / 3, abs=1e-12)
-    assert details["judge"] == {"ran": False, "reason": "not requested for this scoring (run_judge_now=False)"}
+    assert details["judge"] == {"ran": False, "reason": "this scoring was asked not to call the judge (the judge runs separately, with `reteco judge`)"}
     assert details["text_metrics"]["bertscore_f1"]["available"] is False
     assert problems.lines()[0] == (
-        "judge: warning: the judge did not run: not requested for this scoring (run_judge_now=False). "
+        "judge: warning: the judge did not run: this scoring was asked not to call the judge (the judge runs separately, with `reteco judge`). "
         "Not reported: correctness, completeness, relevance, coherence, faithfulness, judge_mean"
     )
     # Per domain, domain macro and depth groups, by hand.

@@ -72,7 +72,9 @@ def render(
     if messages:
         out.append("<h2>Warnings</h2><ul>" + "".join(f"<li>{_e(m)}</li>" for m in messages) + "</ul>")
     if isinstance(details.get("counts"), dict):
-        out.append("<h2>Counts</h2>" + _table([details["counts"]], list(details["counts"])))
+        # One row per count: a single wide row overflows the page.
+        counts = [{"count": name, "value": value} for name, value in details["counts"].items()]
+        out.append("<h2>Counts</h2>" + _table(counts, ["count", "value"]))
     for name, title in (("per_domain", "Per domain"), ("per_depth", "Per turn depth")):
         groups = details.get(name)
         if isinstance(groups, dict) and groups:

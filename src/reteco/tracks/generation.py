@@ -330,7 +330,7 @@ def _run_judge(reference, turns, answer_texts, evidence, judge_config, cache_dir
     """Build the judge items (answered turns x five dimensions) and run the judge if it can run."""
     info: dict = {"ran": False}
     if not run_judge_now:
-        info["reason"] = "not requested for this scoring (run_judge_now=False)"
+        info["reason"] = "this scoring was asked not to call the judge (the judge runs separately, with `reteco judge`)"
     else:
         from reteco.tracks import judge as judge_module
 
