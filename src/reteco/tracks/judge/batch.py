@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import openai
 
 from reteco.tracks.judge.cache import BatchRecord
-from reteco.tracks.judge.runner import is_chat_completion
+from reteco.tracks.judge.calls import is_chat_completion
 
 if TYPE_CHECKING:  # only for annotations: the runner imports this module lazily
     from reteco.tracks.judge.runner import _Group, _Job

@@ -22,7 +22,7 @@ import hashlib
 import json
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -118,22 +118,9 @@ class PromptSet:
         each of its type, the score one of the enum values. An integral number such as 4.0
         is the integer 4 (JSON Schema compares numbers by value); true/false are not numbers.
         """
-        if content is None or not content.strip():
-            raise ReplyProblem("the reply was empty")
-        try:
-            value = json.loads(content)
-        except json.JSONDecodeError as exc:
-            raise ReplyProblem(f"it was not valid JSON ({exc.msg} at position {exc.pos})") from None
         schema = self.json_schema
-        if not isinstance(value, dict):
-            raise ReplyProblem(f"it was a JSON {type(value).__name__}, not an object")
         props = schema["properties"]
-        extra = sorted(set(value) - set(props))
-        if extra:
-            raise ReplyProblem(f"it had the key(s) {', '.join(map(repr, extra))}, which the schema does not allow")
-        missing = [k for k in schema["required"] if k not in value]
-        if missing:
-            raise ReplyProblem(f"it lacked the key(s) {', '.join(map(repr, missing))}")
+        value = reply_object(content, props, schema["required"])
         for key, rule in props.items():
             v = value[key]
             if rule["type"] == "string" and not isinstance(v, str):
@@ -146,6 +133,29 @@ class PromptSet:
                 allowed = ", ".join(map(str, rule["enum"]))
                 raise ReplyProblem(f"{key!r} was {json.dumps(v)[:40]}, not one of {allowed}")
         return value["score"], value["rationale"].strip()
+
+
+def reply_object(content: str | None, allowed: Collection[str], required: Sequence[str]) -> dict[str, Any]:
+    """A reply's content as a JSON object with only ``allowed`` keys and every ``required`` one.
+
+    Raises ReplyProblem, saying what was wrong, when it is empty, not JSON, not an object, has
+    a key the schema does not allow or lacks one (listed in ``required``'s order).
+    """
+    if content is None or not content.strip():
+        raise ReplyProblem("the reply was empty")
+    try:
+        value = json.loads(content)
+    except json.JSONDecodeError as exc:
+        raise ReplyProblem(f"it was not valid JSON ({exc.msg} at position {exc.pos})") from None
+    if not isinstance(value, dict):
+        raise ReplyProblem(f"it was a JSON {type(value).__name__}, not an object")
+    extra = sorted(set(value) - set(allowed))
+    if extra:
+        raise ReplyProblem(f"it had the key(s) {', '.join(map(repr, extra))}, which the schema does not allow")
+    missing = [k for k in required if k not in value]
+    if missing:
+        raise ReplyProblem(f"it lacked the key(s) {', '.join(map(repr, missing))}")
+    return value
 
 
 def neutralise(text: str) -> str:
@@ -172,21 +182,29 @@ def file_text(path: Path) -> str:
     return path.read_bytes().decode("utf-8").replace("\r\n", "\n")
 
 
-def _sha256(text: str) -> str:
+def read_version_files(root: Path, version: int, names: Sequence[str], what: str = "prompt version") -> tuple[Path, dict[str, str]]:
+    """``root/v<version>/`` and the text of each of its files ``names``; PromptIntegrityError
+    (``"<what> <version>: ..."``) when the folder or a file is missing."""
+    directory = Path(root) / f"v{version}"
+    if not directory.is_dir():
+        raise PromptIntegrityError(f"{what} {version}: no folder {directory}")
+    texts = {}
+    for name in names:
+        path = directory / name
+        if not path.is_file():
+            raise PromptIntegrityError(f"{what} {version}: missing {path}")
+        texts[name] = file_text(path)
+    return directory, texts
+
+
+def sha256_text(text: str) -> str:
+    """The sha256 hex digest of a text's UTF-8 bytes (file and rendering hashes of a manifest)."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def load_prompt_set(version: int, root: Path = PACKAGED_PROMPTS, *, verify: bool = True) -> PromptSet:
     """Load ``root/v<version>/``; with ``verify``, check it against ``root/manifest.json``."""
-    directory = Path(root) / f"v{version}"
-    if not directory.is_dir():
-        raise PromptIntegrityError(f"prompt version {version}: no folder {directory}")
-    texts = {}
-    for name in VERSION_FILES:
-        path = directory / name
-        if not path.is_file():
-            raise PromptIntegrityError(f"prompt version {version}: missing {path}")
-        texts[name] = file_text(path)
+    directory, texts = read_version_files(root, version, VERSION_FILES)
     dims = {}
     for d in DIMENSIONS:
         dims[d] = _parse_dimension(texts[f"{d}.md"], d, directory)
@@ -200,7 +218,7 @@ def load_prompt_set(version: int, root: Path = PACKAGED_PROMPTS, *, verify: bool
     prompts = PromptSet(
         version=version,
         directory=directory,
-        file_hashes={name: _sha256(texts[name]) for name in sorted(texts)},
+        file_hashes={name: sha256_text(texts[name]) for name in sorted(texts)},
         system=texts["system.md"],
         dimensions=dims,
         layout=layout,
@@ -286,7 +304,7 @@ def rendered_hash(prompts: PromptSet) -> str:
             item = JudgeItem(**{**sample.__dict__, "dimension": d})
             rendered.append(prompts.messages(item))
     rendered.append([prompts.reask_message("the reply was empty")])
-    return _sha256(json.dumps(rendered, ensure_ascii=False, sort_keys=True))
+    return sha256_text(json.dumps(rendered, ensure_ascii=False, sort_keys=True))
 
 
 def manifest_entry(prompts: PromptSet) -> dict[str, Any]:

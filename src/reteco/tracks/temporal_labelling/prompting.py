@@ -29,7 +29,16 @@ from typing import Any
 
 import yaml
 
-from reteco.tracks.judge.prompting import fence_tag, neutralise
+from reteco.tracks.judge.prompting import (  # shared with the judge: one fencing, one reply check
+    PromptIntegrityError,
+    ReplyProblem,
+    fence_tag,
+    neutralise,
+    read_manifest,
+    read_version_files,
+    reply_object,
+    sha256_text,
+)
 
 PACKAGED = Path(__file__).resolve().parent / "prompts"
 MANIFEST = "manifest.json"
@@ -44,14 +53,6 @@ FILES = (
     "coverage_schema.json",
 )
 CURRENT_VERSION = 1
-
-
-class PromptIntegrityError(ValueError):
-    """A prompt version's files are missing, malformed or differ from the frozen manifest."""
-
-
-class ReplyProblem(ValueError):
-    """A reply is unusable; the message says why (it is also sent back in a re-ask)."""
 
 
 @dataclass(frozen=True)
@@ -109,22 +110,9 @@ class TemporalPrompts:
         temporal_relevance: the label is a bool. period_coverage: the list of covered period ids,
         distinct, each one of ``period_ids``, in the periods' own order.
         """
-        if content is None or not content.strip():
-            raise ReplyProblem("the reply was empty")
-        try:
-            value = json.loads(content)
-        except json.JSONDecodeError as exc:
-            raise ReplyProblem(f"it was not valid JSON ({exc.msg} at position {exc.pos})") from None
-        if not isinstance(value, dict):
-            raise ReplyProblem(f"it was a JSON {type(value).__name__}, not an object")
         key = "temporally_relevant" if task == "temporal_relevance" else "covered_periods"
         expected = {"rationale", key}
-        extra = sorted(set(value) - expected)
-        if extra:
-            raise ReplyProblem(f"it had the key(s) {', '.join(map(repr, extra))}, which the schema does not allow")
-        missing = sorted(expected - set(value))
-        if missing:
-            raise ReplyProblem(f"it lacked the key(s) {', '.join(map(repr, missing))}")
+        value = reply_object(content, expected, sorted(expected))
         if not isinstance(value["rationale"], str):
             raise ReplyProblem("'rationale' was not a string")
         label = value[key]
@@ -163,15 +151,7 @@ class TemporalPrompts:
 
 def load_prompts(version: int = CURRENT_VERSION, root: Path = PACKAGED, *, verify: bool = True) -> TemporalPrompts:
     """Load ``root/v<version>/``; with ``verify``, check it against ``root/manifest.json``."""
-    directory = Path(root) / f"v{version}"
-    if not directory.is_dir():
-        raise PromptIntegrityError(f"temporal prompt version {version}: no folder {directory}")
-    texts = {}
-    for name in FILES:
-        path = directory / name
-        if not path.is_file():
-            raise PromptIntegrityError(f"temporal prompt version {version}: missing {path}")
-        texts[name] = path.read_bytes().decode("utf-8").replace("\r\n", "\n")
+    directory, texts = read_version_files(root, version, FILES, "temporal prompt version")
     try:
         layout = yaml.safe_load(texts["layout.yaml"])
         schemas = {"relevance": json.loads(texts["relevance_schema.json"]),
@@ -180,10 +160,10 @@ def load_prompts(version: int = CURRENT_VERSION, root: Path = PACKAGED, *, verif
         raise PromptIntegrityError(f"temporal prompt version {version}: {exc}") from None
     _check(layout, schemas, directory)
     prompts = TemporalPrompts(
-        version, directory, {n: _sha256(texts[n]) for n in sorted(texts)}, texts, layout, schemas
+        version, directory, {n: sha256_text(texts[n]) for n in sorted(texts)}, texts, layout, schemas
     )
     if verify:
-        entry = _read_manifest(Path(root)).get("versions", {}).get(str(version))
+        entry = read_manifest(Path(root)).get("versions", {}).get(str(version))
         if entry is None:
             raise PromptIntegrityError(f"temporal prompt version {version} is not frozen in {Path(root) / MANIFEST}")
         if entry != manifest_entry(prompts):
@@ -241,18 +221,11 @@ def rendered_hash(prompts: TemporalPrompts) -> str:
     rendered = [prompts.messages(t, _SAMPLE) for t in TASKS]
     rendered.append([prompts.response_format(t, ["p1", "p2"]) for t in TASKS])
     rendered.append([prompts.reask_message("the reply was empty")])
-    return _sha256(json.dumps(rendered, ensure_ascii=False, sort_keys=True))
+    return sha256_text(json.dumps(rendered, ensure_ascii=False, sort_keys=True))
 
 
 def manifest_entry(prompts: TemporalPrompts) -> dict[str, Any]:
     return {"files": dict(prompts.file_hashes), "rendered": rendered_hash(prompts)}
-
-
-def _read_manifest(root: Path) -> dict[str, Any]:
-    path = root / MANIFEST
-    if not path.is_file():
-        raise PromptIntegrityError(f"no {MANIFEST} in {root}: freeze the prompt version first")
-    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def freeze(version: int, root: Path = PACKAGED) -> dict[str, Any]:
@@ -267,10 +240,6 @@ def freeze(version: int, root: Path = PACKAGED) -> dict[str, Any]:
     manifest["versions"][str(version)] = entry
     path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return entry
-
-
-def _sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def main(argv: list[str] | None = None) -> int:
