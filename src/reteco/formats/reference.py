@@ -39,6 +39,8 @@ from reteco.problems import InputError
 FORMAT = "reteco-reference/1"
 SUBTRACKS = ("1a", "1b", "2a", "2b", "2c")
 MAX_DOMAINS = 64  # one bit each in the uint64 mask of doc_ids.arrow
+NO_DOMAIN = 254  # a row whose topic is not a reference topic: no corpus accepts its id
+SEVERAL_DOMAINS = 255  # an id in more than one domain's corpus: its mask decides
 
 MANIFEST = "reference.json"
 TOPICS = "topics.tsv"
@@ -81,6 +83,7 @@ class DocIdIndex:
         self.doc_ids = doc_ids
         self.masks = masks
         self.domains = list(domains)
+        self._home: np.ndarray | None = None
         self._domain_bit = {d: i for i, d in enumerate(self.domains)}
 
     @classmethod
@@ -129,13 +132,31 @@ class DocIdIndex:
 
     def keep_in_domains(self, position: np.ndarray, domain_bits: np.ndarray) -> np.ndarray:
         """Set to -1, in place, every found position whose id is not in the corpus of the domain
-        whose bit index is ``domain_bits[i]`` (-1: no domain); returns ``position``."""
-        # Bit -1 picks the zero mask in the last slot of the table: such rows are never kept.
-        wanted = np.append(np.uint64(1) << np.arange(len(self.domains), dtype=np.uint64), np.uint64(0))
-        found = np.flatnonzero(position >= 0)
-        in_domain = (self.masks[position[found]] & wanted[domain_bits[found]]) != 0
-        position[found[~in_domain]] = -1
+        whose bit index is ``domain_bits[i]`` (negative or ``NO_DOMAIN``: no domain); returns
+        ``position``."""
+        if domain_bits.dtype != np.uint8:
+            domain_bits = np.where(domain_bits < 0, NO_DOMAIN, domain_bits).astype(np.uint8)
+        # Gathering one byte per row from a 1.6 MB table stays in cache: 30x faster than
+        # gathering 8-byte masks. Position -1 reads the last entry; it stays -1 either way.
+        home = self.home[position]
+        keep = home == domain_bits
+        shared = np.flatnonzero((home == SEVERAL_DOMAINS) & (position >= 0) & (domain_bits < MAX_DOMAINS))
+        if len(shared):
+            bit = np.uint64(1) << domain_bits[shared].astype(np.uint64)
+            keep[shared] = (self.masks[position[shared]] & bit) != 0
+        position[~keep] = -1
         return position
+
+    @property
+    def home(self) -> np.ndarray:
+        """Per id, the bit index of its only domain, or SEVERAL_DOMAINS (uint8)."""
+        if self._home is None:
+            single = (self.masks & (self.masks - np.uint64(1))) == 0
+            home = np.full(len(self.masks), SEVERAL_DOMAINS, dtype=np.uint8)
+            # A power of two's log2 is exact in float64 for every bit index below 64.
+            home[single] = np.log2(self.masks[single].astype(np.float64)).astype(np.uint8)
+            self._home = home
+        return self._home
 
     def lookup(self, doc_ids: pa.Array | pa.ChunkedArray, domain_bits: np.ndarray) -> np.ndarray:
         """Position of each id in ``self.doc_ids`` (int64), or -1 where the id is not in the corpus

@@ -32,7 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from reteco.formats.arrow_arrays import from_numpy, to_numpy
-from reteco.formats.reference import Reference
+from reteco.formats.reference import NO_DOMAIN, Reference
 from reteco.formats.topic_ids import canonical_domain, normalize_topic_id
 from reteco.formats.trec_run import RunTable
 from reteco.metrics.ranking import (
@@ -266,8 +266,8 @@ def _document_positions(
             vocabulary = vocabulary.combine_chunks()
         position = to_numpy(pc.index_in(doc_ids, value_set=vocabulary)).astype(np.int64)
         return position, vocabulary, remapped
-    # Topic index -1 (not a reference topic) picks the appended -1: no domain.
-    domain_bit = np.array([index.domain_bit(t.domain) for t in reference.topics] + [-1], dtype=np.int64)
+    # Topic index -1 (not a reference topic) picks the appended NO_DOMAIN.
+    domain_bit = np.array([index.domain_bit(t.domain) for t in reference.topics] + [NO_DOMAIN], dtype=np.uint8)
     bits = domain_bit[topic]
     if dup is not None and dup.overlaps(index):
         # A removed id that is also a corpus id: map every id first, as rule 3 says.
