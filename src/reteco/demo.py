@@ -72,11 +72,10 @@ def _generation_summary(generation: dict) -> str:
         )
     else:
         line = f"judge: did not run: {judge['reason']}"
-    metrics = ", ".join(
-        name if info["available"] else f"{name} unavailable ({info['reason']})"
-        for name, info in generation["text_metrics"].items()
-    )
-    return f"{line}\ntext metrics: {metrics}"
+    metrics = generation["text_metrics"]
+    computed = ", ".join(name for name, info in metrics.items() if info["available"]) or "none"
+    missing = "; ".join(f"{name} ({info['reason']})" for name, info in metrics.items() if not info["available"])
+    return f"{line}\ntext metrics computed: {computed}" + (f"\ntext metrics unavailable: {missing}" if missing else "")
 
 
 if __name__ == "__main__":
