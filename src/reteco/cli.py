@@ -46,10 +46,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"reteco {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("synth", help="write the built-in synthetic release (and sample runs)")
+    p = sub.add_parser("synth", help="write the built-in synthetic release (and sample submissions)")
     p.add_argument("--out", type=Path, required=True, help="folder for the release")
     p.add_argument("--seed", type=int, default=None)
-    p.add_argument("--samples", type=Path, help="also write sample runs for the dev split here")
+    p.add_argument("--samples", type=Path, help="also write sample runs and answers for the dev split here")
     p.set_defaults(func=cmd_synth)
 
     p = sub.add_parser("prepare", help="release folder -> reference data, one folder per sub-track")
@@ -109,8 +109,11 @@ def cmd_synth(args) -> int:
     release = write_synthetic_release(args.out, **kwargs)
     print(f"synthetic release written to {release}")
     if args.samples:
+        from reteco.synthetic.sample_answers import write_sample_answers
+
         write_sample_runs(release, args.samples)
-        print(f"sample runs written to {args.samples}")
+        write_sample_answers(release, args.samples)
+        print(f"sample runs and answers (dev split) written to {args.samples}")
     return 0
 
 

@@ -535,14 +535,7 @@ def _prepare_track1(ctx: _Context, folder: Path, layout: str, wanted: list[str])
         _warn_duplicate_docs(ctx, name, index, lines_per_domain)
 
     dup = _merge_duplicate_maps(duplicate_maps, ctx, name)
-    ctx.summary["tracks"][name] = {
-        "status": "prepared",
-        "layout": layout,
-        "domains": domains,
-        "documents": len(index) if index is not None else 0,
-        "documents_per_domain": {d: index.count_in(d) for d in domains} if index is not None else {},
-        "duplicate_map_entries": len(dup) if dup is not None else 0,
-    }
+    ctx.summary["tracks"][name] = _track_summary(layout, domains, index, dup)
     settled = {"1a": _settle(queries), "1b": _settle(steps)}
     periods = _temporal_periods(ctx, queries, steps, settled, temporal, wanted)
     frozen = _frozen_labels(ctx, folder, periods)
@@ -609,6 +602,18 @@ def _release_track1_file(
     if qrels is None:
         return
     _add_domain_qrels(target, domain, qrels, mapper)
+
+
+def _track_summary(layout: str, domains: list[str], index: DocIdIndex | None, dup: DuplicateMap | None) -> dict:
+    """What the summary says of a prepared track's corpus."""
+    return {
+        "status": "prepared",
+        "layout": layout,
+        "domains": domains,
+        "documents": len(index) if index is not None else 0,
+        "documents_per_domain": {d: index.count_in(d) for d in domains} if index is not None else {},
+        "duplicate_map_entries": len(dup) if dup is not None else 0,
+    }
 
 
 def _add_domain_qrels(target: "_Set", domain: str, path: Path, mapper: "_Mapper") -> None:
@@ -1044,15 +1049,7 @@ def _prepare_track2(ctx: _Context, folder: Path, layout: str, wanted: list[str])
             )
 
     missing = _missing_from_corpus(judgments, topics, index)
-    ctx.summary["tracks"][name] = {
-        "status": "prepared",
-        "layout": layout,
-        "domains": domains,
-        "documents": len(index) if index is not None else 0,
-        "documents_per_domain": {d: index.count_in(d) for d in domains} if index is not None else {},
-        "duplicate_map_entries": len(dup) if dup is not None else 0,
-        "conversations": len(conversations),
-    }
+    ctx.summary["tracks"][name] = _track_summary(layout, domains, index, dup) | {"conversations": len(conversations)}
 
     relevant = {t.key: [] for t in topics}
     for j in judgments:
