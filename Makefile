@@ -44,7 +44,7 @@ $(BASELINE_STAMP): $(STAMP)
 	@touch $@
 
 bundle: $(BASELINE_STAMP)
-	$(PY) -m reteco.bundle bundle --layout $(LAYOUT) $(BUNDLE_ARGS)
+	$(PY) -m reteco.cli bundle --layout $(LAYOUT) $(BUNDLE_ARGS)
 
 clean:
 	rm -rf $(BUILD) dist

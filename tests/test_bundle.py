@@ -34,7 +34,7 @@ PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 def test_committed_competition_yaml_is_generated_from_the_definition():
     committed = (REPO / "competition.yaml").read_text(encoding="utf-8")
     assert committed == definition.render(definition.competition("single")), (
-        "competition.yaml is out of date: run `python -m reteco.bundle bundle --write-yaml competition.yaml`"
+        "competition.yaml is out of date: run `reteco bundle --write-yaml competition.yaml`"
     )
 
 

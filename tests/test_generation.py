@@ -328,7 +328,7 @@ def test_sample_answers_equal_a_fresh_regeneration(tmp_path):
     for subtrack, path in written.items():
         assert (samples / subtrack / "answers.jsonl").read_bytes() == path.read_bytes(), (
             f"starting_kit/sample_submissions/{subtrack}/answers.jsonl is stale: "
-            "python -m reteco.synthetic.sample_answers starting_kit/sample_submissions"
+            "reteco synth --out build/synthetic_release --samples starting_kit/sample_submissions"
         )
 
 

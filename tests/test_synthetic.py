@@ -397,5 +397,5 @@ def test_starting_kit_runs_equal_a_fresh_regeneration(tmp_path):
     fresh = write_sample_runs(write_synthetic_release(tmp_path / "release"), tmp_path / "runs")
     for subtrack in SUBTRACKS:
         committed = STARTING_KIT / subtrack / "run.txt"
-        assert committed.is_file(), f"regenerate with: python -m reteco.synthetic.sample_runs {STARTING_KIT}"
+        assert committed.is_file(), "regenerate with: reteco synth --out build/synthetic_release --samples starting_kit/sample_submissions"
         assert committed.read_bytes() == fresh[subtrack].read_bytes(), subtrack

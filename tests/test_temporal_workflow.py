@@ -24,7 +24,7 @@ from reteco.prepare import prepare_release
 from reteco.synthetic.release import write_synthetic_release
 from reteco.synthetic.sample_runs import write_sample_runs
 from reteco.tracks.scoring import score_run
-from reteco.tracks.temporal_labelling.__main__ import main as workflow
+from reteco.cli import main as workflow
 
 _QUESTION = re.compile(r"<<<BEGIN QUESTION (\w+)>>>\n(.*?)\n<<<END QUESTION \1>>>", re.DOTALL)
 _DOC = re.compile(r"^document id: (.*)$", re.MULTILINE)

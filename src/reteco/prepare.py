@@ -487,11 +487,7 @@ def _prepare_track1(ctx: _Context, folder: Path, layout: str, wanted: list[str])
     if layout == rel.RELEASE:
         dirs = rel.domain_dirs(folder)
         for domain, d in dirs.items():
-            if (d / "documents.jsonl").is_file():
-                corpora[domain] = d / "documents.jsonl"
-            if (d / "duplicate_map.json").is_file():
-                duplicate_maps[domain] = rel.read_duplicate_map(d / "duplicate_map.json")
-            mapper = _Mapper(duplicate_maps.get(domain, {}))
+            mapper = _domain_corpus(domain, d, corpora, duplicate_maps)
             # Both files are read for either sub-track: a query's steps are its required periods
             # (temporal coverage, 1a and 1b), its qrels the temporal oracle of 1b.
             _release_track1_file(ctx, d, domain, "examples", "qrels", queries, mapper, is_steps=False)
@@ -602,6 +598,15 @@ def _release_track1_file(
     if qrels is None:
         return
     _add_domain_qrels(target, domain, qrels, mapper)
+
+
+def _domain_corpus(domain: str, folder: Path, corpora: dict[str, Path], duplicate_maps: dict[str, dict[str, str]]) -> "_Mapper":
+    """Note a release-layout domain's documents.jsonl and duplicate_map.json; its id mapper."""
+    if (folder / "documents.jsonl").is_file():
+        corpora[domain] = folder / "documents.jsonl"
+    if (folder / "duplicate_map.json").is_file():
+        duplicate_maps[domain] = rel.read_duplicate_map(folder / "duplicate_map.json")
+    return _Mapper(duplicate_maps.get(domain, {}))
 
 
 def _track_summary(layout: str, domains: list[str], index: DocIdIndex | None, dup: DuplicateMap | None) -> dict:
@@ -967,11 +972,7 @@ def _prepare_track2(ctx: _Context, folder: Path, layout: str, wanted: list[str])
         dirs = rel.domain_dirs(folder)
         domains = sorted(dirs)
         for domain, d in dirs.items():
-            if (d / "documents.jsonl").is_file():
-                corpora[domain] = d / "documents.jsonl"
-            if (d / "duplicate_map.json").is_file():
-                duplicate_maps[domain] = rel.read_duplicate_map(d / "duplicate_map.json")
-            mapper = _Mapper(duplicate_maps.get(domain, {}))
+            mapper = _domain_corpus(domain, d, corpora, duplicate_maps)
             path = rel.find_file(d, "benchmark", ctx.split, (".json", ".jsonl"), rel.RELEASE)
             if path is None:
                 turns.note_missing(d, domain, "benchmark", f"benchmark_{ctx.split}.json(l)", (".json", ".jsonl"))

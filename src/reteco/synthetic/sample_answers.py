@@ -16,19 +16,17 @@ The method, per target turn: the answer is the first sentence of each of the fir
 Turn ids are ``<conv id>_turn_<n>``, qualified as ``<domain>/<conv id>_turn_<n>`` when the bare
 id occurs in several domains, as in the runs. Regenerate the starting kit's copies with::
 
-    python -m reteco.synthetic.sample_answers starting_kit/sample_submissions
+    reteco synth --out build/synthetic_release --samples starting_kit/sample_submissions
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
-import tempfile
 from collections import Counter
 from pathlib import Path
 
-from reteco.synthetic.release import DEFAULT_SEED, TRACK2_DIR, write_synthetic_release
+from reteco.synthetic.release import TRACK2_DIR
 from reteco.synthetic.sample_runs import LexicalRanker
 
 ANSWERS_FILE = "answers.jsonl"
@@ -95,22 +93,3 @@ def write_sample_answers(release: Path, out: Path, split: str = "dev") -> dict[s
             handle.writelines(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
         written[subtrack] = path
     return written
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("out", type=Path, help="folder to write <sub-track>/answers.jsonl into")
-    parser.add_argument("--release", type=Path, help="release folder (default: a synthetic one)")
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed of the synthetic release")
-    parser.add_argument("--split", default="dev")
-    args = parser.parse_args(argv)
-    if args.release is not None:
-        write_sample_answers(args.release, args.out, args.split)
-        return 0
-    with tempfile.TemporaryDirectory() as tmp:
-        write_sample_answers(write_synthetic_release(Path(tmp), args.seed), args.out, args.split)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

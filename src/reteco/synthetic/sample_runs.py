@@ -7,20 +7,18 @@ bug there cannot hide in the very files used to test it.
 
 Regenerate the starting kit's copy with::
 
-    python -m reteco.synthetic.sample_runs starting_kit/sample_submissions
+    reteco synth --out build/synthetic_release --samples starting_kit/sample_submissions
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import re
-import tempfile
 from collections import Counter
 from pathlib import Path
 
-from reteco.synthetic.release import DEFAULT_SEED, TRACK1_DIR, TRACK2_DIR, write_synthetic_release
+from reteco.synthetic.release import TRACK1_DIR, TRACK2_DIR
 
 DEPTH = 100
 RUN_TAG = "reteco_lexical"
@@ -164,23 +162,3 @@ def write_sample_runs(release: Path, out: Path, split: str = "dev") -> dict[str,
             handle.writelines(lines)
         written[subtrack] = path
     return written
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Command line: write sample runs, by default on a fresh synthetic release."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("out", type=Path, help="folder to write <sub-track>/run.txt into")
-    parser.add_argument("--release", type=Path, help="release folder (default: a synthetic one)")
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed of the synthetic release")
-    parser.add_argument("--split", default="dev")
-    args = parser.parse_args(argv)
-    if args.release is not None:
-        write_sample_runs(args.release, args.out, args.split)
-        return 0
-    with tempfile.TemporaryDirectory() as tmp:
-        write_sample_runs(write_synthetic_release(Path(tmp), args.seed), args.out, args.split)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

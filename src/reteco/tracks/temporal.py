@@ -39,7 +39,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
 
 from reteco.formats.arrow_arrays import from_numpy
 from reteco.formats.reference import Reference

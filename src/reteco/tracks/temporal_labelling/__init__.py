@@ -9,8 +9,7 @@
 File formats: ``reteco.formats.temporal_labels`` (labels), ``pool`` (pool file), ``review``
 (CSV). The CLI wires the commands with ``add_pool_parser``, ``add_label_temporal_parser``,
 ``add_label_export_parser`` and ``add_label_import_parser`` (each takes the subparsers object of
-an argparse parser and sets ``func``); ``python -m reteco.tracks.temporal_labelling`` runs them
-on their own.
+an argparse parser and sets ``func``).
 """
 
 from reteco.tracks.temporal_labelling.label import (

@@ -1,7 +1,7 @@
 """Command-line parts of the pooling and labelling workflow: ``pool``, ``label-export``, ``label-import``.
 
-The lead wires them into ``reteco`` with ``add_pool_parser(subparsers)`` and friends (see the
-package docstring); ``python -m reteco.tracks.temporal_labelling`` runs them standalone.
+``reteco.cli`` registers them with ``add_pool_parser(subparsers)`` and friends (see the package
+docstring).
 """
 
 from __future__ import annotations
