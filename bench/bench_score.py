@@ -73,7 +73,7 @@ def _corpus(rng: np.random.Generator, size: int, docs_per_topic: int) -> dict[st
     return corpus
 
 
-def generate(out: Path, topics_n: int, docs_per_topic: int, corpus_size: int, seed: int) -> dict:
+def generate(out: Path, topics_n: int, docs_per_topic: int, corpus_size: int, seed: int, topic_order: str = "reference") -> dict:
     rng = np.random.default_rng(seed)
     started = time.perf_counter()
     corpus = _corpus(rng, corpus_size, docs_per_topic)
@@ -148,11 +148,16 @@ def generate(out: Path, topics_n: int, docs_per_topic: int, corpus_size: int, se
     keys = pa.array([t.key for t in topics], pa.string())
     rank_text = pc.cast(pa.array(np.arange(1, depth + 1)), pa.string())
     chunk = max(1, 1_000_000 // depth)
+    # "shuffled": each topic's lines together, topics in an order unrelated to the reference's
+    # (a separate generator, so that the default data stays the same).
+    written = np.arange(len(topics))
+    if topic_order == "shuffled":
+        written = np.random.default_rng(seed + 1).permutation(len(topics))
     with open(run_path, "wb") as sink:
         for first in range(0, len(topics), chunk):
-            block = range(first, min(first + chunk, len(topics)))
+            block = written[first : first + chunk]
             docs = np.empty((len(block), depth), dtype=np.int64)
-            for row, ti in enumerate(block):
+            for row, ti in enumerate(block.tolist()):
                 t = topics[ti]
                 ranking = start[t.domain] + rng.choice(size[t.domain], depth, replace=False)
                 # Some relevant documents, most of them near the top (per-topic run quality).
@@ -195,7 +200,7 @@ def generate(out: Path, topics_n: int, docs_per_topic: int, corpus_size: int, se
             fraction = pc.utf8_lpad(pc.cast(pa.array((ticks % SCORE_TICKS).ravel()), pa.string()), 4, "0")
             score_text = pc.binary_join_element_wise(whole, fraction, ".")
             lines = pc.binary_join_element_wise(
-                keys.take(pa.array(np.repeat(np.arange(block.start, block.stop), depth))),
+                keys.take(pa.array(np.repeat(block, depth))),
                 "Q0",
                 all_ids.take(pa.array(docs.ravel())),
                 pa.concat_arrays([rank_text] * len(block)),
@@ -260,6 +265,12 @@ def main() -> int:
     parser.add_argument("--corpus", type=int, default=1_200_000, help="corpus ids over the 13 domains")
     parser.add_argument("--seed", type=int, default=2027)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--topic-order",
+        choices=["reference", "shuffled"],
+        default="reference",
+        help="order of the topics in the run (default: the reference's; shuffled: each topic's lines together, topics shuffled)",
+    )
     parser.add_argument("--regenerate", action="store_true", help="regenerate even if params.json matches")
     parser.add_argument("--clean", action="store_true", help="delete the generated data at the end")
     parser.add_argument("--reteco", default=str(Path(sys.executable).parent / "reteco"), help="console script")
@@ -267,14 +278,14 @@ def main() -> int:
 
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
-    params = {"topics": args.topics, "docs_per_topic": args.docs_per_topic, "corpus": args.corpus, "seed": args.seed}
+    params = {"topics": args.topics, "docs_per_topic": args.docs_per_topic, "corpus": args.corpus, "seed": args.seed, "topic_order": args.topic_order}
     params_path = out / "params.json"
     ref_dir, run_path = out / "ref_1a", out / "run.txt"
     current = json.loads(params_path.read_text()) if params_path.exists() else {}
     if args.regenerate or current.get("params") != params or not run_path.exists() or not ref_dir.exists():
         params_path.unlink(missing_ok=True)
         print(f"generating {args.topics} x {args.docs_per_topic} lines into {out} ...", flush=True)
-        generated = generate(out, args.topics, args.docs_per_topic, args.corpus, args.seed)
+        generated = generate(out, args.topics, args.docs_per_topic, args.corpus, args.seed, args.topic_order)
         params_path.write_text(json.dumps({"params": params, "generated": generated}, indent=1) + "\n")
         current = {"params": params, "generated": generated}
     generated = current["generated"]

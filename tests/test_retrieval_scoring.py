@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reteco.formats.reference import DocIdIndex, DuplicateMap, Judgment, Reference, Topic
 from reteco.problems import InputError
+from reteco.tracks.retrieval import _blocks_in_topic_order, _topics_grouped_in_rule_order
 from reteco.tracks.scoring import score_run
 
 import independent_scorer as ind
@@ -173,6 +175,26 @@ def test_graded_gains():
     assert result.scores["recall_5"] == 1.0
 
 
+def test_grouped_runs_are_recognised_and_their_topics_reordered():
+    # Rule 2 over (topic, score, rank); topic -1 marks lines of topics outside the reference.
+    score = np.array([3.0, 1.0, 1.0, 9.0, 2.0, 5.0])
+    rank = np.array([1, 2, 3, 1, 2, 1])
+    grouped = np.array([2, 0, 0, 1, 1, -1])  # each topic together and best first, topics shuffled
+    assert _topics_grouped_in_rule_order(grouped, score, rank)
+    topic, doc = _blocks_in_topic_order(grouped[:5], np.array([10, 11, 12, 13, 14]))
+    assert topic.tolist() == [0, 0, 1, 1, 2] and doc.tolist() == [11, 12, 13, 14, 10]
+    in_order = np.array([0, 0, 1, 1, 2])
+    topic, doc = _blocks_in_topic_order(in_order, np.array([10, 11, 12, 13, 14]))
+    assert topic.tolist() == [0, 0, 1, 1, 2] and doc.tolist() == [10, 11, 12, 13, 14]
+    # topic 0 in two places, its later lines scoring higher: only a full sort is right
+    assert not _topics_grouped_in_rule_order(np.array([0, 1, 0, 1, 1, 2]), score, rank)
+    # lines outside the reference between two topics do not matter
+    assert _topics_grouped_in_rule_order(np.array([0, -1, -1, 1, 1, 2]), np.array([3.0, 1.0, 4.0, 9.0, 2.0, 5.0]), rank)
+    # a tie on score ordered by rank is in order; by a decreasing rank it is not
+    assert _topics_grouped_in_rule_order(np.array([0, 0, 0]), np.array([2.0, 1.0, 1.0]), np.array([1, 2, 3]))
+    assert not _topics_grouped_in_rule_order(np.array([0, 0, 0]), np.array([2.0, 1.0, 1.0]), np.array([1, 3, 2]))
+
+
 def test_ambiguous_bare_topic_is_an_error_with_line():
     ref = make_reference(
         [("bio", "2_turn_1", None, 1), ("geo", "2_turn_1", None, 1)],
@@ -230,7 +252,25 @@ def scenarios(draw):
             lines.append((key, doc, rank, score))
     if draw(st.booleans()):
         lines.append(("not_a_topic", "doc0", 1, 1.0))
+    # Files in every arrangement the scorer treats differently: shuffled lines; each topic's
+    # lines together and best first but topics in another order; fully in rule order.
+    # "split": each topic's best-first lines cut in two, the worse half written first;
+    # "by_score": grouped and by score, but ties on score in any rank order.
+    arrangement = draw(st.sampled_from(["shuffled", "grouped", "in_order", "split", "by_score"]))
     lines = draw(st.permutations(lines))
+    if arrangement != "shuffled":
+        topic_order = ["not_a_topic"] + keys if arrangement == "in_order" else draw(st.permutations(keys + ["not_a_topic"]))
+        if arrangement == "by_score":
+            lines = sorted(lines, key=lambda line: (topic_order.index(line[0]), -line[3]))
+        else:
+            lines = sorted(lines, key=lambda line: (topic_order.index(line[0]), -line[3], line[2]))
+    if arrangement == "split":
+        halves = [[], []]
+        for key in topic_order:
+            block = [line for line in lines if line[0] == key]
+            halves[0] += block[len(block) // 2 :]
+            halves[1] += block[: len(block) // 2]
+        lines = halves[0] + halves[1]
     cutoffs = draw(st.sampled_from([(10,), (1, 5, 10), (3,)]))
     return domains, corpus, topics, qrels, lines, graded, stepwise, cutoffs
 

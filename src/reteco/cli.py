@@ -14,6 +14,7 @@ import traceback
 from pathlib import Path
 
 from reteco import __version__
+from reteco.arrow_memory import use_scoring_memory_pool
 from reteco.problems import InputError, Problems
 
 EXIT_INPUT = 1
@@ -24,6 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     try:
+        use_scoring_memory_pool()
         return int(args.func(args) or 0)
     except InputError as exc:
         for line in exc.problems.lines():

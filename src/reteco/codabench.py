@@ -37,6 +37,7 @@ import traceback
 from pathlib import Path
 
 from reteco import __version__
+from reteco.arrow_memory import use_scoring_memory_pool
 from reteco.problems import InputError
 
 EXIT_INPUT = 1
@@ -75,6 +76,7 @@ def _main(argv: list[str]) -> int:
         print("usage: score.py INPUT_DIR OUTPUT_DIR (INPUT_DIR holds ref/ and res/)", file=sys.stderr)
         return 2
     input_dir, output_dir = Path(argv[0]), Path(argv[1])
+    use_scoring_memory_pool()
     from reteco.bundle import detailed_results
     from reteco.formats.reference import Reference
     from reteco.outputs.scores import write_details, write_scores

@@ -27,8 +27,8 @@ class RankedRows:
     graded relevance); ``relevant`` is ``gain >= 1`` as in trec_eval's default relevance level.
     """
 
-    topic: np.ndarray  # int64
-    position: np.ndarray  # int64
+    topic: np.ndarray  # integers (the scorer passes int32: half the memory of int64 on 10M rows)
+    position: np.ndarray  # integers
     gain: np.ndarray  # float64
     n_topics: int
 

@@ -155,15 +155,20 @@ def apply_rules(reference: Reference, run: RunTable, problems: Problems) -> Rank
             f"{counts['unknown_doc_ids']} lines rank a document id that is not in the topic's domain corpus "
             "and were discarded, e.g. " + ", ".join(f"'{d}'" for d in examples),
         )
-    score, rank = run.score, run.rank
-    if not known.all():
-        topic, doc_position, score, rank = topic[known], doc_position[known], score[known], rank[known]
-
-    # Rule 2: score descending, then rank ascending, then file order (lexsort is stable).
-    if not _in_rule_order(topic, score, rank):
-        order = np.lexsort((rank, -score, topic))
-        topic, score, rank, doc_position = topic[order], score[order], rank[order], doc_position[order]
-    disagreeing = _topics_where_rank_disagrees(topic, rank)
+    # Rule 2: score descending, then rank ascending, then file order. Runs usually write each
+    # topic's lines together and best first: then only whole topics move (if their order is
+    # not the reference's), and score and rank (160 MB for 10M lines) are never copied.
+    if _topics_grouped_in_rule_order(topic, run.score, run.rank):
+        disagreeing = _topics_where_rank_disagrees(topic, run.rank)  # same neighbours as in rule order
+        if not known.all():
+            topic, doc_position = topic[known], doc_position[known]
+        topic, doc_position = _blocks_in_topic_order(topic, doc_position)
+    else:
+        order = np.lexsort((run.rank, -run.score, topic))
+        disagreeing = _topics_where_rank_disagrees(topic[order], run.rank[order])
+        order = order[known[order]]
+        topic, doc_position = topic[order], doc_position[order]
+        del order
     counts["topics_rank_score_disagree"] = len(disagreeing)
     if len(disagreeing):
         example = reference.topics[int(disagreeing[0])].topic_id
@@ -173,7 +178,6 @@ def apply_rules(reference: Reference, run: RunTable, problems: Problems) -> Rank
             f"in {len(disagreeing)} topics (e.g. '{example}') the rank column disagrees with the scores; "
             "the ranking follows the scores (ties broken by rank, then by line order)",
         )
-    del score, rank
 
     # Rule 3, continued: duplicates go after their first occurrence in ranking order.
     first = _first_occurrences(topic * np.int64(max(len(vocabulary), 1)) + doc_position)
@@ -215,8 +219,8 @@ def _resolve_topics(reference: Reference, run: RunTable) -> tuple[np.ndarray, di
             if text not in distinct:
                 distinct[text] = resolver.resolve(text)
             codes.append(distinct[text])
-        parts.append(np.array(codes, dtype=np.int64)[to_numpy(chunk.indices)])
-    topic = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+        parts.append(np.array(codes, dtype=np.int32)[to_numpy(chunk.indices)])
+    topic = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
     ambiguous = [text for text, code in distinct.items() if code == AMBIGUOUS]
     if ambiguous:
         collected = Problems()
@@ -264,7 +268,7 @@ def _document_positions(
         vocabulary = pc.unique(doc_ids)
         if isinstance(vocabulary, pa.ChunkedArray):
             vocabulary = vocabulary.combine_chunks()
-        position = to_numpy(pc.index_in(doc_ids, value_set=vocabulary)).astype(np.int64)
+        position = to_numpy(pc.index_in(doc_ids, value_set=vocabulary)).astype(np.int32)
         return position, vocabulary, remapped
     # Topic index -1 (not a reference topic) picks the appended NO_DOMAIN.
     domain_bit = np.array([index.domain_bit(t.domain) for t in reference.topics] + [NO_DOMAIN], dtype=np.uint8)
@@ -306,29 +310,53 @@ def _topic_hint(reference: Reference) -> str:
     return f"sub-track {reference.subtrack} expects {kind}, e.g. '{example}'"
 
 
-def _in_rule_order(topic: np.ndarray, score: np.ndarray, rank: np.ndarray) -> bool:
+def _topics_grouped_in_rule_order(topic: np.ndarray, score: np.ndarray, rank: np.ndarray) -> bool:
+    """Whether the rows of each reference topic are contiguous and in the order of rule 2
+    (score descending, rank ascending, file order). Rows of topics outside the reference
+    (topic < 0) are dropped later and do not count."""
     if len(topic) < 2:
         return True
-    t0, t1, s0, s1 = topic[:-1], topic[1:], score[:-1], score[1:]
-    same = t1 == t0
-    ordered = (t1 > t0) | (same & ((s1 < s0) | ((s1 == s0) & (rank[1:] >= rank[:-1]))))
-    return bool(ordered.all())
+    same = topic[1:] == topic[:-1]
+    s0, s1 = score[:-1], score[1:]
+    within = (s1 < s0) | ((s1 == s0) & (rank[1:] >= rank[:-1]))
+    if not bool((~same | within | (topic[1:] < 0)).all()):
+        return False
+    block_topic = topic[np.r_[0, np.flatnonzero(~same) + 1]]
+    block_topic = block_topic[block_topic >= 0]
+    return len(np.unique(block_topic)) == len(block_topic)
+
+
+def _blocks_in_topic_order(topic: np.ndarray, doc_position: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows whose topics each form one contiguous block, with the blocks moved into ascending
+    topic order (each block unchanged inside). Costs one gather, against 1.2 s for a full sort
+    of 10M rows."""
+    n = len(topic)
+    if n < 2 or bool((topic[1:] >= topic[:-1]).all()):
+        return topic, doc_position
+    starts = np.flatnonzero(np.r_[True, topic[1:] != topic[:-1]])
+    lengths = np.diff(np.r_[starts, n])
+    by_topic = np.argsort(topic[starts])
+    lengths = lengths[by_topic]
+    new_starts = np.r_[0, np.cumsum(lengths)[:-1]]
+    source = np.repeat(starts[by_topic] - new_starts, lengths) + np.arange(n)
+    return np.repeat(topic[starts][by_topic], lengths), doc_position[source]
 
 
 def _topics_where_rank_disagrees(topic: np.ndarray, rank: np.ndarray) -> np.ndarray:
-    """Topics in which, in ranking order, a rank is smaller than the rank before it."""
+    """Reference topics in which, in ranking order, a rank is smaller than the rank before it
+    (every line of the topic counts, including ones dropped later for an unknown id)."""
     if len(topic) < 2:
         return np.zeros(0, dtype=np.int64)
-    bad = (topic[1:] == topic[:-1]) & (rank[1:] < rank[:-1])
+    bad = (topic[1:] == topic[:-1]) & (rank[1:] < rank[:-1]) & (topic[1:] >= 0)
     return np.unique(topic[1:][bad])
 
 
 def _positions(topic: np.ndarray) -> np.ndarray:
     n = len(topic)
     if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    starts = np.flatnonzero(np.r_[True, topic[1:] != topic[:-1]])
-    return np.arange(n, dtype=np.int64) - np.repeat(starts, np.diff(np.r_[starts, n]))
+        return np.zeros(0, dtype=np.int32)
+    starts = np.flatnonzero(np.r_[True, topic[1:] != topic[:-1]]).astype(np.int32)
+    return np.arange(n, dtype=np.int32) - np.repeat(starts, np.diff(np.r_[starts, n]))
 
 
 def _gains(reference: Reference, topic: np.ndarray, doc_position: np.ndarray, vocabulary: pa.Array) -> np.ndarray:
