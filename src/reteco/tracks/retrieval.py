@@ -180,7 +180,7 @@ def apply_rules(reference: Reference, run: RunTable, problems: Problems) -> Rank
         )
 
     # Rule 3, continued: duplicates go after their first occurrence in ranking order.
-    first = _first_occurrences(topic * np.int64(max(len(vocabulary), 1)) + doc_position)
+    first = _first_occurrences(topic, doc_position, max(len(vocabulary), 1))
     counts["duplicate_doc_ids"] = 0 if first is None else int(len(first) - np.count_nonzero(first))
     if first is not None:
         problems.warning(
@@ -289,18 +289,29 @@ def _document_positions(
     return position, index.doc_ids, remapped
 
 
-def _first_occurrences(pair: np.ndarray) -> np.ndarray | None:
+def _first_occurrences(topic: np.ndarray, doc_position: np.ndarray, width: int) -> np.ndarray | None:
     """Mask of the rows whose (topic, doc) pair occurs for the first time, or None when no pair
-    repeats. A stable sort keeps equal pairs in row order, so every equal pair after the first
-    of its run in sorted order is a later occurrence. (Measured on 10M rows: numpy's stable
-    argsort 0.35 s; Arrow's hash-based dictionary encoding 2.2 s.)"""
-    order = np.argsort(pair, kind="stable")
-    ordered = pair[order]
-    repeated = order[1:][ordered[1:] == ordered[:-1]]
+    repeats. ``topic`` is sorted, so each topic's rows are one slice.
+
+    Sorting the 10M pair keys finds whether any repeats (0.28 s); only the topics that hold a
+    repeat are then sorted stably with their row numbers, where every equal pair after the first
+    of its run in sorted order is a later occurrence. (Measured on 10M rows: a stable argsort of
+    all keys plus the gather 0.37 s; Arrow's hash-based dictionary encoding 2.2 s.)"""
+    pair = topic * np.int64(width) + doc_position
+    ordered = np.sort(pair, kind="stable")
+    repeated = ordered[1:][ordered[1:] == ordered[:-1]]
     if not len(repeated):
         return None
+    topics = np.unique(repeated // width)
+    starts, stops = np.searchsorted(topic, topics), np.searchsorted(topic, topics, side="right")
+    if int((stops - starts).sum()) > len(pair) // 2:  # repeats everywhere: sort every row
+        order = np.argsort(pair, kind="stable")
+    else:
+        rows = np.concatenate([np.arange(a, b) for a, b in zip(starts.tolist(), stops.tolist())])
+        order = rows[np.argsort(pair[rows], kind="stable")]
+    ordered = pair[order]
     first = np.ones(len(pair), dtype=bool)
-    first[repeated] = False
+    first[order[1:][ordered[1:] == ordered[:-1]]] = False
     return first
 
 
