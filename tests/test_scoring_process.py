@@ -1,5 +1,6 @@
-"""The scorer's choice of Arrow memory pool (see reteco.arrow_memory), checked in fresh processes:
-the pool is process-wide, so a test must not change the one pytest runs in."""
+"""What a scoring process sets up, checked in fresh processes (the pool and the loaded modules
+are process-wide, so a test must not change the process pytest runs in): the Arrow memory pool
+(reteco.arrow_memory) and which command modules a command loads."""
 
 from __future__ import annotations
 
@@ -54,3 +55,24 @@ def test_the_cli_process_scores_with_the_chosen_pool(tmp_path):
     done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "release")], env=env, capture_output=True, text=True, check=True)
     expected = "jemalloc" if _jemalloc_available() else pa.default_memory_pool().backend_name
     assert done.stdout.split()[-2:] == ["0", expected]
+
+
+def test_scoring_commands_do_not_load_the_other_commands_modules(tmp_path):
+    # `reteco synth` and `reteco score` build a parser of their own commands only; the judge,
+    # labelling and bundle modules stay unloaded. `reteco --help` still lists every command.
+    script = (
+        "import sys\n"
+        "from reteco.cli import main\n"
+        "release, out = sys.argv[1], sys.argv[2]\n"
+        "main(['synth', '--out', release])\n"
+        "main(['prepare', '--release', release, '--split', 'dev', '--out', out, '--subtracks', '1a'])\n"
+        "code = main(['validate', '--ref', out + '/1a', release + '/missing.txt'])\n"
+        "print(code, sorted(m for m in sys.modules if m.startswith(('reteco.tracks.judge', 'reteco.bundle', 'reteco.tracks.temporal_labelling'))))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "release"), str(tmp_path / "ref")], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split("\n")[-2] == "1 []"
+    listed = subprocess.run([sys.executable, "-m", "reteco.cli", "--help"], capture_output=True, text=True, check=True).stdout
+    for command in ("score", "judge", "bundle", "check-bundle", "pool", "label-temporal", "setup-wordnet"):
+        assert command in listed
