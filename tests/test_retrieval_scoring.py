@@ -98,6 +98,20 @@ def test_score_order_beats_rank_column_and_warns():
     assert any("disagrees with the scores" in str(p) for p in result.problems)
 
 
+def test_rank_disagreement_counts_lines_dropped_for_unknown_ids():
+    # The file as written: 'ghost' (not in the corpus) has rank 1 below a score-9 line of rank 2.
+    ref = make_reference([("d", "q", None, None), ("d", "r", None, None)], [("d/q", "a", 1)], corpus={"d": {"a", "b"}})
+    grouped = run_bytes([("q", "a", 2, 9.0), ("q", "ghost", 1, 5.0), ("r", "b", 1, 1.0)])
+    shuffled = run_bytes([("r", "b", 1, 1.0), ("q", "ghost", 1, 5.0), ("q", "a", 2, 9.0)])
+    for run in (grouped, shuffled):
+        result = score_run(ref, run)
+        assert result.details["counts"]["topics_rank_score_disagree"] == 1
+        assert result.details["counts"]["unknown_doc_ids"] == 1
+        assert result.scores["mrr"] == pytest.approx(0.5)  # q: 1.0, r: 0 (no relevant document)
+    in_order = run_bytes([("q", "a", 1, 9.0), ("q", "ghost", 2, 5.0), ("r", "b", 1, 1.0)])
+    assert score_run(ref, in_order).details["counts"]["topics_rank_score_disagree"] == 0
+
+
 def test_unknown_duplicate_and_remapped_ids():
     corpus = {"d": {"a", "b", "kept"}}
     ref = make_reference(
