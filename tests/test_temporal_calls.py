@@ -7,27 +7,30 @@ import dataclasses
 import json
 
 import pytest
+from fake_openai_server import (  # noqa: F401  (fixtures)
+    TEST_KEY,
+    Reply,
+    completion,
+    fake_openai_fixture,
+    http_error,
+    rate_limited,
+)
 
-from fake_openai_server import TEST_KEY, FakeOpenAI, Reply, completion, http_error, rate_limited
 from reteco.tracks.judge import load_judge_config
 from reteco.tracks.judge.cache import JudgeCache
-from reteco.tracks.temporal_labelling.calls import ERROR, INVALID, OK, NotAvailable, run_asks
+from reteco.tracks.temporal_labelling.calls import (
+    ERROR,
+    INVALID,
+    OK,
+    NotAvailable,
+    run_asks,
+)
 from reteco.tracks.temporal_labelling.label import COVERAGE, RELEVANCE, _ask
 from reteco.tracks.temporal_labelling.prompting import LabelInput, load_prompts
 
 DATA = LabelInput("d/q1", "When did fees rise?", (("p1", "fees in 2016"), ("p2", "fees in 2017")), "doc/1", "In 2017 fees rose.")
 RELEVANT = json.dumps({"rationale": "dated 2017", "temporally_relevant": True})
 COVERS = json.dumps({"rationale": "2017 only", "covered_periods": ["p2"]})
-
-
-@pytest.fixture
-def fake_openai():
-    server = FakeOpenAI()
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture

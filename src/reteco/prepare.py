@@ -499,11 +499,7 @@ def _prepare_track1(ctx: _Context, folder: Path, layout: str, wanted: list[str])
         if "1b" in wanted:
             steps.warn_missing(ctx)
     else:
-        if (folder / "documents.jsonl").is_file():
-            corpora[""] = folder / "documents.jsonl"
-        if (folder / "duplicate_map.json").is_file():
-            duplicate_maps[""] = rel.read_duplicate_map(folder / "duplicate_map.json")
-        mapper = _Mapper(duplicate_maps.get("", {}))
+        mapper = _domain_corpus("", folder, corpora, duplicate_maps)  # the flat layout: one corpus
         _flat_track1(ctx, folder, list(TRACK1_SUBTRACKS), queries, steps, mapper)
         _flat_guidance(ctx, folder, queries, steps, temporal, mapper)
         domains = sorted({d.domain for s in (queries, steps) for d in s.drafts.values()})
@@ -601,7 +597,8 @@ def _release_track1_file(
 
 
 def _domain_corpus(domain: str, folder: Path, corpora: dict[str, Path], duplicate_maps: dict[str, dict[str, str]]) -> "_Mapper":
-    """Note a release-layout domain's documents.jsonl and duplicate_map.json; its id mapper."""
+    """Note a release-layout domain's documents.jsonl and duplicate_map.json (domain "": the flat
+    layout's, at the top of the track folder); its id mapper."""
     if (folder / "documents.jsonl").is_file():
         corpora[domain] = folder / "documents.jsonl"
     if (folder / "duplicate_map.json").is_file():
@@ -991,11 +988,7 @@ def _prepare_track2(ctx: _Context, folder: Path, layout: str, wanted: list[str])
                 "folder's domain; the folder was used"
             )
     else:
-        if (folder / "documents.jsonl").is_file():
-            corpora[""] = folder / "documents.jsonl"
-        if (folder / "duplicate_map.json").is_file():
-            duplicate_maps[""] = rel.read_duplicate_map(folder / "duplicate_map.json")
-        mapper = _Mapper(duplicate_maps.get("", {}))
+        mapper = _domain_corpus("", folder, corpora, duplicate_maps)  # the flat layout: one corpus
         path = rel.find_file(folder, "benchmark", ctx.split, (".json", ".jsonl"), rel.SAMPLE)
         if path is None:
             ctx.warn(f"2x: no benchmark file in flat {folder.name}/")
