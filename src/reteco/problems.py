@@ -14,6 +14,19 @@ from typing import Iterator
 ERROR = "error"
 WARNING = "warning"
 
+# Exit codes of every reteco command and of the Codabench scoring program (README, "Exit codes").
+EXIT_OK = 0
+EXIT_INPUT = 1  # input that cannot be used: the messages say what to fix, with file and line
+EXIT_USAGE = 2  # the command line itself is wrong (argparse's own convention)
+EXIT_INTERNAL = 3  # a bug in reteco: never a participant's fault
+EXIT_INCOMPLETE = 4  # work that could not be finished (e.g. judge calls failed); what was done is kept
+
+# A participant's value quoted in a message is cut at this many characters: one refusal's log
+# stays small whatever the input (a 10 MB document id is not echoed whole).
+MAX_QUOTED = 80
+# A file name in a message (the participant's own, e.g. a zip member) is cut at this many.
+MAX_FILE_NAME = 200
+
 # One error per line would bury the first cause under a flood; after this many errors
 # of a file we stop listing them and say how many more there were.
 MAX_LISTED_ERRORS = 20
@@ -27,7 +40,8 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
-        where = self.file if self.line is None else f"{self.file}:{self.line}"
+        file = printable(self.file, MAX_FILE_NAME)
+        where = file if self.line is None else f"{file}:{self.line}"
         return f"{where}: {self.level}: {self.message}"
 
 
@@ -73,6 +87,63 @@ class Problems:
         if self.suppressed_errors:
             out.append(f"... and {self.suppressed_errors} more errors not listed")
         return out
+
+
+def printable(text: str | bytes, limit: int = MAX_QUOTED) -> str:
+    """``text`` safe to print into a log, e.g. ``abc`` or ``aaaa... (10000000 characters in all)``.
+
+    Characters that are not printable (control characters, NUL, the ESC that starts terminal
+    sequences, line and paragraph separators) become ``\\xNN``/``\\uNNNN`` escapes and a backslash
+    is doubled, so what is printed is unambiguous; bytes that are not UTF-8 show as ``\\xNN``.
+    The value is cut after ``limit`` characters, with its full length said. Only the first
+    ``limit`` characters are looked at, so a 10 MB value costs no more than a short one.
+    """
+    body, tail = _printable_parts(text, limit)
+    return body + tail
+
+
+def quoted(text: str | bytes, limit: int = MAX_QUOTED) -> str:
+    """A participant's value for a message: ``printable`` in single quotes (a quote inside
+    escaped), e.g. ``'d1'`` or ``'aaaa...' (10000000 characters in all)``."""
+    body, tail = _printable_parts(text, limit)
+    return "'" + body.replace("'", "\\'") + "'" + tail
+
+
+def _printable_parts(text: str | bytes, limit: int) -> tuple[str, str]:
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        data = bytes(text[: 4 * limit + 4])  # enough bytes for `limit` UTF-8 characters
+        total, unit = len(text), "bytes"
+        pieces, position = [], 0
+        while position < len(data) and len(pieces) < limit:
+            # One character at a time: valid UTF-8 sequences as characters, other bytes escaped.
+            for size in (1, 2, 3, 4):
+                try:
+                    pieces.append(_escaped(data[position : position + size].decode("utf-8")))
+                    position += size
+                    break
+                except UnicodeDecodeError:
+                    continue
+            else:
+                pieces.append(f"\\x{data[position]:02x}")
+                position += 1
+        body = "".join(pieces)
+        shown_all = position >= total
+    else:
+        total, unit = len(text), "characters"
+        body = "".join(_escaped(ch) for ch in text[:limit])
+        shown_all = total <= limit
+    if shown_all:
+        return body, ""
+    return body + "...", f" ({total} {unit} in all)"
+
+
+def _escaped(ch: str) -> str:
+    if ch == "\\":
+        return "\\\\"
+    if ch.isprintable():
+        return ch
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 class InputError(Exception):
