@@ -18,14 +18,14 @@ $(STAMP): pyproject.toml
 WORDNET := $(VENV)/share/nltk_data/corpora/wordnet/reteco-wordnet.json
 
 $(WORDNET): | $(STAMP)
-	$(PY) -m reteco.metrics.wordnet_data
+	$(PY) -m reteco.organizers.wordnet_setup
 
 setup: $(STAMP) $(WORDNET)
 
 # The main job on the built-in synthetic data: build a synthetic release, prepare
 # reference data from it, score the starting kit's sample submissions.
 score: $(STAMP) $(WORDNET)
-	$(PY) -m reteco.demo --build $(BUILD)
+	$(PY) -m reteco.commands.demo --build $(BUILD)
 
 test: $(STAMP) $(WORDNET)
 	$(PY) -m pytest -q
@@ -44,7 +44,7 @@ $(BASELINE_STAMP): $(STAMP)
 	@touch $@
 
 bundle: $(BASELINE_STAMP)
-	$(PY) -m reteco.cli bundle --layout $(LAYOUT) $(BUNDLE_ARGS)
+	$(PY) -m reteco bundle --layout $(LAYOUT) $(BUNDLE_ARGS)
 
 clean:
 	rm -rf $(BUILD) dist

@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from fake_openai_server import FakeOpenAI
 
-from reteco.tracks.judge import DIMENSIONS, JudgeItem, load_judge_config, run_judge
+from reteco.judge import DIMENSIONS, JudgeItem, load_judge_config, run_judge
 
 
 def bench_items(turns: int) -> list[JudgeItem]:

@@ -1,6 +1,6 @@
 """Where ``reteco score`` spends its time and memory, line by line (a diagnostic for bench_score.py).
 
-Runs ``reteco.cli.main(["score", ...])`` in this process under a line tracer limited to reteco's
+Runs ``reteco.commands.main(["score", ...])`` in this process under a line tracer limited to reteco's
 own source files, and reports for each source line:
 
 - time: wall time from the line's start to the next line of the same frame (inclusive of
@@ -27,7 +27,7 @@ from pathlib import Path
 import pyarrow as pa
 
 import reteco
-from reteco import cli
+from reteco import commands as cli
 
 ROOT = str(Path(reteco.__file__).resolve().parent)
 SLOW = 0.002

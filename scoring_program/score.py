@@ -12,7 +12,7 @@ VENDOR = Path(__file__).resolve().parent / "vendor"
 if VENDOR.is_dir():
     sys.path.insert(0, str(VENDOR))
 
-from reteco.codabench import main  # noqa: E402
+from reteco.codabench.scoring_program import main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -399,7 +399,7 @@ def judge_config_fixture(fake_openai, monkeypatch):
     """
     import dataclasses
 
-    from reteco.tracks.judge import load_judge_config
+    from reteco.judge import load_judge_config
 
     monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
     return dataclasses.replace(

@@ -171,7 +171,7 @@ def test_file_level_errors(ref, data, message):
 
 
 def cli(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "reteco.cli", *map(str, args)], capture_output=True, text=True, check=False)
+    return subprocess.run([sys.executable, "-m", "reteco", *map(str, args)], capture_output=True, text=True, check=False)
 
 
 def test_cli_score_refuses_bad_answers_with_line_numbers_and_exit_1(ref, tmp_path):

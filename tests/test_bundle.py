@@ -18,10 +18,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from reteco.bundle import definition, leaderboards
-from reteco.bundle.builder import BuildOptions, build
-from reteco.bundle.checker import check_bundle
-from reteco.bundle.leaderboards import KEYS, OPTIONAL, SUBTRACKS
+from reteco.codabench import competition as definition
+from reteco.codabench import leaderboards
+from reteco.codabench.builder import BuildOptions, build
+from reteco.codabench.check_bundle import check_bundle
+from reteco.codabench.leaderboards import KEYS, OPTIONAL, SUBTRACKS
 
 REPO = Path(__file__).resolve().parents[1]
 PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"

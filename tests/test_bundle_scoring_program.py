@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from reteco import codabench
-from reteco.bundle import definition
-from reteco.bundle.leaderboards import JUDGE, KEYS
+from reteco.codabench import scoring_program as codabench
+from reteco.codabench import competition as definition
+from reteco.codabench.leaderboards import JUDGE, KEYS
 from reteco.formats.reference import Reference
-from reteco.prepare import prepare_release
-from reteco.synthetic.release import write_synthetic_release
-from reteco.tracks.submission_scoring import score_submission
+from reteco.organizers.prepare import prepare_release
+from reteco.organizers.synthetic.release import write_synthetic_release
+from reteco.scoring.submission import score_submission
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "starting_kit" / "sample_submissions"
@@ -160,7 +160,7 @@ def _output(tmp_path: Path, scores_text: str, details: dict | None = None) -> Pa
 
 
 def test_scoring_output_rules(tmp_path):
-    from reteco.bundle.checker import scoring_output_errors
+    from reteco.codabench.check_bundle import scoring_output_errors
 
     full = {k: 0.5 for k in KEYS["2a"]}
     assert scoring_output_errors("2a", True, _output(tmp_path / "a", json.dumps(full))) == []

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from reteco.formats.reference import Reference
-from reteco.prepare import prepare_release
-from reteco.synthetic.release import write_synthetic_release
-from reteco.tracks.submission_scoring import score_submission
+from reteco.organizers.prepare import prepare_release
+from reteco.organizers.synthetic.release import write_synthetic_release
+from reteco.scoring.submission import score_submission
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "starting_kit" / "sample_submissions"

@@ -14,7 +14,7 @@ from reteco.formats.factir import convert_factir
 from reteco.formats.qrels import FACTIR_CUTOFFS, benchmark_reference, read_qrels
 from reteco.formats.reference import Judgment
 from reteco.problems import InputError
-from reteco.tracks.scoring import score_run
+from reteco.scoring.retrieval import score_run
 
 REPO = Path(__file__).resolve().parents[1]
 FACTIR = REPO.parent / "shared" / "data" / "factir"
@@ -22,7 +22,7 @@ needs_factir = pytest.mark.skipif(not (FACTIR / "evidence.csv").exists(), reason
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-m", "reteco.cli", *map(str, args)], capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-m", "reteco", *map(str, args)], capture_output=True, text=True)
 
 
 def test_keys_carry_k_and_stance_recall_by_hand(tmp_path):

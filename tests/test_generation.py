@@ -19,10 +19,10 @@ from tiny_track2 import write_tiny_reference
 
 from reteco.formats.answers import read_answers
 from reteco.problems import InputError
-from reteco.tracks.generation import DIMENSIONS, dimension_figure, score_generation
-from reteco.tracks.judge import load_judge_config
-from reteco.tracks.scoring import score_run
-from reteco.tracks.submission_scoring import score_submission, validate_submission
+from reteco.scoring.generation import DIMENSIONS, dimension_figure, score_generation
+from reteco.judge import load_judge_config
+from reteco.scoring.retrieval import score_run
+from reteco.scoring.submission import score_submission, validate_submission
 
 KEY_ENV = "RETECO_TEST_JUDGE_KEY"
 REPO = Path(__file__).resolve().parents[1]
@@ -299,7 +299,7 @@ def test_cli_scores_2b_through_the_fake_server_and_then_from_the_cache(tmp_path,
     }
     for run in (1, 2):
         done = subprocess.run(
-            [sys.executable, "-m", "reteco.cli", "score", "--ref", str(ref.root), "--res", str(answers),
+            [sys.executable, "-m", "reteco", "score", "--ref", str(ref.root), "--res", str(answers),
              "--out", str(tmp_path / f"out{run}")],
             capture_output=True, text=True, env=env, check=False,
         )  # fmt: skip
@@ -319,8 +319,8 @@ def test_cli_scores_2b_through_the_fake_server_and_then_from_the_cache(tmp_path,
 
 
 def test_sample_answers_equal_a_fresh_regeneration(tmp_path):
-    from reteco.synthetic.release import write_synthetic_release
-    from reteco.synthetic.sample_answers import write_sample_answers
+    from reteco.organizers.synthetic.release import write_synthetic_release
+    from reteco.organizers.synthetic.sample_answers import write_sample_answers
 
     release = write_synthetic_release(tmp_path / "release")
     written = write_sample_answers(release, tmp_path / "samples")
@@ -334,8 +334,8 @@ def test_sample_answers_equal_a_fresh_regeneration(tmp_path):
 
 def test_sample_submissions_score_without_the_judge(tmp_path):
     from reteco.formats.reference import Reference
-    from reteco.prepare import prepare_release
-    from reteco.synthetic.release import write_synthetic_release
+    from reteco.organizers.prepare import prepare_release
+    from reteco.organizers.synthetic.release import write_synthetic_release
 
     release = write_synthetic_release(tmp_path / "release")
     prepare_release(release, "dev", tmp_path / "ref", subtracks=("2b", "2c"))

@@ -16,8 +16,8 @@ from fake_openai_server import (  # noqa: F401  (fixtures)
     user_text,
 )
 
-from reteco.tracks.judge import JudgeItem, build_request, run_judge
-from reteco.tracks.judge.cache import CACHE_FILE, request_hash
+from reteco.judge import JudgeItem, build_request, run_judge
+from reteco.llm.cache import CACHE_FILE, request_hash
 
 
 def items(n: int = 6) -> list[JudgeItem]:

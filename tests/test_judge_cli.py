@@ -16,9 +16,9 @@ from fake_openai_server import (  # noqa: F401  (fixtures)
 )
 
 from reteco.problems import InputError
-from reteco.tracks.judge import JudgeItem, item_to_json
-from reteco.tracks.judge.cli import add_judge_parser
-from reteco.tracks.judge.golden import load_golden_cases
+from reteco.judge import JudgeItem, item_to_json
+from reteco.commands.judge import add_judge_parser
+from reteco.judge.golden import load_golden_cases
 
 
 def reteco_judge(*argv: str) -> int:

@@ -9,7 +9,7 @@ import pytest
 from fake_openai_server import TEST_KEY, fake_openai_fixture, judge_config_fixture  # noqa: F401  (fixtures)
 
 from reteco.problems import InputError
-from reteco.tracks.judge import (
+from reteco.judge import (
     JudgeItem,
     JudgeNotAvailable,
     default_cache_dir,
@@ -17,7 +17,7 @@ from reteco.tracks.judge import (
     load_judge_config,
     run_judge,
 )
-from reteco.tracks.judge.config import PACKAGED_CONFIG, Redactor, public_url
+from reteco.llm.config import PACKAGED_CONFIG, Redactor, public_url
 
 EXAMPLE = PACKAGED_CONFIG.parent / "open-weights.example.yaml"
 

@@ -27,8 +27,8 @@ from fake_openai_server import (  # noqa: F401  (fixtures)
     user_text,
 )
 
-from reteco.tracks.judge import JudgeItem, outcome_to_json, run_judge
-from reteco.tracks.judge.cache import CACHE_FILE
+from reteco.judge import JudgeItem, outcome_to_json, run_judge
+from reteco.llm.cache import CACHE_FILE
 
 
 def one(dimension: str = "relevance", n: int = 0) -> JudgeItem:

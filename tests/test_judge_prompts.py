@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from reteco.problems import InputError
-from reteco.tracks.judge import DIMENSIONS, JudgeItem, build_request, load_judge_config
-from reteco.tracks.judge.golden import load_golden_cases
-from reteco.tracks.judge.prompting import (
+from reteco.judge import DIMENSIONS, JudgeItem, build_request, load_judge_config
+from reteco.judge.golden import load_golden_cases
+from reteco.judge.prompts import (
     PACKAGED_PROMPTS,
     VERSION_FILES,
     PromptIntegrityError,
@@ -55,7 +55,7 @@ def test_every_frozen_version_matches_its_files():
         changed = sorted(n for n in set(frozen["files"]) | set(current) if frozen["files"].get(n) != current.get(n))
         assert not changed, (
             f"prompt version {version}: {changed} changed without a version change. Copy prompts/v{version} to a "
-            "new version folder, edit it there, run `python -m reteco.tracks.judge freeze N` and set prompt_version."
+            "new version folder, edit it there, run `python -m reteco.judge freeze N` and set prompt_version."
         )
 
 
@@ -111,7 +111,7 @@ def test_package_data_ships_every_prompt_config_and_golden_file():
     """pyproject's package-data globs must cover every non-Python file of the judge."""
     patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["reteco"]
     shipped = {p for pattern in patterns for p in PACKAGE.glob(pattern) if p.is_file()}
-    judge = PACKAGE / "tracks" / "judge"
+    judge = PACKAGE / "judge"
     data = {p for p in judge.rglob("*") if p.is_file() and p.suffix not in (".py", ".pyc")}
     assert data - shipped == set()
     assert {judge / "judge.yaml", judge / "prompts" / "manifest.json", judge / "golden" / "cases.jsonl"} <= shipped

@@ -23,14 +23,14 @@ from fake_openai_server import (  # noqa: F401  (fixtures)
     judgment,
 )
 
-from reteco.tracks.judge import (
+from reteco.judge import (
     DIMENSIONS,
     JudgeItem,
     build_request,
     load_judge_config,
     run_judge,
 )
-from reteco.tracks.judge.cache import CACHE_FILE, request_hash
+from reteco.llm.cache import CACHE_FILE, request_hash
 
 TESTS = Path(__file__).resolve().parent
 
@@ -186,7 +186,7 @@ def test_run_judge_works_from_inside_an_event_loop(fake_openai, judge_config, tm
 
 _CRASHING_RUN = """
 import dataclasses, sys
-from reteco.tracks.judge import JudgeItem, load_judge_config, run_judge
+from reteco.judge import JudgeItem, load_judge_config, run_judge
 config = dataclasses.replace(load_judge_config(), base_url=sys.argv[1], concurrency=1, timeout_s=60.0)
 items = [JudgeItem(f"law/{i}_turn_1", "relevance", f"q{i}", "", f"a{i}", (), "") for i in range(10)]
 run_judge(items, config, cache_dir=sys.argv[2], progress=False)

@@ -12,7 +12,7 @@ import pytest
 
 from reteco.formats import release as rel
 from reteco.formats.reference import Reference
-from reteco.prepare import format_summary, prepare_release
+from reteco.organizers.prepare import format_summary, prepare_release
 from reteco.problems import InputError
 
 SAMPLE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "reteco_sample"

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from reteco.formats.reference import DocIdIndex, DuplicateMap, Judgment, Reference, Topic
 from reteco.problems import InputError
-from reteco.tracks.retrieval import _blocks_in_topic_order, _topics_grouped_in_rule_order
-from reteco.tracks.scoring import score_run
+from reteco.scoring.rules import _blocks_in_topic_order, _topics_grouped_in_rule_order
+from reteco.scoring.retrieval import score_run
 
 import independent_scorer as ind
 

@@ -47,7 +47,7 @@ def test_the_cli_process_scores_with_the_chosen_pool(tmp_path):
     # The console script's main() selects the pool before running any command.
     script = (
         "import sys, pyarrow as pa\n"
-        "from reteco.cli import main\n"
+        "from reteco.commands import main\n"
         "code = main(['synth', '--out', sys.argv[1]])\n"
         "print(code, pa.default_memory_pool().backend_name)\n"
     )
@@ -62,17 +62,17 @@ def test_scoring_commands_do_not_load_the_other_commands_modules(tmp_path):
     # labelling and bundle modules stay unloaded. `reteco --help` still lists every command.
     script = (
         "import sys\n"
-        "from reteco.cli import main\n"
+        "from reteco.commands import main\n"
         "release, out = sys.argv[1], sys.argv[2]\n"
         "main(['synth', '--out', release])\n"
         "main(['prepare', '--release', release, '--split', 'dev', '--out', out, '--subtracks', '1a'])\n"
         "code = main(['validate', '--ref', out + '/1a', release + '/missing.txt'])\n"
-        "print(code, sorted(m for m in sys.modules if m.startswith(('reteco.tracks.judge', 'reteco.bundle', 'reteco.tracks.temporal_labelling'))))\n"
+        "print(code, sorted(m for m in sys.modules if m.startswith(('reteco.judge', 'reteco.codabench', 'reteco.organizers.temporal_labelling'))))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", script, str(tmp_path / "release"), str(tmp_path / "ref")], capture_output=True, text=True, check=True
     )
     assert done.stdout.split("\n")[-2] == "1 []"
-    listed = subprocess.run([sys.executable, "-m", "reteco.cli", "--help"], capture_output=True, text=True, check=True).stdout
+    listed = subprocess.run([sys.executable, "-m", "reteco", "--help"], capture_output=True, text=True, check=True).stdout
     for command in ("score", "judge", "bundle", "check-bundle", "pool", "label-temporal", "setup-wordnet"):
         assert command in listed

@@ -22,11 +22,11 @@ from reteco.formats.temporal_labels import (
     TemporalLabels,
     read_periods,
 )
-from reteco.prepare import prepare_release
+from reteco.organizers.prepare import prepare_release
 from reteco.problems import InputError
-from reteco.synthetic.release import write_synthetic_release
-from reteco.tracks.temporal_labelling.pool import fetch_passages
-from reteco.tracks.temporal_labelling.prompting import (
+from reteco.organizers.synthetic.release import write_synthetic_release
+from reteco.organizers.temporal_labelling.pool import fetch_passages
+from reteco.organizers.temporal_labelling.prompts import (
     PACKAGED,
     LabelInput,
     PromptIntegrityError,
@@ -34,7 +34,7 @@ from reteco.tracks.temporal_labelling.prompting import (
     freeze,
     load_prompts,
 )
-from reteco.tracks.temporal_labelling.review import export_csv, import_csv
+from reteco.organizers.temporal_labelling.review import export_csv, import_csv
 
 SAMPLE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "reteco_sample"
 

@@ -23,12 +23,12 @@ from reteco.formats.temporal_labels import (
 )
 from reteco.formats.trec_run import read_trec_run
 from reteco.outputs.scores import check_finite
-from reteco.prepare import prepare_release
+from reteco.organizers.prepare import prepare_release
 from reteco.problems import InputError, Problems
-from reteco.synthetic.release import write_synthetic_release
-from reteco.tracks.retrieval import apply_rules, per_topic_metrics
-from reteco.tracks.scoring import score_run
-from reteco.tracks.temporal import TemporalSource, temporal_diagnostics
+from reteco.organizers.synthetic.release import write_synthetic_release
+from reteco.scoring.rules import apply_rules, per_topic_metrics
+from reteco.scoring.retrieval import score_run
+from reteco.scoring.temporal import TemporalSource, temporal_diagnostics
 
 L2 = math.log2
 REPO = Path(__file__).resolve().parents[1]

@@ -20,11 +20,11 @@ from reteco.formats.temporal_labels import (
     TemporalLabels,
     read_periods,
 )
-from reteco.prepare import prepare_release
-from reteco.synthetic.release import write_synthetic_release
-from reteco.synthetic.sample_runs import write_sample_runs
-from reteco.tracks.scoring import score_run
-from reteco.cli import main as workflow
+from reteco.organizers.prepare import prepare_release
+from reteco.organizers.synthetic.release import write_synthetic_release
+from reteco.organizers.synthetic.sample_runs import write_sample_runs
+from reteco.scoring.retrieval import score_run
+from reteco.commands import main as workflow
 
 _QUESTION = re.compile(r"<<<BEGIN QUESTION (\w+)>>>\n(.*?)\n<<<END QUESTION \1>>>", re.DOTALL)
 _DOC = re.compile(r"^document id: (.*)$", re.MULTILINE)

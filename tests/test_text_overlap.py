@@ -9,7 +9,7 @@ import tarfile
 
 import pytest
 
-from reteco.metrics import wordnet_data as wd
+from reteco.organizers import wordnet_setup as wd
 from reteco.metrics.text_overlap import (
     BertScoreConfig,
     bertscore_values,

@@ -38,7 +38,7 @@ def ref_dir(tmp_path) -> Path:
 
 
 def cli(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "reteco.cli", *map(str, args)], capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-m", "reteco", *map(str, args)], capture_output=True, text=True)
 
 
 def test_valid_run_with_every_tolerated_quirk(tmp_path, ref_dir):

@@ -4,7 +4,7 @@ Format (README, "Answers format")::
 
     {"turn_id": "<conversation id>_turn_<n>", "answer": "..."}
 
-- ``turn_id`` is resolved exactly like a run's topic (``reteco.tracks.retrieval.TopicResolver``):
+- ``turn_id`` is resolved exactly like a run's topic (``reteco.scoring.rules.TopicResolver``):
   ``<conv>_turn_<n>``, ``<conv>#turn<n>``, or qualified with its domain,
   ``<domain>/<conv>_turn_<n>``; a bare id that exists in several domains is an error naming the
   line (RECOR's BRIGHT-derived conversation ids are bare integers that recur across domains).
@@ -112,7 +112,7 @@ def read_answers(data: bytes, name: str, reference: Reference, problems: Problem
     """
     # The one topic resolver of the scoring rules (rule 7), shared with runs; imported here
     # because the tracks layer sits above formats.
-    from reteco.tracks.retrieval import AMBIGUOUS, NOT_FOUND, TopicResolver
+    from reteco.scoring.rules import AMBIGUOUS, NOT_FOUND, TopicResolver
 
     if problems is None:
         problems = Problems()

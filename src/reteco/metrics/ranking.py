@@ -1,7 +1,7 @@
 """Ranking metrics, vectorised over many topics at once.
 
 Every function takes rankings that the deterministic run handling has already decided (see
-``reteco.tracks.retrieval``): a flat table of ranked rows, grouped by topic, with each row's
+``reteco.scoring.rules``): a flat table of ranked rows, grouped by topic, with each row's
 0-based position within its topic's ranking and its gain from the qrels. Positions are dense
 (0, 1, 2, ... within a topic), rows are sorted by (topic, position), and every topic index
 lies in ``[0, n_topics)``. A topic with no

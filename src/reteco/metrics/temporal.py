@@ -5,7 +5,7 @@ Multi-Domain Benchmark for Temporal Reasoning-Intensive Retrieval", arXiv 2601.0
 "Temporal metrics"). For a ranking, ``v_i = 1`` when the document at rank ``i`` is temporally
 relevant to the query and 0 otherwise; ``c_{i,m} = 1`` when that document covers the query's
 required period ``m``. Where these labels come from (frozen labels or the qrels oracle) is
-decided by ``reteco.tracks.temporal``; the functions here only count.
+decided by ``reteco.scoring.temporal``; the functions here only count.
 
 Inputs follow ``reteco.metrics.ranking``: rankings already decided by the deterministic run
 handling, as flat rows grouped by topic with each row's 0-based ``position`` in its topic's

@@ -1,0 +1,7 @@
+"""``python -m reteco``: the ``reteco`` command."""
+
+import sys
+
+from reteco.commands import main
+
+sys.exit(main())

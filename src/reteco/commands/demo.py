@@ -1,0 +1,82 @@
+"""``make score``: the whole job on the built-in synthetic release, with no download.
+
+Builds the synthetic release, prepares the dev reference data from it, and scores the starting
+kit's sample submissions through the same code path as the Codabench scoring program, printing
+each ``scores.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from reteco.formats.reference import Reference
+from reteco.outputs.scores import write_details, write_scores
+from reteco.organizers.prepare import prepare_release
+from reteco.problems import InputError
+from reteco.organizers.synthetic.release import write_synthetic_release
+from reteco.scoring.submission import score_submission
+
+REPO = Path(__file__).resolve().parents[3]
+SAMPLES = REPO / "starting_kit" / "sample_submissions"
+SUBTRACKS = ("1a", "1b", "2a", "2b", "2c")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--build", type=Path, default=Path("build"))
+    parser.add_argument("--samples", type=Path, default=SAMPLES)
+    args = parser.parse_args(argv)
+
+    release = write_synthetic_release(args.build / "synthetic_release")
+    print(f"synthetic release: {release}")
+    prepare_release(release, "dev", args.build / "reference")
+    print(f"reference data (dev split): {args.build / 'reference'}")
+    status = 0
+    for subtrack in SUBTRACKS:
+        reference = Reference.read(args.build / "reference" / subtrack)
+        submission = args.samples / subtrack
+        print(f"\n== {subtrack}: {submission}")
+        if not submission.exists():
+            print(f"no sample submission for {subtrack}")
+            continue
+        try:
+            result = score_submission(reference, submission)
+        except InputError as exc:
+            print("\n".join(exc.problems.lines()))
+            status = 1
+            continue
+        for line in result.problems.lines():
+            print(line)
+        out = args.build / "scores" / subtrack
+        write_scores(out, result.scores)
+        write_details(out, result.details)
+        print(json.dumps(result.scores, indent=2))
+        generation = result.details.get("generation")
+        if generation is not None:
+            print(_generation_summary(generation))
+        print(f"-> {out / 'scores.json'}, {out / 'details.json'}")
+    return status
+
+
+def _generation_summary(generation: dict) -> str:
+    """Two lines on 2b/2c: whether the judge ran (and why not), which text metrics were computed."""
+    judge = generation["judge"]
+    if judge["ran"]:
+        calls = judge["calls"]
+        line = (
+            f"judge: ran ({judge.get('model', '?')}, prompts v{judge.get('prompt_version', '?')}): "
+            f"{calls['judgments']} judgments, {calls['cached']} from the cache, {calls['new']} new"
+        )
+    else:
+        line = f"judge: did not run: {judge['reason']}"
+    metrics = generation["text_metrics"]
+    computed = ", ".join(name for name, info in metrics.items() if info["available"]) or "none"
+    missing = "; ".join(f"{name} ({info['reason']})" for name, info in metrics.items() if not info["available"])
+    return f"{line}\ntext metrics computed: {computed}" + (f"\ntext metrics unavailable: {missing}" if missing else "")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

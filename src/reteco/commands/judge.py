@@ -1,0 +1,159 @@
+"""``reteco judge``: judge a file of items, or the golden cases, and write one outcome per line.
+
+    reteco judge --items ITEMS.jsonl --out OUT.jsonl [--config judge.yaml] [--cache DIR]
+                 [--retry-invalid] [--batch] [--no-progress]
+    reteco judge --golden --out GOLDEN.jsonl [--config ...]
+
+ITEMS.jsonl: one JudgeItem per line ({"key", "dimension", "query", "history", "answer",
+"evidence": [[doc_id, text], ...], "reference_answer"}). OUT.jsonl: one outcome per line, in
+the items' order ({"key", "dimension", "status", "score", "rationale", "cached", "attempts",
+"system_fingerprint", "cache_key", "judge_signature"}). A summary per dimension goes to
+stderr. Exit 1 when the items or the config cannot be used, or no key is configured (the
+judge then did not run and nothing is written).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+from pathlib import Path
+
+from reteco.problems import InputError, Problems
+
+_EPILOG = """\
+items: one JSON object per line: {"key", "dimension", "query", "history", "answer",
+  "evidence": [[doc_id, text], ...], "reference_answer"}; dimension is one of correctness,
+  completeness, relevance, coherence, faithfulness.
+outcomes: one JSON object per line, in the items' order: {"key", "dimension", "status" (ok,
+  invalid or error), "score" (1-5, null unless ok), "rationale", "cached", "attempts",
+  "system_fingerprint", "cache_key", "judge_signature"}.
+endpoint and key: from the config (default: $OPENAI_BASE_URL, $OPENAI_API_KEY); the key is
+  never printed or stored. Every request and raw response is kept in the cache, so running
+  the same command again makes no HTTP call.
+"""
+
+
+def add_judge_parser(subparsers) -> argparse.ArgumentParser:
+    """Add the ``judge`` command to an argparse subparsers object; returns its parser."""
+    p = subparsers.add_parser(
+        "judge",
+        help="run the LLM judge on items (2b/2c answers x dimensions) or on the golden cases",
+        description="Judge a file of items, or the golden cases, and write one outcome per line.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--items", type=Path, help="JSONL, one JudgeItem per line")
+    source.add_argument("--golden", action="store_true", help="judge the packaged golden cases (meta-evaluation)")
+    p.add_argument("--out", type=Path, required=True, help="JSONL output, one outcome per line")
+    p.add_argument("--config", type=Path, help="judge config YAML (default: the packaged judge.yaml)")
+    p.add_argument("--cache", type=Path, help="cache folder (default: $RETECO_CACHE_DIR, $XDG_CACHE_HOME/reteco/judge)")
+    p.add_argument("--retry-invalid", action="store_true", help="ask again the judgments cached as invalid")
+    p.add_argument("--batch", action="store_true", help="send first asks through the Batch API")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_judge)
+    return p
+
+
+def read_items(path: Path) -> list:
+    """Read ITEMS.jsonl; raises InputError listing every bad line (file:line: what is wrong)."""
+    from reteco.judge.items import item_from_json
+
+    problems = Problems()
+    items = []
+    seen: dict[tuple[str, str], int] = {}
+    name = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", name) from None
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text", name) from None
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            item = item_from_json(json.loads(line))
+        except json.JSONDecodeError as exc:
+            problems.error(name, n, f"not valid JSON ({exc.msg})")
+            continue
+        except ValueError as exc:
+            problems.error(name, n, str(exc))
+            continue
+        first = seen.setdefault((item.key, item.dimension), n)
+        if first != n:
+            problems.error(name, n, f"{item.key} / {item.dimension} already given on line {first}")
+            continue
+        items.append(item)
+    if problems.has_errors:
+        raise InputError(problems)
+    if not items:
+        raise InputError("no items", name)
+    return items
+
+
+def cmd_judge(args) -> int:
+    """Run the judge as the arguments say; see the module docstring."""
+    from reteco.llm.cache import JudgeCacheError, default_cache_dir
+    from reteco.llm.config import judge_available, load_judge_config
+    from reteco.judge.golden import (
+        check_golden,
+        golden_result_json,
+        load_golden_cases,
+    )
+    from reteco.judge.items import outcome_to_json, summarize_outcomes
+    from reteco.judge.runner import run_judge
+
+    config = load_judge_config(args.config)
+    if args.batch:
+        config = dataclasses.replace(config, use_batch_api=True)
+    cases = load_golden_cases() if args.golden else None
+    items = [c.item for c in cases] if cases is not None else read_items(args.items)
+    ok, why = judge_available(config)
+    if not ok:
+        raise InputError(f"the judge did not run: {why}; nothing was written", "judge")
+    cache_dir = args.cache if args.cache is not None else default_cache_dir()
+    print(f"judge {config.signature}: {config.model}, prompt version {config.prompt_version}; {why}", file=sys.stderr)
+    print(f"cache: {cache_dir}", file=sys.stderr)
+    try:
+        outcomes = run_judge(items, config, cache_dir=cache_dir, progress=not args.no_progress,
+                             retry_invalid=args.retry_invalid)
+    except JudgeCacheError as exc:
+        raise InputError(str(exc), "--cache") from None
+    if cases is not None:
+        lines = [golden_result_json(r) for r in check_golden(cases, outcomes)]
+    else:
+        lines = [outcome_to_json(o, config.signature) for o in outcomes]
+    _write_jsonl(args.out, lines)
+    _print_summary(outcomes, summarize_outcomes(outcomes))
+    if cases is not None:
+        failed = [line["id"] for line in lines if not line["passed"]]
+        print(f"golden: {len(lines) - len(failed)}/{len(lines)} passed"
+              + (f"; failed: {', '.join(failed)}" if failed else ""), file=sys.stderr)
+    print(f"wrote {len(lines)} lines to {args.out}", file=sys.stderr)
+    return 0
+
+
+def _write_jsonl(path: Path, lines: list[dict]) -> None:
+    # Written beside the target then renamed, so a crash never leaves half a file behind.
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as handle:
+        handle.writelines(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+    os.replace(tmp, path)
+
+
+def _print_summary(outcomes, counts: dict[str, dict[str, int]]) -> None:
+    fresh = sum(1 for o in outcomes if not o.cached)
+    print(f"{len(outcomes)} judgments: {len(outcomes) - fresh} from the cache, {fresh} asked now", file=sys.stderr)
+    print(f"{'dimension':<14}{'ok':>7}{'invalid':>9}{'error':>7}", file=sys.stderr)
+    for dimension, c in counts.items():
+        if c["ok"] + c["invalid"] + c["error"]:
+            print(f"{dimension:<14}{c['ok']:>7}{c['invalid']:>9}{c['error']:>7}", file=sys.stderr)
+    errors = [o for o in outcomes if o.status == "error"]
+    if errors:
+        print(f"WARNING: {len(errors)} judgments failed (status error, score null); they are not cached, "
+              f"so running the same command again retries them. First: {errors[0].rationale}", file=sys.stderr)

@@ -1,0 +1,128 @@
+"""Command-line parts of the pooling and labelling workflow: ``pool``, ``label-export``, ``label-import``.
+
+``reteco.commands`` registers them with ``add_pool_parser(subparsers)`` and friends (see the package
+docstring).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from reteco.formats.reference import Reference
+from reteco.formats.temporal_labels import LABELS_MANIFEST, TemporalLabels
+from reteco.problems import InputError
+from reteco.organizers.temporal_labelling.pool import (
+    check_track1,
+    labels_folder,
+    pool_runs,
+    read_pool,
+    write_pool,
+)
+from reteco.organizers.temporal_labelling.review import export_csv, import_csv
+
+
+def existing_labels(reference: Reference, labels: Path | None) -> TemporalLabels | None:
+    folder = labels_folder(reference, labels)
+    return TemporalLabels.read(folder) if (folder / LABELS_MANIFEST).is_file() else None
+
+
+def add_pool_parser(subparsers):
+    p = subparsers.add_parser(
+        "pool",
+        help="list the (query, document) pairs of some runs' top 10 that have no frozen temporal label yet",
+        description="Pool the top-10 (query, document) pairs of the given runs that have no temporal label in the "
+        "label folder, with the query text, its required periods and (with --release or --documents) the passage "
+        "text needed to judge them. 1b step rankings pool under their parent query.",
+    )
+    p.add_argument("--ref", type=Path, required=True, help="reference folder of sub-track 1a or 1b")
+    p.add_argument("--labels", type=Path, help="temporal label folder (default: REF/temporal_labels)")
+    p.add_argument("--release", type=Path, help="release folder: passage texts from track1_tempo/<domain>/documents.jsonl")
+    p.add_argument("--documents", type=Path, action="append", default=[], help="a documents.jsonl to take texts from (repeatable)")
+    p.add_argument("--depth", type=int, default=10, help="pool depth (default 10, the diagnostics' cutoff)")
+    p.add_argument("--out", type=Path, required=True, help="pool file to write (JSONL)")
+    p.add_argument("runs", type=Path, nargs="+", help="runs: files, folders or zips, as submitted")
+    p.set_defaults(func=cmd_pool)
+    return p
+
+
+def cmd_pool(args) -> int:
+    reference = Reference.read(args.ref)
+    check_track1(reference)
+    labels = existing_labels(reference, args.labels)
+    result = pool_runs(
+        reference, args.runs, labels, depth=args.depth, release=args.release, documents=args.documents
+    )
+    write_pool(args.out, result.records)
+    s = result.summary
+    for run in s["runs"]:
+        print(f"{run['run']}: {run['pairs']} pairs in the top {s['depth']}, {run['new']} without a label")
+        for warning in run["warnings"]:
+            print(f"  {warning}", file=sys.stderr)
+    text = (
+        f"{s['pairs']} distinct pairs, {s['already_labelled']} already labelled, {s['new']} new "
+        f"({s['queries_with_new_pairs']} queries) -> {args.out}"
+    )
+    if s["passages_missing"] is not None:
+        text += f"; passages found for {s['passages_found']}, missing for {s['passages_missing']}"
+    else:
+        text += "; no passage texts (give --release or --documents to label the pool)"
+    print(text)
+    return 0
+
+
+def add_label_export_parser(subparsers):
+    p = subparsers.add_parser(
+        "label-export", help="write the frozen temporal labels as a CSV file for human review"
+    )
+    p.add_argument("--ref", type=Path, help="reference folder (its temporal_labels/ is exported)")
+    p.add_argument("--labels", type=Path, help="temporal label folder (instead of --ref)")
+    p.add_argument("--pool", type=Path, help="a pool file: its passage texts go into the CSV")
+    p.add_argument("--out", type=Path, required=True, help="CSV file to write")
+    p.set_defaults(func=cmd_label_export)
+    return p
+
+
+def cmd_label_export(args) -> int:
+    labels = TemporalLabels.read(_label_root(args))
+    passages = {}
+    if args.pool:
+        for record in read_pool(args.pool):
+            if isinstance(record.get("passage"), str):
+                passages[(record["query"], record["doc_id"])] = record["passage"]
+    rows = export_csv(labels, args.out, passages)
+    print(f"{rows} labelled pairs -> {args.out} (labels {labels.content_hash[:16]})")
+    return 0
+
+
+def add_label_import_parser(subparsers):
+    p = subparsers.add_parser(
+        "label-import",
+        help="record a reviewed CSV: a human override for every changed temporal label",
+    )
+    p.add_argument("--ref", type=Path, help="reference folder (its temporal_labels/ is updated)")
+    p.add_argument("--labels", type=Path, help="temporal label folder (instead of --ref)")
+    p.add_argument("--csv", type=Path, required=True, help="the reviewed CSV (from label-export)")
+    p.add_argument("--reviewer", required=True, help="who reviewed: recorded in every override")
+    p.set_defaults(func=cmd_label_import)
+    return p
+
+
+def cmd_label_import(args) -> int:
+    labels = TemporalLabels.read(_label_root(args))
+    counts = import_csv(labels, args.csv, args.reviewer)
+    print(
+        f"{counts['rows']} rows: {counts['overridden']} verdicts overridden, {counts['added']} pairs labelled by hand, "
+        f"{counts['unchanged']} unchanged (labels {labels.content_hash[:16]})"
+    )
+    print(json.dumps(labels.counts(), sort_keys=True))
+    return 0
+
+
+def _label_root(args) -> Path:
+    if args.labels:
+        return Path(args.labels)
+    if args.ref:
+        return labels_folder(Reference.read(args.ref), None)
+    raise InputError("give --ref REF/<1a or 1b> or --labels DIR", "command line")

@@ -1,0 +1,148 @@
+"""Sending first asks through the Batch API (``use_batch_api: true``).
+
+The requests whose first ask has no stored response are written as JSONL lines
+(``custom_id`` = the request hash, ``method``, ``url``, ``body``), uploaded with the files
+API (purpose "batch"), and submitted as batches of at most ``batch_max_requests`` lines.
+The batch id is recorded in the cache the moment it exists, so a crash or a timeout does
+not lose it: the next run polls and collects that batch instead of submitting (and paying
+for) the same requests again. Results are stored in the cache like live responses
+(``via`` = "batch:<id>"); the usual judging loop then reads them, and asks live only what
+the batch could not answer (failed lines, re-asks after unusable replies). While a batch
+is still running when ``batch_timeout_s`` runs out, its judgments end as status "error"
+with the batch id and the advice to run again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import openai
+
+from reteco.llm.cache import BatchRecord
+from reteco.llm.calls import is_chat_completion
+
+if TYPE_CHECKING:  # only for annotations: the runner imports this module lazily
+    from reteco.judge.runner import _Group, _Job
+
+log = logging.getLogger("reteco.judge")
+
+BATCH_ENDPOINT = "/v1/chat/completions"
+TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
+
+
+def batch_jsonl(groups: Sequence[_Group]) -> bytes:
+    """The batch input file: one request line per group's first ask."""
+    lines = [
+        json.dumps({"custom_id": g.cache_key, "method": "POST", "url": BATCH_ENDPOINT, "body": g.body}, ensure_ascii=False)
+        for g in groups
+    ]
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+async def run_batches(job: _Job, groups: Sequence[_Group]) -> None:
+    """Fill the cache with batch answers to the groups' first asks (see the module docstring)."""
+    wanted = {g.cache_key: g for g in groups}
+    if not wanted:
+        return
+    running: list[BatchRecord] = [b for b in job.cache.open_batches() if wanted.keys() & set(b.request_hashes)]
+    covered = {h for b in running for h in b.request_hashes}
+    todo = [g for h, g in wanted.items() if h not in covered]
+    size = job.config.batch_max_requests
+    for start in range(0, len(todo), size):
+        chunk = todo[start:start + size]
+        for g in chunk:
+            job.cache.put_request(g.cache_key, job.config.prompt_version, g.body)
+        try:
+            uploaded = await job.client.files.create(
+                file=("reteco-judge-batch.jsonl", batch_jsonl(chunk), "application/jsonl"), purpose="batch"
+            )
+            batch = await job.client.batches.create(
+                input_file_id=uploaded.id, endpoint=BATCH_ENDPOINT, completion_window="24h",
+                metadata={"tool": "reteco judge", "signature": job.config.signature},
+            )
+        except openai.OpenAIError as exc:
+            # The live path then asks these requests itself, with its own retries.
+            log.warning("batch submission failed (%s); asking these %d requests live",
+                        job.redact(_describe(exc)), len(chunk))
+            continue
+        job.cache.add_batch(batch.id, uploaded.id, job.endpoint, batch.status, [g.cache_key for g in chunk])
+        running.append(BatchRecord(batch.id, uploaded.id, batch.status, tuple(g.cache_key for g in chunk), False))
+        log.info("batch %s submitted: %d requests", batch.id, len(chunk))
+    await _collect(job, running, set(wanted))
+
+
+async def _collect(job: _Job, running: list[BatchRecord], wanted: set[str]) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + job.config.batch_timeout_s
+    pending = {b.batch_id: b for b in running}
+    status: dict[str, str] = {b.batch_id: b.status for b in running}
+    while pending:
+        for batch_id in list(pending):
+            try:
+                batch = await job.client.batches.retrieve(batch_id)
+            except openai.OpenAIError as exc:
+                log.warning("polling batch %s failed: %s", batch_id, job.redact(_describe(exc)))
+                continue
+            status[batch_id] = batch.status
+            if batch.status in TERMINAL:
+                await _collect_one(job, batch, pending.pop(batch_id))
+            else:
+                job.cache.update_batch(batch_id, batch.status)
+        if not pending:
+            break
+        if loop.time() >= deadline:
+            for batch_id, record in pending.items():
+                why = (f"batch {batch_id} was still {status[batch_id]} after {job.config.batch_timeout_s:g} s; "
+                       "run again to collect it (no new batch is sent for these requests)")
+                for h in set(record.request_hashes) & wanted:
+                    job.batch_pending[h] = why
+            return
+        await asyncio.sleep(min(job.config.batch_poll_interval_s, max(deadline - loop.time(), 0)))
+
+
+async def _collect_one(job: _Job, batch: Any, record: BatchRecord) -> None:
+    """Store every answered line of a finished batch; failed lines are left to the live path."""
+    stored = failed = 0
+    for file_id, kind in ((batch.output_file_id, "output"), (batch.error_file_id, "errors")):
+        if not file_id:
+            continue
+        content = await job.client.files.content(file_id)
+        text = content.text if isinstance(content.text, str) else content.read().decode("utf-8")
+        for line in text.splitlines():
+            if not line.strip():
+                continue
+            entry = json.loads(line)
+            h = entry.get("custom_id")
+            response = entry.get("response") or {}
+            body = response.get("body")
+            if h not in record.request_hashes:
+                continue
+            if response.get("status_code") == 200 and is_chat_completion(body):
+                raw = job.redact(json.dumps(body, ensure_ascii=False))
+                job.cache.add_call(
+                    request_hash_=h, response_json=raw, http_status=200,
+                    system_fingerprint=body.get("system_fingerprint"), model=body.get("model"),
+                    via=f"batch:{batch.id}", endpoint=job.endpoint, started_at=None,
+                )
+                job.batch_filled.add(h)
+                stored += 1
+            else:
+                failed += 1
+                message = json.dumps(entry.get("error") or body, ensure_ascii=False)[:2000]
+                job.cache.add_failure(
+                    request_hash_=h, attempt=1, kind=f"batch {kind}", http_status=response.get("status_code"),
+                    message=job.redact(f"batch {batch.id}: {message}"), wait_s=None, endpoint=job.endpoint,
+                )
+    job.cache.update_batch(batch.id, batch.status, collected=True,
+                           output_file_id=batch.output_file_id, error_file_id=batch.error_file_id)
+    missing = len(record.request_hashes) - stored
+    log.info("batch %s %s: %d answers stored, %d failed, %d to ask live", batch.id, batch.status, stored, failed, missing)
+
+
+def _describe(exc: openai.OpenAIError) -> str:
+    status = getattr(exc, "status_code", None)
+    return f"HTTP {status}: {exc}" if status else f"{type(exc).__name__}: {exc}"

@@ -1,0 +1,437 @@
+"""Structured Chat Completions calls: the one call loop of the generation judge and its users.
+
+A caller prepares ``StructuredRequest`` s (the first request body: model, messages, strict
+json_schema response format, decoding settings; a validator turning a reply's content into a
+value or raising ``ReplyProblem``; the builder of the re-ask message) and gets one
+``StructuredReply`` per request: status ok / invalid / error, the parsed value, the raw reply
+text, the attempts, the system fingerprint, the cache key and whether it came from the cache.
+``run_structured_calls`` runs a list of them; ``StructuredCaller`` is the async engine behind
+it, on which the judge's ``run_judge`` (which adds its verdict cache and the Batch API) builds.
+
+How one request ends (the documented fault behaviour):
+
+- a response already in the cache (``JudgeCache``) for the same request body: replayed, no
+  HTTP call, unless the caller asks for fresh calls (a retried invalid verdict);
+- 429, 408, 409, 5xx, timeout, connection error, or a 200 whose body is not a chat completion:
+  retried up to ``max_retries`` times; the wait is the server's Retry-After (``retry-after-ms``
+  or ``retry-after``, seconds or HTTP date) when given, else exponential backoff with jitter,
+  never more than ``max_wait_s``. A 429's Retry-After pauses every worker, not just the one
+  that got it. Still failing: status "error" (nothing cached as a verdict).
+- 400, 413, 422 (the request itself is refused): "error" at once, no retry.
+- 401, 403, 404 or 429 with code ``insufficient_quota``: "error", and the rest of the run is
+  not sent ("not sent: ..."); ``abort_after_errors`` failures in a row stop the run too.
+- a reply the validator rejects, or cut off at the token cap: re-asked (the reply and what was
+  wrong with it are sent back) up to ``max_reasks`` times; then "invalid".
+- a refusal (``message.refusal``) or ``finish_reason`` "content_filter": "invalid" at once.
+
+Every request body, raw response and failed attempt lands in the cache (the audit trail), with
+the API key redacted. The openai SDK is imported on first call, never by importing this module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import email.utils
+import json
+import logging
+import math
+import random
+import time
+from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from tqdm import tqdm
+
+from reteco.llm.cache import (
+    JudgeCache,
+    default_cache_dir,
+    now_iso,
+    request_hash,
+)
+from reteco.llm.config import (
+    JudgeConfig,
+    Redactor,
+    judge_available,
+    public_url,
+    read_api_key,
+)
+from reteco.judge.prompts import ReplyProblem
+
+OK = "ok"
+INVALID = "invalid"
+ERROR = "error"
+RETRYABLE_STATUS = frozenset({408, 409, 429})
+FATAL_STATUS = frozenset({401, 403, 404})
+MAX_STORED_ERROR_TEXT = 2000
+
+T = TypeVar("T")
+
+
+class CallsNotAvailable(RuntimeError):
+    """No key or no usable endpoint: nothing was sent."""
+
+
+@dataclass(frozen=True)
+class StructuredRequest:
+    """One question: its first request body, how to validate a reply and how to re-ask."""
+
+    body: dict[str, Any]  # model, messages, response_format (strict json_schema), decoding settings
+    validate: Callable[[str | None], Any]  # the reply's content -> parsed value; raises ReplyProblem
+    reask: Callable[[str], dict[str, str]]  # problem -> the user message sent after an unusable reply
+    cache_version: int  # mixed into the request hash (the prompt version)
+    label: str = ""  # names the request in debug log lines
+
+    @property
+    def cache_key(self) -> str:
+        """The hash of the first request: where its response and verdict are cached."""
+        return request_hash(self.body, self.cache_version)
+
+
+@dataclass
+class StructuredReply:
+    status: str  # ok, invalid, error
+    value: Any  # what the validator returned (ok only)
+    text: str | None  # the content of the last reply, as received
+    detail: str  # why it is not ok ("" when ok); redacted
+    attempts: int  # HTTP requests made in this run
+    cached: bool  # answered without any HTTP request in this run
+    system_fingerprint: str | None
+    reported_model: str | None
+    cache_key: str  # hash of the first request
+    request_hashes: list[str] = field(default_factory=list)  # one per ask
+    ask_attempts: list[int] = field(default_factory=list)  # HTTP requests per ask (0: replayed)
+    call_ids: list[int] = field(default_factory=list)
+    refusal: str | None = None  # the model's refusal text, when it refused
+    filtered: bool = False  # the reply was withheld by the content filter
+    not_sent: bool = False  # the last ask was never sent: the run had been stopped
+
+
+def run_structured_calls(
+    requests: Sequence[StructuredRequest],
+    config: JudgeConfig,
+    *,
+    cache_dir: Path | None = None,
+    progress: bool = True,
+    fresh: bool = False,
+    unit: str = "request",
+    desc: str | None = None,
+) -> list[StructuredReply]:
+    """Answer every request (same order) with at most ``config.concurrency`` in flight.
+
+    ``fresh`` bypasses the responses stored in the cache (they are still recorded). Raises
+    CallsNotAvailable when no key or endpoint is configured (``judge_available`` says why).
+    """
+    ok, why = judge_available(config)
+    if not ok:
+        raise CallsNotAvailable(why)
+    requests = list(requests)
+    directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+
+    async def main() -> list[StructuredReply]:
+        caller = StructuredCaller(config)
+        async with caller.session(directory):
+            semaphore = asyncio.Semaphore(config.concurrency)
+            bar = tqdm(total=len(requests), disable=not progress, unit=unit, desc=desc or f"{unit} {config.model}")
+
+            async def one(request: StructuredRequest) -> StructuredReply:
+                async with semaphore:
+                    reply = await caller.ask(request, fresh=fresh)
+                bar.update(1)
+                return reply
+
+            try:
+                return list(await asyncio.gather(*(one(r) for r in requests)))
+            finally:
+                bar.close()
+
+    return run_coroutine(main)
+
+
+def run_coroutine(factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run a coroutine to completion; from inside a running event loop, in a thread of its own."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(factory())
+    # Called from inside an event loop (a notebook, an async caller): run ours in a thread.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, factory()).result()
+
+
+class _Session:
+    def __init__(self, caller: StructuredCaller, cache_dir: Path):
+        self.caller = caller
+        self.cache_dir = cache_dir
+
+    async def __aenter__(self) -> StructuredCaller:
+        import httpx2
+        import openai  # loaded on first call: ~0.5 s that other commands need not pay
+
+        c = self.caller
+        # The SQLite connection and the HTTP client belong to the thread running this loop.
+        c.cache = JudgeCache(self.cache_dir)
+        c.client = openai.AsyncOpenAI(
+            api_key=c._key,
+            base_url=c.config.resolved_base_url(),
+            max_retries=0,  # retries are ours: counted, logged, honouring Retry-After
+            timeout=httpx2.Timeout(c.config.timeout_s),
+        )
+        return c
+
+    async def __aexit__(self, *exc: object) -> None:
+        try:
+            await self.caller.client.close()
+        finally:
+            self.caller.cache.close()
+
+
+class StructuredCaller:
+    """The call engine: one client, one cache, one shared pause and abort state per run.
+
+    ``log``, when given, receives the debug lines and the error lines (run stopped); the
+    ``abort_message`` and ``attempts_noun`` say how a stopped run is described.
+    """
+
+    cache: JudgeCache
+    client: Any
+
+    def __init__(self, config: JudgeConfig, *, log: logging.Logger | None = None, attempts_noun: str = "requests",
+                 abort_prefix: str = "stopped"):
+        self.config = config
+        self.endpoint = public_url(config.resolved_base_url())
+        self._key, _ = read_api_key(config)
+        self.redact = Redactor(self._key)
+        self.log = log
+        self.attempts_noun = attempts_noun
+        self.abort_prefix = abort_prefix
+        self.abort_reason: str | None = None
+        self._failed_in_a_row = 0
+        self._pause_until = 0.0  # loop time before which nobody sends (a 429's Retry-After)
+        self.batch_filled: set[str] = set()  # request hashes whose stored response is fresh (a batch of this run)
+
+    def session(self, cache_dir: Path) -> _Session:
+        """``async with caller.session(dir):`` opens the cache and the HTTP client for a run."""
+        return _Session(self, cache_dir)
+
+    # --- one request, re-asked until usable ------------------------------------------------
+
+    async def ask(self, request: StructuredRequest, *, fresh: bool = False, cache_key: str | None = None) -> StructuredReply:
+        """Ask until the validator accepts a reply or the re-asks run out (see the module doc)."""
+        first_key = cache_key or request.cache_key
+        reply = StructuredReply(ERROR, None, None, "", 0, True, None, None, first_key)
+        messages = list(request.body["messages"])
+        problem = ""
+        for n in range(self.config.max_reasks + 1):
+            body = {**request.body, "messages": messages}
+            h = first_key if n == 0 else request_hash(body, request.cache_version)
+            reply.request_hashes.append(h)
+            self.cache.put_request(h, request.cache_version, body)
+            stored = self.cache.latest_call(h) if (not fresh or h in self.batch_filled) else None
+            if stored is not None:
+                call_id, response = stored[0], json.loads(stored[1])
+                reply.ask_attempts.append(0)
+            else:
+                if self.abort_reason:
+                    reply.ask_attempts.append(0)
+                    reply.detail, reply.not_sent = f"not sent: {self.abort_reason}", True
+                    return reply
+                call_id, response, attempts, failure = await self._send(h, body)
+                reply.ask_attempts.append(attempts)
+                reply.attempts += attempts
+                reply.cached = False
+                if response is None:
+                    self._count_failure(failure)
+                    reply.detail, reply.not_sent = failure, attempts == 0
+                    return reply
+                self._failed_in_a_row = 0
+            reply.call_ids.append(call_id)
+            reply.system_fingerprint = response.get("system_fingerprint")
+            reply.reported_model = response.get("model")
+            choice = response["choices"][0]
+            message = choice.get("message") or {}
+            refusal = message.get("refusal")
+            reply.text = message.get("content")
+            if refusal or choice.get("finish_reason") == "content_filter":
+                reply.status, reply.refusal, reply.filtered = INVALID, refusal or None, not refusal
+                why = f"the model refused: {refusal}" if refusal else "withheld by the content filter"
+                reply.detail = self.redact(why) or ""
+                return reply
+            try:
+                if choice.get("finish_reason") == "length":
+                    raise ReplyProblem("it was cut off at the token limit; keep the rationale short")
+                value = request.validate(reply.text)
+            except ReplyProblem as exc:
+                problem = str(exc)
+                if self.log:
+                    self.log.debug("%s: unusable reply (%s), ask %d", request.label, problem, n + 1)
+                messages = [*messages, {"role": "assistant", "content": reply.text or ""}, request.reask(problem)]
+                continue
+            reply.status, reply.value = OK, value
+            return reply
+        reply.status = INVALID
+        asks = self.config.max_reasks + 1
+        reply.detail = f"no usable reply in {asks} ask{'s' if asks > 1 else ''}; last: {problem}"
+        return reply
+
+    def _count_failure(self, failure: str) -> None:
+        self._failed_in_a_row += 1
+        if self.abort_reason is None and self._failed_in_a_row >= self.config.abort_after_errors:
+            self.abort_reason = (
+                f"{self.abort_prefix} after {self._failed_in_a_row} {self.attempts_noun} in a row failed (last: {failure})"
+            )
+            if self.log:
+                self.log.error("%s", self.abort_reason)
+
+    # --- one request body, retried over HTTP -----------------------------------------------
+
+    async def _send(self, h: str, body: dict[str, Any]) -> tuple[int | None, dict[str, Any] | None, int, str]:
+        """(call id, completion, attempts, failure): POST, retrying transport failures; every
+        attempt lands in the cache."""
+        import openai
+
+        for attempt in range(1, self.config.max_retries + 2):
+            await self._wait_for_pause()
+            if self.abort_reason:
+                return None, None, attempt - 1, f"not sent: {self.abort_reason}"
+            started = now_iso()
+            status: int | None = None
+            retry_after: float | None = None
+            fatal = False
+            try:
+                raw = await self.client.chat.completions.with_raw_response.create(**body)
+                status = raw.status_code
+                text = self.redact(raw.text)
+                completion = _chat_completion(text)
+                call_id = self.cache.add_call(
+                    request_hash_=h, response_json=text, http_status=status,
+                    system_fingerprint=completion.get("system_fingerprint"), model=completion.get("model"),
+                    via="chat", endpoint=self.endpoint, started_at=started,
+                )
+                return call_id, completion, attempt, ""
+            except openai.APIStatusError as exc:
+                status = exc.status_code
+                retry_after = retry_after_seconds(exc.response.headers)
+                code = _error_code(exc.body)
+                kind = f"http {status}"
+                detail = f"HTTP {status}: {_error_text(exc)}"
+                retryable = status in RETRYABLE_STATUS or status >= 500
+                if status == 429 and code == "insufficient_quota":
+                    retryable, fatal = False, True
+                elif status in FATAL_STATUS:
+                    fatal = True
+            except openai.APITimeoutError:
+                kind, detail, retryable = "timeout", f"no response within {self.config.timeout_s:g} s", True
+            except openai.APIConnectionError as exc:
+                kind, detail, retryable = "connection", f"connection failed: {_cause(exc)}", True
+            except _MalformedResponse as exc:
+                kind, detail, retryable = "malformed response", f"HTTP {status} with {exc}", True
+            detail = self.redact(detail) or ""
+            last = attempt > self.config.max_retries
+            wait = None if (last or not retryable) else self._wait_after(attempt, retry_after, status)
+            self.cache.add_failure(
+                request_hash_=h, attempt=attempt, kind=kind, http_status=status,
+                message=detail[:MAX_STORED_ERROR_TEXT], wait_s=wait, endpoint=self.endpoint,
+            )
+            if self.log:
+                self.log.debug("attempt %d failed (%s)%s", attempt, detail, f"; waiting {wait:.2f} s" if wait else "")
+            if fatal:
+                self.abort_reason = self.abort_reason or f"the endpoint answered {detail}; no retry can help"
+                if self.log:
+                    self.log.error("judge stopped: %s", detail)
+            if wait is None:
+                tries = f"{attempt} attempt{'s' if attempt > 1 else ''}"
+                outcome = "not retried" if not retryable else f"gave up after {tries}"
+                return None, None, attempt, f"request failed, {outcome}: {detail}"
+            await asyncio.sleep(wait)
+        raise AssertionError("unreachable: the loop returns on its last attempt")
+
+    def _wait_after(self, attempt: int, retry_after: float | None, status: int | None) -> float:
+        if retry_after is not None:
+            wait = min(max(retry_after, 0.0), self.config.max_wait_s)
+            if status == 429:
+                loop_now = asyncio.get_running_loop().time()
+                self._pause_until = max(self._pause_until, loop_now + wait)
+            return wait
+        ceiling = min(self.config.backoff_max_s, self.config.backoff_initial_s * 2 ** (attempt - 1))
+        # Jitter spreads the retries of many workers that failed at once.
+        return min(ceiling * random.uniform(0.5, 1.0), self.config.max_wait_s)
+
+    async def _wait_for_pause(self) -> None:
+        loop = asyncio.get_running_loop()
+        while (delay := self._pause_until - loop.time()) > 0:
+            await asyncio.sleep(delay)
+
+
+class _MalformedResponse(ValueError):
+    """A 2xx response whose body is not a chat completion."""
+
+
+def _chat_completion(text: str) -> dict[str, Any]:
+    """Parse a response body; raise _MalformedResponse unless it holds a choice with a message."""
+    try:
+        value = json.loads(text)
+    except (json.JSONDecodeError, TypeError):
+        raise _MalformedResponse("a body that is not JSON") from None
+    if not isinstance(value, dict):
+        raise _MalformedResponse("a JSON body that is not an object")
+    if not is_chat_completion(value):
+        raise _MalformedResponse("a body without choices[0].message")
+    return value
+
+
+def is_chat_completion(value: Any) -> bool:
+    """Whether a parsed body has what the judge reads: a first choice with a message object."""
+    choices = value.get("choices") if isinstance(value, dict) else None
+    return (isinstance(choices, list) and bool(choices) and isinstance(choices[0], dict)
+            and isinstance(choices[0].get("message"), dict))
+
+
+def retry_after_seconds(headers: Any) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds or HTTP date)."""
+    if headers is None:
+        return None
+    for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            seconds = float(value) / divisor
+        except ValueError:
+            continue
+        if math.isfinite(seconds):
+            return max(seconds, 0.0)
+    value = headers.get("retry-after")
+    if value:
+        try:
+            parsed = email.utils.parsedate_to_datetime(value)
+            return max(parsed.timestamp() - time.time(), 0.0)
+        except (TypeError, ValueError, OverflowError):
+            return None
+    return None
+
+
+def _error_code(body: object) -> str | None:
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and isinstance(inner.get("code"), str):
+            return inner["code"]
+    return None
+
+
+def _error_text(exc: Any) -> str:
+    import httpx2
+
+    try:
+        text = exc.response.text
+    except (httpx2.HTTPError, RuntimeError, UnicodeDecodeError):  # unread or undecodable: the status remains
+        text = ""
+    text = " ".join(text.split())
+    return text[:500] if text else (exc.message or "")
+
+
+def _cause(exc: BaseException) -> str:
+    cause = exc.__cause__ or exc.__context__
+    return type(cause).__name__ if cause is not None else "unknown"

@@ -1,0 +1,248 @@
+"""The judge's configuration: a flat YAML file (the packaged ``judge.yaml`` by default).
+
+The configuration never holds the API key itself, only where to read it (an environment
+variable or a file), so a config object can be printed, logged or written to a report.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import yaml
+
+from reteco.problems import InputError
+from reteco.judge.prompts import (
+    PACKAGED_PROMPTS,
+    PromptIntegrityError,
+    PromptSet,
+    load_prompt_set,
+    rendered_hash,
+)
+
+PACKAGED_CONFIG = Path(__file__).resolve().parents[1] / "judge" / "judge.yaml"
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+TOKEN_LIMIT_PARAMS = ("max_completion_tokens", "max_tokens")
+
+# Keys shorter than this are placeholders (vLLM's "EMPTY", "sk-no-key"), not secrets: redacting
+# them would mangle ordinary text, and leaking them reveals nothing.
+MIN_SECRET_LENGTH = 8
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    """Who judges (prompt version, model, decoding: the ``signature``) and how requests are made.
+
+    Build it with ``load_judge_config``; ``dataclasses.replace`` gives a variant (tests, the
+    CLI's overrides) and keeps the same prompts.
+    """
+
+    prompt_version: int
+    model: str
+    prompts: PromptSet = field(repr=False, compare=False)
+    temperature: float | None = 0.0
+    seed: int | None = 2027
+    max_completion_tokens: int = 400
+    token_limit_param: str = "max_completion_tokens"
+    base_url: str | None = None
+    base_url_env: str = "OPENAI_BASE_URL"
+    api_key_env: str = "OPENAI_API_KEY"
+    api_key_file: Path | None = None
+    concurrency: int = 16
+    timeout_s: float = 120.0
+    max_retries: int = 6
+    backoff_initial_s: float = 1.0
+    backoff_max_s: float = 60.0
+    max_wait_s: float = 600.0
+    max_reasks: int = 2
+    abort_after_errors: int = 20
+    use_batch_api: bool = False
+    batch_poll_interval_s: float = 30.0
+    batch_timeout_s: float = 90000.0
+    batch_max_requests: int = 50000
+    source: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.prompts.version != self.prompt_version:
+            problems.append(f"prompts are version {self.prompts.version}, prompt_version is {self.prompt_version}")
+        if not self.model or not isinstance(self.model, str):
+            problems.append("model must be a non-empty string")
+        if self.token_limit_param not in TOKEN_LIMIT_PARAMS:
+            problems.append(f"token_limit_param must be one of {', '.join(TOKEN_LIMIT_PARAMS)}")
+        for name in ("max_completion_tokens", "concurrency", "batch_max_requests", "abort_after_errors"):
+            if not (isinstance(getattr(self, name), int) and getattr(self, name) >= 1):
+                problems.append(f"{name} must be a positive integer")
+        for name in ("max_retries", "max_reasks"):
+            if not (isinstance(getattr(self, name), int) and getattr(self, name) >= 0):
+                problems.append(f"{name} must be an integer >= 0")
+        for name in ("timeout_s", "backoff_initial_s", "backoff_max_s", "max_wait_s", "batch_poll_interval_s", "batch_timeout_s"):
+            if not (isinstance(getattr(self, name), (int, float)) and getattr(self, name) >= 0):
+                problems.append(f"{name} must be a number >= 0")
+        if not isinstance(self.use_batch_api, bool):
+            problems.append("use_batch_api must be true or false")
+        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)):
+            problems.append("seed must be an integer (or null)")
+        if self.temperature is not None:
+            if isinstance(self.temperature, bool) or not isinstance(self.temperature, (int, float)):
+                problems.append("temperature must be a number (or null)")
+            elif not 0 <= self.temperature <= 2:
+                problems.append("temperature must be within 0..2 (or null to leave it to the server)")
+        for name in ("base_url", "base_url_env", "api_key_env"):
+            value = getattr(self, name)
+            if value is not None and not (isinstance(value, str) and value):
+                problems.append(f"{name} must be a non-empty string")
+        if self.timeout_s == 0:
+            problems.append("timeout_s must be > 0")
+        if problems:
+            raise ValueError("; ".join(problems))
+
+    @cached_property
+    def signature(self) -> str:
+        """Who judged: a short sha256 over the prompt files (rubric anchors and schema included),
+        the rendering of the messages, the model id and the decoding and re-ask settings."""
+        payload = {
+            "prompt_version": self.prompt_version,
+            "prompt_files": dict(self.prompts.file_hashes),
+            "rendered": rendered_hash(self.prompts),
+            "model": self.model,
+            "temperature": self.temperature,
+            "seed": self.seed,
+            "max_completion_tokens": self.max_completion_tokens,
+            "token_limit_param": self.token_limit_param,
+            "max_reasks": self.max_reasks,
+        }
+        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+
+    def resolved_base_url(self) -> str:
+        """The endpoint: ``base_url``, else $``base_url_env``, else OpenAI's."""
+        return self.base_url or os.environ.get(self.base_url_env) or DEFAULT_BASE_URL
+
+    def describe(self) -> dict[str, Any]:
+        """What a report discloses about the judge: never the key, nor credentials in the URL."""
+        return {
+            "signature": self.signature,
+            "prompt_version": self.prompt_version,
+            "model": self.model,
+            "temperature": self.temperature,
+            "seed": self.seed,
+            "max_completion_tokens": self.max_completion_tokens,
+            "response_format": "json_schema (strict)",
+            "endpoint": public_url(self.resolved_base_url()),
+            "max_retries": self.max_retries,
+            "max_reasks": self.max_reasks,
+            "use_batch_api": self.use_batch_api,
+            "config": self.source,
+        }
+
+
+def public_url(url: str) -> str:
+    """``url`` without user info, query or fragment (where credentials could hide)."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        if parts.port:
+            host = f"{host}:{parts.port}"
+        return urlunsplit((parts.scheme, host, parts.path, "", ""))
+    except ValueError:
+        return "(unparsable URL)"
+
+
+_FIELDS = {f.name: f for f in dataclasses.fields(JudgeConfig) if f.name not in ("prompts", "source")}
+
+
+def load_judge_config(path: Path | None = None) -> JudgeConfig:
+    """Read a judge config (None: the packaged ``judge.yaml``) and load its verified prompts.
+
+    Every key of the file must be a JudgeConfig field or ``prompts_dir`` (a prompts folder
+    with its own manifest, default the packaged one); relative paths are relative to the
+    file. Raises InputError (file named) on unknown keys, bad values or prompt files that
+    differ from their frozen manifest.
+    """
+    path = Path(path) if path is not None else PACKAGED_CONFIG
+    where = str(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"cannot read the judge config: {exc.strerror}", where) from None
+    except yaml.YAMLError as exc:
+        raise InputError(f"not valid YAML: {exc}", where) from None
+    if not isinstance(raw, dict):
+        raise InputError("the judge config must be a YAML mapping of keys to values", where)
+    unknown = sorted(set(raw) - set(_FIELDS) - {"prompts_dir"})
+    if unknown:
+        raise InputError(f"unknown key(s) {', '.join(unknown)}; known keys: {', '.join([*_FIELDS, 'prompts_dir'])}", where)
+    for key in ("prompt_version", "model"):
+        if raw.get(key) is None:
+            raise InputError(f"{key} is required", where)
+    values = {k: v for k, v in raw.items() if k != "prompts_dir"}
+    if values.get("api_key_file") is not None:
+        values["api_key_file"] = _relative_to(path, values["api_key_file"])
+    prompts_root = _relative_to(path, raw["prompts_dir"]) if raw.get("prompts_dir") else PACKAGED_PROMPTS
+    if not isinstance(raw["prompt_version"], int) or isinstance(raw["prompt_version"], bool):
+        raise InputError("prompt_version must be an integer", where)
+    try:
+        prompts = load_prompt_set(raw["prompt_version"], prompts_root)
+    except PromptIntegrityError as exc:
+        raise InputError(str(exc), where) from None
+    try:
+        return JudgeConfig(prompts=prompts, source=where, **values)
+    except (TypeError, ValueError) as exc:
+        raise InputError(str(exc), where) from None
+
+
+def _relative_to(config_path: Path, value: Any) -> Path:
+    p = Path(str(value)).expanduser()
+    return p if p.is_absolute() else config_path.parent / p
+
+
+def read_api_key(config: JudgeConfig) -> tuple[str | None, str]:
+    """(key, where it comes from) or (None, why there is none). The reason never holds the key."""
+    if config.api_key_file is not None:
+        try:
+            key = Path(config.api_key_file).read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            return None, f"cannot read the API key file {config.api_key_file} ({exc.strerror})"
+        if not key:
+            return None, f"the API key file {config.api_key_file} is empty"
+        return key, f"file {config.api_key_file}"
+    key = os.environ.get(config.api_key_env, "").strip()
+    if not key:
+        return None, f"no API key: the environment variable {config.api_key_env} is not set"
+    return key, f"environment variable {config.api_key_env}"
+
+
+def judge_available(config: JudgeConfig) -> tuple[bool, str]:
+    """Whether the judge can run: an API key is configured and the endpoint is a usable URL.
+
+    Makes no network call. On False the reason says what is missing (never a secret); the
+    caller then writes no judge numbers at all and says that the judge did not run.
+    """
+    key, why = read_api_key(config)
+    if key is None:
+        return False, why
+    url = config.resolved_base_url()
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        source = "base_url" if config.base_url else f"${config.base_url_env}"
+        return False, f"the judge endpoint ({source}) is not an http(s) URL: {public_url(url)!r}"
+    return True, f"judge {config.model} at {public_url(url)} (key from the {why})"
+
+
+class Redactor:
+    """Replaces the API key in any text before it is logged, stored, raised or returned."""
+
+    def __init__(self, secret: str | None):
+        self._secret = secret if secret and len(secret) >= MIN_SECRET_LENGTH else None
+
+    def __call__(self, text: str | None) -> str | None:
+        if text is None or self._secret is None:
+            return text
+        return text.replace(self._secret, "[REDACTED]")

@@ -1,0 +1,105 @@
+"""Chat Completions calls of the temporal labeller, on the generation judge's structured-call layer.
+
+The calls themselves are ``reteco.llm.calls.run_structured_calls``, the loop the
+judge's ``run_judge`` runs on too; this module only words its questions (``Ask``) and reads its
+answers (``Answer``). It shares with the judge everything a reviewer of the labels needs to trust:
+
+- the configuration: ``load_judge_config`` (the same ``judge.yaml``, or the ``--judge-config``
+  given): endpoint, where the key is read from, model, temperature, seed, token cap, timeouts,
+  retry, backoff, re-ask and abort settings; ``judge_available`` says why it cannot run;
+- the cache and audit trail: ``JudgeCache`` (the same SQLite file in the same folder): every
+  request body, every raw response, every failed attempt with the wait that followed it;
+- the key redactor (``Redactor``) and public endpoint text (``public_url``);
+- the retry, pause, abort, re-ask and refusal handling, documented in ``judge.calls``.
+
+Fault behaviour is therefore the judge's documented one:
+
+- a response already in the cache for the same request: replayed, no HTTP call (parsing is
+  deterministic, so a replay gives the same label); ``retry_invalid`` asks again the labels
+  whose stored replies were unusable;
+- 429, 408, 409, 5xx, timeout, connection error, or a 200 whose body is not a chat completion:
+  retried up to ``max_retries`` times, waiting the server's Retry-After when given (a 429's
+  pauses every worker) else exponential backoff with jitter, never more than ``max_wait_s``;
+  still failing: status "error" (nothing cached as a verdict; the next run tries again);
+- 400, 413, 422: "error" at once; 401, 403, 404, or 429 ``insufficient_quota``: "error" and the
+  rest of the run is not sent; ``abort_after_errors`` failures in a row stop the run too;
+- a reply that breaks the strict schema, is empty or was cut at the token cap: re-asked with
+  what was wrong, up to ``max_reasks`` times; then "invalid";
+- a refusal or a content-filter stop: "invalid" at once.
+
+No path produces a label the model did not give: a pair with any "error" or "invalid" answer
+gets no label row at all, and the caller reports it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reteco.llm.calls import (
+    ERROR,
+    INVALID,
+    OK,
+    CallsNotAvailable,
+    StructuredRequest,
+    run_structured_calls,
+)
+from reteco.llm.config import JudgeConfig, Redactor, read_api_key
+
+__all__ = ["ERROR", "INVALID", "OK", "Answer", "Ask", "NotAvailable", "run_asks"]
+
+NotAvailable = CallsNotAvailable  # no key or no usable endpoint: nothing was sent
+
+
+@dataclass(frozen=True)
+class Ask:
+    """One question to the model: its first request body, how to read and re-ask a reply."""
+
+    key: str  # unique within a run (query, doc, task)
+    body: dict[str, Any]
+    parse: Callable[[str | None], tuple[Any, str]]  # raises ReplyProblem
+    reask: Callable[[str], dict[str, str]]
+    cache_version: int  # mixed into the request hash (the prompt version)
+
+
+@dataclass
+class Answer:
+    status: str  # ok, invalid, error
+    label: Any
+    rationale: str
+    attempts: int  # HTTP requests made in this run
+    cached: bool  # answered without any HTTP request in this run
+    system_fingerprint: str | None
+    reported_model: str | None
+    request_hashes: list[str] = field(default_factory=list)
+    call_ids: list[int] = field(default_factory=list)
+
+
+def run_asks(
+    asks: Sequence[Ask],
+    config: JudgeConfig,
+    *,
+    cache_dir: Path | None = None,
+    retry_invalid: bool = False,
+    progress: bool = True,
+) -> list[Answer]:
+    """Answer every ask (same order) with at most ``config.concurrency`` requests in flight.
+
+    ``retry_invalid`` asks again instead of replaying the stored replies.
+    """
+    requests = [StructuredRequest(a.body, a.parse, a.reask, a.cache_version, label=a.key) for a in asks]
+    replies = run_structured_calls(
+        requests, config, cache_dir=cache_dir, progress=progress, fresh=retry_invalid,
+        unit="label", desc=f"label {config.model}",
+    )
+    redact = Redactor(read_api_key(config)[0])
+    answers = []
+    for r in replies:
+        label, rationale = r.value if r.status == OK else (None, r.detail)
+        answers.append(Answer(
+            r.status, label, (redact(rationale) or "") if r.status == OK else rationale, r.attempts, r.cached,
+            r.system_fingerprint, r.reported_model, r.request_hashes, r.call_ids,
+        ))
+    return answers

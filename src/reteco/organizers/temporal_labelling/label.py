@@ -1,0 +1,312 @@
+"""``reteco label-temporal``: judge a pool's unlabelled pairs with an LLM, append frozen labels.
+
+    reteco label-temporal --ref REF/1a --pool pool.jsonl [--labels DIR] [--judge-config judge.yaml]
+
+For every pair of the pool without a verdict in the label folder (``REF/temporal_labels``
+unless ``--labels``; created from ``REF/temporal_periods.jsonl`` the first time), two focused
+prompts are asked (``prompts/v<N>/``, frozen): *temporal relevance* (is the passage topically
+relevant and aligned with the period the question needs; an unrelated date does not count)
+and *period coverage* (which of the question's required periods it covers), each with a strict
+json_schema reply. A pair whose two answers are both usable gets one row in ``labels.jsonl``:
+``source: "llm"``, the model as labeller, the prompt version, the time, both rationales, and a
+``judge`` record (model and decoding, the server's model and system fingerprints, the request
+hashes under which the raw replies sit in the judge cache). A pair with a failed or unusable
+answer gets no row (it is reported, and a later run asks again, reusing what the cache holds).
+
+Labels are never changed silently: a pair that already has a verdict is skipped, so running
+again on the same pool does nothing; a verdict changes only by a human override
+(``reteco label-import``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reteco.formats.reference import Reference
+from reteco.formats.temporal_labels import (
+    LABELS_MANIFEST,
+    LabelRow,
+    QueryPeriods,
+    TemporalLabels,
+    utc_now,
+)
+from reteco.problems import InputError
+from reteco.judge import JudgeCacheError, JudgeConfig, load_judge_config
+from reteco.llm.config import public_url
+from reteco.organizers.temporal_labelling.calls import (
+    OK,
+    Answer,
+    Ask,
+    NotAvailable,
+    run_asks,
+)
+from reteco.organizers.temporal_labelling.pool import (
+    check_track1,
+    labels_folder,
+    query_periods,
+    read_pool,
+)
+from reteco.organizers.temporal_labelling.prompts import (
+    CURRENT_VERSION,
+    LabelInput,
+    TemporalPrompts,
+    load_prompts,
+)
+
+RELEVANCE = "temporal_relevance"
+COVERAGE = "period_coverage"
+
+
+@dataclass
+class LabelReport:
+    pool_pairs: int = 0
+    already_labelled: int = 0
+    labelled: int = 0
+    not_in_labels: int = 0  # the pair's query has no periods record in the label folder
+    no_passage: int = 0
+    faults: list[dict] = field(default_factory=list)  # pairs left unlabelled, with why
+    http_requests: int = 0
+    cached_answers: int = 0
+    content_hash: str = ""
+
+    def as_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def open_or_create_labels(reference: Reference, folder: Path) -> TemporalLabels:
+    """The label folder, created over the reference's required periods if it does not exist."""
+    if (folder / LABELS_MANIFEST).is_file():
+        return TemporalLabels.read(folder)
+    periods = query_periods(reference, None)
+    return TemporalLabels.create(
+        folder, periods.values(), reference.manifest.get("split"),
+        f"created by label-temporal from {reference.subtrack} reference periods",
+    )
+
+
+def label_signature(prompts: TemporalPrompts, config: JudgeConfig) -> str:
+    """Who labels: the temporal prompts' signature, the model and the decoding settings."""
+    payload = {
+        "prompts": prompts.signature,
+        "model": config.model,
+        "temperature": config.temperature,
+        "seed": config.seed,
+        "max_completion_tokens": config.max_completion_tokens,
+        "token_limit_param": config.token_limit_param,
+        "max_reasks": config.max_reasks,
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def label_pool(
+    labels: TemporalLabels,
+    pool: list[dict],
+    config: JudgeConfig,
+    *,
+    prompts: TemporalPrompts | None = None,
+    cache_dir: Path | None = None,
+    retry_invalid: bool = False,
+    progress: bool = True,
+) -> LabelReport:
+    """Label the pool's unlabelled pairs and append their rows; returns what happened."""
+    prompts = prompts or load_prompts(CURRENT_VERSION)
+    report = LabelReport(pool_pairs=len(pool))
+    todo: list[tuple[dict, QueryPeriods, LabelInput]] = []
+    seen: set[tuple[str, str]] = set()
+    for record in pool:
+        pair = (record["query"], record["doc_id"])
+        if pair in seen:
+            continue
+        seen.add(pair)
+        if labels.label_of(*pair) is not None:
+            report.already_labelled += 1
+            continue
+        periods = labels.periods.get(record["query"])
+        if periods is None:
+            report.not_in_labels += 1
+            continue
+        passage = record.get("passage")
+        if not isinstance(passage, str):
+            report.no_passage += 1
+            continue
+        data = LabelInput(
+            query=periods.query,
+            question=periods.text,
+            periods=tuple((p.period, _period_text(p)) for p in periods.periods),
+            doc_id=record["doc_id"],
+            passage=passage,
+        )
+        todo.append((record, periods, data))
+    if report.no_passage and not todo:
+        raise InputError(
+            f"{report.no_passage} pairs of the pool have no passage text; pool again with --release or --documents",
+        )
+
+    asks: list[Ask] = []
+    index: list[tuple[int, str]] = []
+    for n, (_, periods, data) in enumerate(todo):
+        ids = periods.period_ids()
+        asks.append(_ask(prompts, config, RELEVANCE, data, ids))
+        index.append((n, RELEVANCE))
+        if ids:
+            asks.append(_ask(prompts, config, COVERAGE, data, ids))
+            index.append((n, COVERAGE))
+    answers = run_asks(asks, config, cache_dir=cache_dir, retry_invalid=retry_invalid, progress=progress) if asks else []
+    by_pair: dict[int, dict[str, Answer]] = {}
+    for (n, task), answer in zip(index, answers):
+        by_pair.setdefault(n, {})[task] = answer
+        report.http_requests += answer.attempts
+        report.cached_answers += answer.cached
+
+    signature = label_signature(prompts, config)
+    rows: list[LabelRow] = []
+    for n, (record, periods, data) in enumerate(todo):
+        got = by_pair.get(n, {})
+        failed = {task: a for task, a in got.items() if a.status != OK}
+        if failed:
+            report.faults.append(
+                {"query": data.query, "doc_id": data.doc_id,
+                 "problems": {task: f"{a.status}: {a.rationale}" for task, a in failed.items()}}
+            )
+            continue
+        relevance = got[RELEVANCE]
+        coverage = got.get(COVERAGE)
+        rationale = f"temporal relevance: {relevance.rationale}"
+        if coverage is not None:
+            rationale += f" | period coverage: {coverage.rationale}"
+        rows.append(
+            LabelRow(
+                query=data.query,
+                doc_id=data.doc_id,
+                temporally_relevant=bool(relevance.label),
+                covers=tuple(coverage.label) if coverage is not None else (),
+                source="llm",
+                labeller=config.model,
+                labelled_at=utc_now(),
+                prompt_version=prompts.name,
+                rationale=rationale,
+                judge=_provenance(config, prompts, signature, got),
+            )
+        )
+    report.labelled = labels.append(rows, f"label-temporal: {len(rows)} verdicts by {config.model} ({prompts.name})") if rows else 0
+    report.content_hash = labels.content_hash
+    return report
+
+
+def _period_text(period) -> str:
+    text = period.description.strip() or period.instruction.strip() or "(no description)"
+    scope = period.scope_text()
+    return f"{text} [{scope}]" if scope else text
+
+
+def _ask(prompts: TemporalPrompts, config: JudgeConfig, task: str, data: LabelInput, period_ids: list[str]) -> Ask:
+    body: dict[str, Any] = {
+        "model": config.model,
+        "messages": prompts.messages(task, data),
+        "response_format": prompts.response_format(task, period_ids),
+        config.token_limit_param: config.max_completion_tokens,
+    }
+    if config.temperature is not None:
+        body["temperature"] = config.temperature
+    if config.seed is not None:
+        body["seed"] = config.seed
+    return Ask(
+        key=f"{data.query}\x1f{data.doc_id}\x1f{task}",
+        body=body,
+        parse=lambda content: prompts.parse(task, content, period_ids),
+        reask=prompts.reask_message,
+        cache_version=prompts.version,
+    )
+
+
+def _provenance(config: JudgeConfig, prompts: TemporalPrompts, signature: str, answers: dict[str, Answer]) -> dict:
+    return {
+        "signature": signature,
+        "prompts": {"version": prompts.name, "signature": prompts.signature},
+        "model": config.model,
+        "temperature": config.temperature,
+        "seed": config.seed,
+        "max_completion_tokens": config.max_completion_tokens,
+        "endpoint": public_url(config.resolved_base_url()),
+        "answers": {
+            task: {
+                "reported_model": a.reported_model,
+                "system_fingerprint": a.system_fingerprint,
+                "request_hashes": a.request_hashes,
+                "asks": len(a.request_hashes),
+            }
+            for task, a in sorted(answers.items())
+        },
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# command line
+
+
+def add_label_temporal_parser(subparsers):
+    p = subparsers.add_parser(
+        "label-temporal",
+        help="judge a pool's unlabelled pairs with the LLM and append the verdicts to the frozen temporal labels",
+        description="Ask the LLM, for every pair of the pool without a temporal label, whether the passage is "
+        "temporally relevant and which required periods it covers; append the verdicts, with provenance, to the "
+        "label folder. Labelled pairs are never asked again.",
+    )
+    p.add_argument("--ref", type=Path, required=True, help="reference folder of sub-track 1a or 1b")
+    p.add_argument("--pool", type=Path, required=True, help="pool file from `reteco pool` (with passage texts)")
+    p.add_argument("--labels", type=Path, help="temporal label folder (default: REF/temporal_labels)")
+    p.add_argument("--judge-config", type=Path, help="LLM configuration (default: the generation judge's judge.yaml)")
+    p.add_argument("--cache-dir", type=Path, help="judge cache folder (default: the generation judge's)")
+    p.add_argument("--retry-invalid", action="store_true", help="ask again where the stored replies were unusable")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=cmd_label_temporal)
+    return p
+
+
+def cmd_label_temporal(args) -> int:
+    reference = Reference.read(args.ref)
+    check_track1(reference)
+    config = load_judge_config(args.judge_config)
+    pool = read_pool(args.pool)
+    labels = open_or_create_labels(reference, labels_folder(reference, args.labels))
+    try:
+        report = label_pool(
+            labels, pool, config, cache_dir=args.cache_dir, retry_invalid=args.retry_invalid,
+            progress=not args.no_progress,
+        )
+    except NotAvailable as exc:
+        raise InputError(f"the LLM cannot run: {exc}", "label-temporal") from None
+    except JudgeCacheError as exc:
+        raise InputError(f"the judge cache cannot be used: {exc}", "label-temporal") from None
+    print(
+        f"{report.pool_pairs} pairs in the pool: {report.already_labelled} already labelled, {report.labelled} labelled "
+        f"now, {len(report.faults)} left unlabelled after faults ({report.http_requests} HTTP requests, "
+        f"{report.cached_answers} answers from the cache)"
+    )
+    if report.not_in_labels:
+        print(f"warning: {report.not_in_labels} pairs name queries without periods in the label folder; skipped", file=sys.stderr)
+    if report.no_passage:
+        print(f"warning: {report.no_passage} pairs have no passage text; pool with --release to label them", file=sys.stderr)
+    for fault in report.faults[:20]:
+        problems = "; ".join(f"{task}: {text}" for task, text in fault["problems"].items())
+        print(f"unlabelled: {fault['query']} {fault['doc_id']}: {problems}", file=sys.stderr)
+    if len(report.faults) > 20:
+        print(f"... and {len(report.faults) - 20} more unlabelled pairs", file=sys.stderr)
+    print(f"labels: {labels.root} (content hash {report.content_hash})")
+    left = len(report.faults) + report.no_passage + report.not_in_labels
+    if left:
+        # Exit 1 whenever a pair of the pool is still without a label, whatever the reason: a
+        # pool that is not fully labelled must not look done to a script.
+        print(
+            f"error: {left} pairs of the pool are still unlabelled (see above); the other verdicts are saved. "
+            "Fix the cause and run label-temporal again: labelled pairs are never asked twice.",
+            file=sys.stderr,
+        )
+        return 1
+    return 0

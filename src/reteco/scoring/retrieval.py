@@ -1,0 +1,182 @@
+"""One code path from a submission to its scores, for every caller (CLI, scoring program, kit)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from reteco import __version__
+from reteco.formats.reference import Reference
+from reteco.formats.trec_run import RunTable, read_trec_run
+from reteco.metrics.trec_eval_engine import trec_eval_per_topic
+from reteco.problems import Problems
+from reteco.scoring.aggregate import summarize
+from reteco.scoring.rules import RankedRun, apply_rules, per_topic_metrics, topic_judgments
+from reteco.scoring.temporal import add_temporal, temporal_diagnostics
+from reteco.scoring.temporal import applies as temporal_applies
+
+ENGINES = ("numpy", "pytrec_eval")
+RULES = (
+    "ranking by score descending, ties by rank ascending then line order",
+    "v1.0 ids mapped to v1.1 through the duplicate map",
+    "doc ids unknown to the topic's domain corpus discarded",
+    "duplicates removed after their first occurrence",
+    "cut at the largest cutoff (MRR over the whole ranking)",
+    "reference topics without a ranked document score 0 and count",
+)
+
+
+@dataclass
+class ScoreResult:
+    scores: dict[str, float]
+    details: dict
+    problems: Problems = field(default_factory=Problems)
+    ranked: RankedRun | None = None  # the decided rankings (2c takes its top 5 passages from them)
+
+
+def retrieval_score_keys(reference: Reference) -> list[str]:
+    """The scores.json keys of a retrieval reference, official figure first."""
+    cutoffs = list(reference.manifest.get("cutoffs", [10]))
+    if reference.manifest.get("benchmark", "reteco") == "reteco":
+        return ["ndcg_10", "map_10", "recall_10", "p_10", "mrr", "ndcg_10_domain_macro"]
+    keys = [f"{m}_{k}" for m in ("ndcg", "recall", "map", "p") for k in cutoffs] + ["mrr"]
+    official = reference.manifest.get("official", keys[0])
+    return [official] + [k for k in keys if k != official]
+
+
+def score_run(
+    reference: Reference,
+    run: RunTable | bytes,
+    run_name: str = "run",
+    *,
+    engine: str = "numpy",
+    per_topic: bool = True,
+) -> ScoreResult:
+    """Score a TREC run against a retrieval reference (1a, 1b, 2a, 2c, graded benchmarks).
+
+    ``run`` is a parsed run (whose source bytes are released once topics are resolved, so a
+    600 MB run is not held through scoring) or the raw bytes of one. Raises ``InputError`` for a
+    run that cannot be scored; warnings land in ``result.problems``.
+    """
+    problems = Problems()
+    if not isinstance(run, RunTable):
+        run = read_trec_run(run, run_name)
+    ranked = apply_rules(reference, run, problems)
+    del run
+    if engine == "numpy":
+        topic_values = per_topic_metrics(reference, ranked)
+    elif engine == "pytrec_eval":
+        topic_values = per_topic_metrics_trec_eval(reference, ranked)
+    else:
+        raise ValueError(f"unknown engine {engine!r}; choose one of {ENGINES}")
+    summary = summarize(reference, topic_values)
+
+    scores = {}
+    for key in retrieval_score_keys(reference):
+        if key.endswith("_domain_macro"):
+            scores[key] = summary["domain_macro"][key.removesuffix("_domain_macro")]
+        else:
+            scores[key] = summary["overall"][key]
+    stance = stance_recall(reference, ranked)
+    scores.update({k: v["mean"] for k, v in stance.items() if v["topics"]})
+
+    details = {
+        "scorer": {"name": "reteco", "version": __version__, "engine": engine},
+        "reference": {
+            "subtrack": reference.subtrack,
+            "benchmark": reference.manifest.get("benchmark", "reteco"),
+            "split": reference.manifest.get("split"),
+            "relevance": reference.relevance,
+            "cutoffs": reference.manifest.get("cutoffs", [10]),
+            "fingerprint": reference.fingerprint(),
+        },
+        "rules": list(RULES),
+        "counts": ranked.counts,
+        "warnings": [str(p) for p in problems.warnings()],
+        "units": summary["units"],
+        "topics": summary["topics"],
+        "overall": summary["overall"],
+        "domain_macro": summary["domain_macro"],
+        "per_domain": summary["per_domain"],
+    }
+    for optional in ("per_depth", "step_mean"):
+        if optional in summary:
+            details[optional] = summary[optional]
+    if stance:
+        details["stance_recall"] = stance
+    if per_topic:
+        details["per_unit"] = summary["per_unit"]
+        if "per_step" in summary:
+            details["per_step"] = summary["per_step"]
+    # Track 1: TP@10, TR@10, TC@10, nDCG|FC@10 on the same decided rankings (reteco.scoring.temporal).
+    temporal = temporal_diagnostics(reference, ranked, topic_values["ndcg_10"]) if temporal_applies(reference) else None
+    if temporal is not None:
+        add_temporal(scores, details, temporal)
+    return ScoreResult(scores, details, problems, ranked)
+
+
+def per_topic_metrics_trec_eval(reference: Reference, ranked: RankedRun) -> dict[str, np.ndarray]:
+    """``per_topic_metrics`` computed by pytrec_eval on the same decided rankings."""
+    cutoffs = list(reference.manifest.get("cutoffs", [10]))
+    qrels: dict[str, dict[str, int]] = {}
+    for j in reference.judgments:
+        qrels.setdefault(j.key, {})[j.doc_id] = j.relevance
+    rows = ranked.rows
+    docs = ranked.doc_id.to_pylist()
+    rankings: dict[str, list[str]] = {}
+    for i, t in enumerate(rows.topic.tolist()):
+        rankings.setdefault(reference.topics[t].key, []).append(docs[i])
+    # The ranking is cut at the largest cutoff for every measure but MRR, as in the numpy path.
+    depth = max(cutoffs)
+    cut = trec_eval_per_topic(qrels, {k: v[:depth] for k, v in rankings.items()}, cutoffs, reference.relevance == "binary")
+    full = trec_eval_per_topic(qrels, rankings, cutoffs, reference.relevance == "binary")
+    metrics = [m for m in next(iter(cut.values()))] if cut else []
+    out = {m: np.zeros(len(reference.topics)) for m in metrics}
+    for i, topic in enumerate(reference.topics):
+        for m in metrics:
+            source = full if m == "mrr" else cut
+            out[m][i] = source.get(topic.key, {}).get(m, 0.0)
+    return out
+
+
+def stance_recall(reference: Reference, ranked: RankedRun) -> dict[str, dict]:
+    """Recall@k per stance (FactIR): for stance s, the share of a topic's relevant documents of
+    stance s found in the top k, averaged over the topics that have at least one.
+
+    Keys ``recall_<k>_<stance>`` (stance lower-cased); empty when the reference has no stance file.
+    """
+    if not reference.stance:
+        return {}
+    index = {t.key: i for i, t in enumerate(reference.topics)}
+    n = len(reference.topics)
+    depth = max(reference.manifest.get("cutoffs", [10]))
+    within = np.flatnonzero(ranked.rows.position < depth)
+    rows = list(
+        zip(
+            ranked.rows.topic[within].tolist(),
+            ranked.rows.position[within].tolist(),
+            ranked.doc_id.take(within).to_pylist(),
+        )
+    )
+    out = {}
+    for stance in sorted({s for s in reference.stance.values()}):
+        relevant: dict[int, set[str]] = {}
+        for j in reference.judgments:
+            if j.relevance > 0 and reference.stance.get((j.key, j.doc_id)) == stance and j.key in index:
+                relevant.setdefault(index[j.key], set()).add(j.doc_id)
+        for k in reference.manifest.get("cutoffs", [10]):
+            found = np.zeros(n)
+            for t, position, doc in rows:
+                if position < k and doc in relevant.get(t, ()):
+                    found[t] += 1
+            topics = sorted(relevant)
+            values = [found[t] / len(relevant[t]) for t in topics]
+            out[f"recall_{k}_{stance.lower()}"] = {
+                "topics": len(topics),
+                "mean": float(np.mean(values)) if values else None,
+            }
+    return out
+
+
+__all__ = ["ScoreResult", "score_run", "retrieval_score_keys", "stance_recall", "topic_judgments"]

@@ -1,0 +1,185 @@
+"""A submission (zip, folder, file) against a sub-track's reference: the one scoring entry point.
+
+The CLI, the Codabench scoring program and the starting kit all call ``score_submission`` or
+``validate_submission``, so a participant's local result is the platform's result.
+
+What a submission holds, per sub-track:
+
+- 1a, 1b, 2a (and graded benchmarks): the run (``run.txt``; any single run file will do);
+- 2b: the answers, one ``.jsonl`` file (``answers.jsonl``; alone, or in a zip or folder);
+- 2c: both, in a zip or folder: the run ``run.txt`` and the answers ``answers.jsonl``. The run
+  is found by ``Submission.find("run")`` (the one file that is not ``.jsonl``/``.json``/docs, or
+  the one named ``run.txt``), the answers by ``Submission.find("answers")`` (the one ``.jsonl``).
+  2c's scores are the retrieval scores exactly as in 2a plus the generation scores; the judge's
+  evidence for a turn is the run's top 5 documents after the deterministic handling.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reteco import __version__
+from reteco.formats.answers import Answers, read_answers
+from reteco.formats.reference import Reference
+from reteco.formats.submission import DEFAULT_MAX_BYTES, Submission, open_submission
+from reteco.formats.trec_run import read_trec_run
+from reteco.problems import InputError, Problems
+from reteco.scoring.rules import RankedRun, apply_rules
+from reteco.scoring.retrieval import ScoreResult, score_run
+
+RUN_SUBTRACKS = ("1a", "1b", "2a", "2c")
+ANSWER_SUBTRACKS = ("2b", "2c")
+RUN_FILE = "run.txt"
+ANSWERS_FILE = "answers.jsonl"
+
+
+def _needs_run(reference: Reference) -> bool:
+    return reference.subtrack in RUN_SUBTRACKS or reference.manifest.get("benchmark", "reteco") != "reteco"
+
+
+def _needs_answers(reference: Reference) -> bool:
+    return reference.subtrack in ANSWER_SUBTRACKS and reference.manifest.get("benchmark", "reteco") == "reteco"
+
+
+def score_submission(
+    reference: Reference,
+    submission: Path,
+    *,
+    engine: str = "numpy",
+    per_topic: bool = True,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    judge_config=None,
+    cache_dir: Path | None = None,
+    run_judge_now: bool = True,
+    progress: bool = False,
+) -> ScoreResult:
+    """Score a submission for the reference's sub-track; InputError if it cannot be scored.
+
+    2b and 2c also run the generation scoring (``reteco.scoring.generation.score_generation``):
+    ``judge_config`` (None: the packaged default, endpoint and key from the environment),
+    ``cache_dir`` (None: the judge's default cache) and ``run_judge_now`` are passed to it.
+    A 2c submission whose run and answers both have errors reports the errors of both.
+    """
+    opened = open_submission(Path(submission), max_bytes=max_bytes)
+    if not _needs_answers(reference):
+        name = opened.find("run")
+        # Parsed here, not in score_run, so that nothing but the RunTable holds the file's bytes
+        # (or its memory map), which apply_rules then releases once topics are resolved.
+        run = read_trec_run(opened.read_buffer(name), opened.display_name(name), reread=lambda: opened.read_buffer(name))
+        result = score_run(reference, run, engine=engine, per_topic=per_topic)
+        del run
+        result.details["submission"] = {"run_file": opened.display_name(name), "ignored": list(opened.ignored)}
+        return result
+
+    from reteco.scoring.generation import score_generation
+
+    problems = Problems()
+    result, ranked, answers, run_name = _read_both(reference, opened, problems, engine, per_topic)
+    scores, generation, notes = score_generation(
+        reference,
+        answers,
+        ranked,
+        judge_config=judge_config,
+        cache_dir=cache_dir,
+        run_judge_now=run_judge_now,
+        progress=progress,
+        per_topic=per_topic,
+    )
+    problems.extend(notes)
+    if result is None:  # 2b
+        details = {
+            "scorer": {"name": "reteco", "version": __version__},
+            "reference": _reference_block(reference),
+            "submission": {"answers_file": answers.name, "ignored": list(opened.ignored)},
+        }
+        result = ScoreResult({}, details, Problems())
+    else:
+        result.details["submission"] = {
+            "run_file": run_name,
+            "answers_file": answers.name,
+            "ignored": list(opened.ignored),
+        }
+    result.problems.extend(problems)
+    result.scores.update(scores)
+    result.details["warnings"] = [str(p) for p in result.problems.warnings()]
+    result.details["generation"] = generation
+    return result
+
+
+def _reference_block(reference: Reference) -> dict:
+    return {
+        "subtrack": reference.subtrack,
+        "benchmark": reference.manifest.get("benchmark", "reteco"),
+        "split": reference.manifest.get("split"),
+        "fingerprint": reference.fingerprint(),
+    }
+
+
+def _read_both(
+    reference: Reference, opened: Submission, problems: Problems, engine: str, per_topic: bool
+) -> tuple[ScoreResult | None, RankedRun | None, Answers, str | None]:
+    """The run's retrieval result and decided rankings (2c only) and the answers, reading both
+    before raising so a participant sees the errors of both files at once."""
+    failures = Problems()
+    result = ranked = answers = run_name = None
+    if _needs_run(reference):
+        try:
+            name = opened.find("run")
+            run_name = opened.display_name(name)
+            run = read_trec_run(opened.read_buffer(name), run_name, reread=lambda: opened.read_buffer(name))
+            result = score_run(reference, run, engine=engine, per_topic=per_topic)
+            ranked = result.ranked
+            del run
+        except InputError as exc:
+            failures.extend(exc.problems)
+    try:
+        name = opened.find("answers")
+        answers = read_answers(opened.read_bytes(name), opened.display_name(name), reference, problems)
+    except InputError as exc:
+        failures.extend(exc.problems)
+    if failures.has_errors:
+        raise InputError(failures)
+    return result, ranked, answers, run_name
+
+
+def validate_submission(
+    reference: Reference, submission: Path, *, max_bytes: int = DEFAULT_MAX_BYTES
+) -> tuple[Problems, str]:
+    """Check a submission with the scoring code's own rules, computing no score.
+
+    Returns the warnings and a one-paragraph summary; raises InputError on errors (for 2c, the
+    errors of the run and of the answers together).
+    """
+    problems = Problems()
+    opened = open_submission(Path(submission), max_bytes=max_bytes)
+    failures = Problems()
+    parts = []
+    if _needs_run(reference):
+        try:
+            name = opened.find("run")
+            run = read_trec_run(opened.read_buffer(name), opened.display_name(name), reread=lambda: opened.read_buffer(name))
+            ranked = apply_rules(reference, run, problems)
+            c = ranked.counts
+            parts.append(
+                f"{opened.display_name(name)}: valid for sub-track {reference.subtrack}: {c['lines_read']} lines, "
+                f"{c['topics_in_run'] - c['topics_ignored']} of {len(reference.topics)} reference topics ranked, "
+                f"{c['topics_ignored']} topics ignored, {c['unknown_doc_ids']} unknown doc ids, "
+                f"{c['duplicate_doc_ids']} duplicates, {c['doc_ids_remapped']} v1.0 ids remapped"
+            )
+        except InputError as exc:
+            failures.extend(exc.problems)
+    if _needs_answers(reference):
+        try:
+            name = opened.find("answers")
+            answers = read_answers(opened.read_bytes(name), opened.display_name(name), reference, problems)
+            c = answers.counts
+            parts.append(
+                f"{answers.name}: valid for sub-track {reference.subtrack}: {c['lines_read']} answers read, "
+                f"{c['answers']} of {len(reference.topics)} reference turns answered, "
+                f"{c['turns_ignored']} turn ids ignored"
+            )
+        except InputError as exc:
+            failures.extend(exc.problems)
+    if failures.has_errors:
+        raise InputError(failures)
+    return problems, "\n".join(parts)
