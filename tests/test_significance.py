@@ -363,6 +363,7 @@ def test_all_pairs_equal_single_tests_and_plain_reference():
         assert pair.p_value == reference_p_value(matrix[i], matrix[j], 2_000, 99)
         assert pair.delta == pytest.approx(matrix[i].mean() - matrix[j].mean(), abs=1e-15)
     assert [p.p_holm for p in pairs] == holm([p.p_value for p in pairs]).tolist()
+    assert all_pairs(matrix[:1], ["alone"]) == []
     assert pairs[0].as_dict() == {"a": "t1/r1", "b": "t2/r1", "delta": pairs[0].delta,
                                   "p_value": pairs[0].p_value, "p_holm": pairs[0].p_holm}
 

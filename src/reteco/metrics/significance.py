@@ -223,10 +223,13 @@ def _randomization_counts(matrix: np.ndarray, first: np.ndarray, second: np.ndar
     n_units = matrix.shape[1]
     system_means = matrix.mean(axis=1)
     observed = system_means[first] - system_means[second]
-    scale = np.maximum(np.abs(matrix[first]).max(axis=1), np.abs(matrix[second]).max(axis=1))
+    largest = np.abs(matrix).max(axis=1)
+    scale = np.maximum(largest[first], largest[second])
     tolerance = max(_TIE_TOLERANCE, 4 * n_units * _UNIT_ROUNDOFF) * scale
     threshold = np.abs(observed) - tolerance
     counts = np.zeros(len(first), dtype=np.int64)
+    if len(first) == 0:
+        return observed, counts, 0
     sign_vectors = 0
     for signs in _sign_vectors(n_units, resamples, seed):
         sign_vectors += len(signs)
