@@ -22,7 +22,12 @@ from reteco.codabench import competition as definition
 from reteco.codabench import leaderboards
 from reteco.codabench.builder import BuildOptions, build
 from reteco.codabench.check_bundle import check_bundle
-from reteco.codabench.leaderboards import KEYS, OPTIONAL, SUBTRACKS
+from reteco.subtracks import IDS as SUBTRACKS
+from reteco.subtracks import JUDGE, TEXT
+from reteco.subtracks import SUBTRACKS as ROWS
+
+KEYS = {s: row.keys for s, row in ROWS.items()}
+OPTIONAL = {k for row in ROWS.values() for k in row.optional_keys()}
 
 REPO = Path(__file__).resolve().parents[1]
 PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
@@ -45,7 +50,7 @@ def test_per_subtrack_leaderboard_is_exactly_the_subtracks_keys_official_first(s
     (board,) = content["leaderboards"]
     columns = sorted(board["columns"], key=lambda c: c["index"])
     assert [c["key"] for c in columns] == list(KEYS[subtrack])
-    assert columns[0]["key"] == leaderboards.official_key(subtrack)
+    assert columns[0]["key"] == leaderboards.ranking_key(subtrack)
     assert board["submission_rule"] == "Force_Last"
 
 
@@ -63,7 +68,7 @@ def test_leaderboard_lists_are_the_ones_asked_for():
     )
     assert KEYS["2b"][0] == "judge_mean" and KEYS["2c"][0] == "ndcg_10"
     # Only judge keys, nDCG|FC and the text metrics may be absent.
-    assert set(OPTIONAL) == set(leaderboards.JUDGE) | {"ndcg_fc_10", "tc_10"} | set(leaderboards.TEXT)
+    assert set(OPTIONAL) == set(JUDGE) | {"ndcg_fc_10", "tc_10"} | set(TEXT)
 
 
 def test_yaml_dates_are_quoted_strings_in_phase_order():

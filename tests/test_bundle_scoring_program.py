@@ -10,7 +10,9 @@ import pytest
 
 from reteco.codabench import scoring_program as codabench
 from reteco.codabench import competition as definition
-from reteco.codabench.leaderboards import JUDGE, KEYS
+from reteco.subtracks import JUDGE, SUBTRACKS
+
+KEYS = {s: row.keys for s, row in SUBTRACKS.items()}
 from reteco.formats.reference import Reference
 from reteco.organizers.prepare import prepare_release
 from reteco.organizers.synthetic.release import write_synthetic_release

@@ -18,9 +18,9 @@ from fake_openai_server import fake_openai_fixture, judgment, user_text  # noqa:
 from tiny_track2 import write_tiny_reference
 
 from reteco.formats.answers import read_answers
+from reteco.judge import load_judge_config
 from reteco.problems import InputError
 from reteco.scoring.generation import DIMENSIONS, dimension_figure, score_generation
-from reteco.judge import load_judge_config
 from reteco.scoring.retrieval import score_run
 from reteco.scoring.submission import score_submission, validate_submission
 

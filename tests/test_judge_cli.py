@@ -15,10 +15,10 @@ from fake_openai_server import (  # noqa: F401  (fixtures)
     user_text,
 )
 
-from reteco.problems import InputError
-from reteco.judge import JudgeItem, item_to_json
 from reteco.commands.judge import add_judge_parser
+from reteco.judge import JudgeItem, item_to_json
 from reteco.judge.golden import load_golden_cases
+from reteco.problems import InputError
 
 
 def reteco_judge(*argv: str) -> int:

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 from fake_openai_server import TEST_KEY, fake_openai_fixture, judge_config_fixture  # noqa: F401  (fixtures)
 
-from reteco.problems import InputError
 from reteco.judge import (
     JudgeItem,
     JudgeNotAvailable,
@@ -18,6 +17,7 @@ from reteco.judge import (
     run_judge,
 )
 from reteco.llm.config import PACKAGED_CONFIG, Redactor, public_url
+from reteco.problems import InputError
 
 EXAMPLE = PACKAGED_CONFIG.parent / "open-weights.example.yaml"
 

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from reteco.problems import InputError
 from reteco.judge import DIMENSIONS, JudgeItem, build_request, load_judge_config
 from reteco.judge.golden import load_golden_cases
 from reteco.judge.prompts import (
@@ -23,6 +22,7 @@ from reteco.judge.prompts import (
     manifest_entry,
     read_manifest,
 )
+from reteco.problems import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "reteco"

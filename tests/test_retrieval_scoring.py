@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import independent_scorer as ind
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -11,10 +12,8 @@ from hypothesis import strategies as st
 
 from reteco.formats.reference import DocIdIndex, DuplicateMap, Judgment, Reference, Topic
 from reteco.problems import InputError
-from reteco.scoring.rules import _blocks_in_topic_order, _topics_grouped_in_rule_order
 from reteco.scoring.retrieval import score_run
-
-import independent_scorer as ind
+from reteco.scoring.rules import _blocks_in_topic_order, _topics_grouped_in_rule_order
 
 L2 = math.log2
 

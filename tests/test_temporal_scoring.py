@@ -22,12 +22,12 @@ from reteco.formats.temporal_labels import (
     write_periods,
 )
 from reteco.formats.trec_run import read_trec_run
-from reteco.outputs.scores import check_finite
 from reteco.organizers.prepare import prepare_release
-from reteco.problems import InputError, Problems
 from reteco.organizers.synthetic.release import write_synthetic_release
-from reteco.scoring.rules import apply_rules, per_topic_metrics
+from reteco.outputs.scores import check_finite
+from reteco.problems import InputError, Problems
 from reteco.scoring.retrieval import score_run
+from reteco.scoring.rules import apply_rules, per_topic_metrics
 from reteco.scoring.temporal import TemporalSource, temporal_diagnostics
 
 L2 = math.log2

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from fake_openai_server import TEST_KEY, FakeOpenAI, completion, http_error, user_text
 
+from reteco.commands import main as workflow
 from reteco.formats.reference import Reference
 from reteco.formats.temporal_labels import (
     LABELS_DIR,
@@ -24,7 +25,6 @@ from reteco.organizers.prepare import prepare_release
 from reteco.organizers.synthetic.release import write_synthetic_release
 from reteco.organizers.synthetic.sample_runs import write_sample_runs
 from reteco.scoring.retrieval import score_run
-from reteco.commands import main as workflow
 
 _QUESTION = re.compile(r"<<<BEGIN QUESTION (\w+)>>>\n(.*?)\n<<<END QUESTION \1>>>", re.DOTALL)
 _DOC = re.compile(r"^document id: (.*)$", re.MULTILINE)

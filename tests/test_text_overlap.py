@@ -9,7 +9,6 @@ import tarfile
 
 import pytest
 
-from reteco.organizers import wordnet_setup as wd
 from reteco.metrics.text_overlap import (
     BertScoreConfig,
     bertscore_values,
@@ -19,6 +18,7 @@ from reteco.metrics.text_overlap import (
     rouge_l_f1,
     rouge_l_values,
 )
+from reteco.organizers import wordnet_setup as wd
 
 # ---------------------------------------------------------------------------------------------
 # ROUGE-L

@@ -37,11 +37,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reteco.codabench import competition as definition
-from reteco.codabench import image
-from reteco.codabench import vendor
+from reteco.codabench import image, vendor
 from reteco.codabench.competition import PHASES
-from reteco.codabench.leaderboards import SUBTRACKS
 from reteco.problems import InputError
+from reteco.subtracks import IDS as SUBTRACKS
 
 REPO = Path(__file__).resolve().parents[3]
 FIXED_TIME = (2026, 1, 1, 0, 0, 0)  # zip entries' timestamp: the same inputs give the same bytes

@@ -58,11 +58,12 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
-from reteco.codabench import image
-from reteco.codabench import vendor
+from reteco.codabench import image, vendor
 from reteco.codabench import worker_simulation as worker
-from reteco.codabench.leaderboards import KEYS, MAX_KEY_LENGTH, OPTIONAL, official_key
+from reteco.codabench.leaderboards import MAX_KEY_LENGTH, ranking_key
 from reteco.problems import InputError
+from reteco.subtracks import KEYS as SCORE_KEYS
+from reteco.subtracks import SUBTRACKS
 
 TOP_KEYS = {
     "version", "title", "image", "terms", "pages", "tasks", "solutions", "phases", "leaderboards", "description",
@@ -569,21 +570,21 @@ def _check_leaderboards(content: dict, tasks: dict, report: Report) -> None:
 
     # Our rules: every key a task writes has a column; a one-sub-track competition has exactly its keys.
     subtracks = {t.subtrack for t in tasks.values() if t.subtrack}
-    for sub in sorted(s for s in subtracks if s in KEYS):
-        lacking = [k for k in KEYS[sub] if k not in keys]
+    for sub in sorted(s for s in subtracks if s in SUBTRACKS):
+        lacking = [k for k in SUBTRACKS[sub].keys if k not in keys]
         if lacking:
             report.error("keys", f"sub-track {sub}: no column for {', '.join(lacking)}; its scores would be dropped silently")
     if len(subtracks) == 1:
         (sub,) = subtracks
-        if sub in KEYS:
-            if set(keys) != set(KEYS[sub]):
-                report.error("keys", f"a {sub} competition's columns must be exactly {', '.join(KEYS[sub])}")
+        if sub in SUBTRACKS:
+            if set(keys) != set(SUBTRACKS[sub].keys):
+                report.error("keys", f"a {sub} competition's columns must be exactly {', '.join(SUBTRACKS[sub].keys)}")
             ranked = indexes.get(primary, {}).get("key")
-            if ranked != official_key(sub):
-                report.error("keys", f"the ranking column (index {primary}) is {ranked!r}, not {official_key(sub)!r}")
+            if ranked != ranking_key(sub):
+                report.error("keys", f"the ranking column (index {primary}) is {ranked!r}, not {ranking_key(sub)!r}")
     elif subtracks:
         ranked = indexes.get(primary, {}).get("key")
-        empty = sorted(s for s in subtracks if s in KEYS and ranked not in KEYS[s])
+        empty = sorted(s for s in subtracks if s in SUBTRACKS and ranked not in SUBTRACKS[s].keys)
         if empty:
             report.note(f"the ranking column {ranked!r} stays empty for sub-track(s) {', '.join(empty)} in this layout")
 
@@ -785,14 +786,14 @@ def _check_outputs(task: _Task, label: str, output: Path, report: Report) -> Non
     if (output / "details.json").is_file():
         details = json.loads((output / "details.json").read_text(encoding="utf-8"))
     sub = task.subtrack
-    if sub not in KEYS:
+    if sub not in SUBTRACKS:
         report.error("scores", f"{label}: unknown sub-track {sub!r}")
         return
     reasons = details.get("absent_scores", {}) if isinstance(details, dict) else {}
-    for key in KEYS[sub]:
+    for key in SUBTRACKS[sub].keys:
         if key in scores:
             continue
-        if key not in OPTIONAL:
+        if SCORE_KEYS[key].absent_when is None:
             report.error("scores", f"{label}: scores.json lacks {key}")
         elif not (isinstance(reasons.get(key), str) and reasons[key].strip()):
             report.error("scores", f"{label}: {key} is absent and details.json does not say why (absent_scores)")

@@ -28,7 +28,9 @@ from dataclasses import dataclass
 import yaml
 
 from reteco.codabench import image
-from reteco.codabench.leaderboards import SUBTRACK_NAMES, SUBTRACKS, columns, official_key
+from reteco.codabench.leaderboards import columns, ranking_key
+from reteco.subtracks import IDS as SUBTRACKS
+from reteco.subtracks import SUBTRACKS as SUBTRACK_ROWS
 
 LAYOUTS = ("single", "per-subtrack")
 PHASE_FILE = "phase.json"
@@ -172,7 +174,7 @@ def competition(
         if subtrack not in SUBTRACKS:
             raise ValueError("the per-subtrack layout needs one sub-track")
         subs: tuple[str, ...] = (subtrack,)
-        title = f"RETECO {SUBTRACK_NAMES[subtrack]} (SemEval-2027 Task 1)"
+        title = f"RETECO {SUBTRACK_ROWS[subtrack].name} (SemEval-2027 Task 1)"
         leaderboard_key = f"reteco_{subtrack}"
     else:
         subs = tuple(s for s in SUBTRACKS if s in subtracks)
@@ -192,9 +194,9 @@ def competition(
             indexes.append(index)
             task = {
                 "index": index,
-                "name": f"{SUBTRACK_NAMES[sub]}: {phase.name}",
+                "name": f"{SUBTRACK_ROWS[sub].name}: {phase.name}",
                 "description": f"Sub-track {sub}, {phase.name} phase ({phase.split} split); "
-                f"official figure {official_key(sub)}",
+                f"ranked by {ranking_key(sub)}",
                 "scoring_program": place(SCORING_PROGRAM),
                 "reference_data": place(reference_path(phase, sub)),
             }

@@ -23,6 +23,7 @@ import shutil
 from pathlib import Path
 
 from reteco.formats import release as rel
+from reteco.subtracks import SUBTRACKS
 
 TASK_FILE = "task.json"
 INPUT_FORMAT = "reteco-input/1"
@@ -35,13 +36,13 @@ def write_input_data(release: Path, split: str, subtrack: str, dest: Path) -> Pa
     if dest.exists():
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
-    track = rel.TRACK1_DIR if subtrack in ("1a", "1b") else rel.TRACK2_DIR
+    track = rel.TRACK1_DIR if SUBTRACKS[subtrack].track == 1 else rel.TRACK2_DIR
     source = release / track
     layout = rel.detect_layout(source)
     if layout is None:
         raise FileNotFoundError(f"no {track} data in {release}")
     places = rel.domain_dirs(source) if layout == rel.RELEASE else {"": source}
-    keep_gold = subtrack == "2b"
+    keep_gold = subtrack == "2b"  # 2b generates from the gold passages: they are its input
     for folder in places.values():
         target = dest / track / folder.relative_to(source)
         target.mkdir(parents=True, exist_ok=True)

@@ -176,7 +176,7 @@ def select_part(res: Path, subtrack: str) -> Path:
     everything; it is looked through. A submission with folders of other sub-tracks but none of
     this one is an error naming them, not an attempt to score the wrong files.
     """
-    from reteco.codabench.leaderboards import SUBTRACKS
+    from reteco.subtracks import IDS as SUBTRACKS
 
     base = res
     while True:
@@ -245,14 +245,15 @@ def absent_scores(
     An optional key without a reason maps to an empty string, which `reteco check-bundle`
     rejects: a diagnostic that disappears without a word is a bug too.
     """
-    from reteco.codabench.leaderboards import JUDGE, KEYS, OPTIONAL
+    from reteco.subtracks import JUDGE, SUBTRACKS
 
-    missing = [k for k in KEYS[subtrack] if k not in OPTIONAL and not _finite(scores.get(k))]
+    row = SUBTRACKS[subtrack]
+    missing = [k for k in row.required_keys() if not _finite(scores.get(k))]
     if missing:
         raise MissingScoreError(f"sub-track {subtrack} scored without {', '.join(missing)}")
-    reasons = _reasons(details, set(KEYS[subtrack]), JUDGE)
+    reasons = _reasons(details, set(row.keys), JUDGE)
     absent = {}
-    for key in KEYS[subtrack]:
+    for key in row.keys:
         if key not in scores:
             # The judge is not run here by design: say so rather than the scorer's "not requested".
             absent[key] = JUDGE_NOT_RUN if key in JUDGE and judge_skipped else reasons.get(key, "")

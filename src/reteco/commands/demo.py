@@ -13,15 +13,15 @@ import sys
 from pathlib import Path
 
 from reteco.formats.reference import Reference
-from reteco.outputs.scores import write_details, write_scores
 from reteco.organizers.prepare import prepare_release
-from reteco.problems import InputError
 from reteco.organizers.synthetic.release import write_synthetic_release
+from reteco.outputs.scores import write_details, write_scores
+from reteco.problems import InputError
 from reteco.scoring.submission import score_submission
+from reteco.subtracks import IDS as SUBTRACKS
 
 REPO = Path(__file__).resolve().parents[3]
 SAMPLES = REPO / "starting_kit" / "sample_submissions"
-SUBTRACKS = ("1a", "1b", "2a", "2b", "2c")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,7 +12,6 @@ from pathlib import Path
 
 from reteco.formats.reference import Reference
 from reteco.formats.temporal_labels import LABELS_MANIFEST, TemporalLabels
-from reteco.problems import InputError
 from reteco.organizers.temporal_labelling.pool import (
     check_track1,
     labels_folder,
@@ -21,6 +20,7 @@ from reteco.organizers.temporal_labelling.pool import (
     write_pool,
 )
 from reteco.organizers.temporal_labelling.review import export_csv, import_csv
+from reteco.problems import InputError
 
 
 def existing_labels(reference: Reference, labels: Path | None) -> TemporalLabels | None:

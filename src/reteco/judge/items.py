@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-DIMENSIONS = ("correctness", "completeness", "relevance", "coherence", "faithfulness")
+from reteco.subtracks import DIMENSIONS
 
 OK = "ok"
 INVALID = "invalid"

@@ -31,14 +31,6 @@ from typing import Any
 
 from tqdm import tqdm
 
-from reteco.llm.cache import CachedJudgment, default_cache_dir, request_hash
-from reteco.llm.calls import (
-    StructuredCaller,
-    StructuredRequest,
-    is_chat_completion,  # noqa: F401  (re-exported: batch.py and callers read it here)
-    run_coroutine,
-)
-from reteco.llm.config import JudgeConfig, judge_available
 from reteco.judge.items import (
     ERROR,
     INVALID,
@@ -47,6 +39,14 @@ from reteco.judge.items import (
     JudgeOutcome,
     validate_items,
 )
+from reteco.llm.cache import CachedJudgment, default_cache_dir, request_hash
+from reteco.llm.calls import (
+    StructuredCaller,
+    StructuredRequest,
+    is_chat_completion,  # noqa: F401  (re-exported: batch.py and callers read it here)
+    run_coroutine,
+)
+from reteco.llm.config import JudgeConfig, judge_available
 
 log = logging.getLogger("reteco.judge")
 

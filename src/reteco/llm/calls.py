@@ -45,6 +45,7 @@ from typing import Any, TypeVar
 
 from tqdm import tqdm
 
+from reteco.judge.prompts import ReplyProblem
 from reteco.llm.cache import (
     JudgeCache,
     default_cache_dir,
@@ -58,7 +59,6 @@ from reteco.llm.config import (
     public_url,
     read_api_key,
 )
-from reteco.judge.prompts import ReplyProblem
 
 OK = "ok"
 INVALID = "invalid"

@@ -18,7 +18,6 @@ from urllib.parse import urlsplit, urlunsplit
 
 import yaml
 
-from reteco.problems import InputError
 from reteco.judge.prompts import (
     PACKAGED_PROMPTS,
     PromptIntegrityError,
@@ -26,6 +25,7 @@ from reteco.judge.prompts import (
     load_prompt_set,
     rendered_hash,
 )
+from reteco.problems import InputError
 
 PACKAGED_CONFIG = Path(__file__).resolve().parents[1] / "judge" / "judge.yaml"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"

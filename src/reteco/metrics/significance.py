@@ -29,7 +29,6 @@ This module is pure: no file, no message; bad arguments raise ``ValueError``.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple

@@ -13,7 +13,7 @@ import html
 import math
 from typing import Any
 
-from reteco.codabench.leaderboards import KEYS, SUBTRACK_NAMES, TITLES
+from reteco.subtracks import KEYS, SUBTRACKS
 
 MAX_ROWS = 5000  # per-topic rows shown; the full list stays in details.json
 
@@ -39,7 +39,7 @@ def render(
     out = [
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>RETECO detailed results</title>",
         f"<style>{_STYLE}</style></head><body>",
-        f"<h1>RETECO: {_e(SUBTRACK_NAMES.get(subtrack or '', subtrack or 'unknown sub-track'))}</h1>",
+        f"<h1>RETECO: {_e(SUBTRACKS[subtrack].name if subtrack in SUBTRACKS else subtrack or 'unknown sub-track')}</h1>",
         f"<p>Phase: <b>{_e(phase.get('name', phase.get('phase', 'unknown')))}</b> "
         f"({_e(phase.get('split', '?'))} split). "
         + (
@@ -57,14 +57,15 @@ def render(
         return "".join(out)
 
     out.append("<h2>Leaderboard figures</h2><table><tr><th>key</th><th>column</th><th>value</th></tr>")
-    for key in KEYS.get(subtrack or "", ()):
+    own_keys = SUBTRACKS[subtrack].keys if subtrack in SUBTRACKS else ()
+    for key in own_keys:
         if scores and key in scores:
             value = f"<td class='n'>{scores[key]:.4f}</td>"
         else:
             reason = (absent or {}).get(key) or "not computed"
             value = f"<td class='absent'>absent: {_e(reason)}</td>"
-        out.append(f"<tr><td>{_e(key)}</td><td>{_e(TITLES.get(key, key))}</td>{value}</tr>")
-    extra = sorted(set(scores or {}) - set(KEYS.get(subtrack or "", ())))
+        out.append(f"<tr><td>{_e(key)}</td><td>{_e(KEYS[key].title if key in KEYS else key)}</td>{value}</tr>")
+    extra = sorted(set(scores or {}) - set(own_keys))
     for key in extra:
         out.append(f"<tr><td>{_e(key)}</td><td>(not a column)</td><td class='n'>{scores[key]:.4f}</td></tr>")
     out.append("</table>")

@@ -50,11 +50,9 @@ from reteco.metrics.text_overlap import (
 )
 from reteco.problems import InputError, Problems
 from reteco.scoring.rules import RankedRun
+from reteco.subtracks import DIMENSIONS, JUDGE_MEAN, SUBTRACKS
 
-DIMENSIONS = ("correctness", "completeness", "relevance", "coherence", "faithfulness")
-JUDGE_MEAN = "judge_mean"
 TOP_K_2C = 5
-GENERATION_SUBTRACKS = ("2b", "2c")
 
 MISSING = "missing"  # the turn has no answer: scores 0 and counts
 AGGREGATION_RULES = (
@@ -198,7 +196,7 @@ def score_generation(
     numbers and only the figures that apply; problems holds the log's notes (judge not run,
     invalid judgments, unavailable metrics).
     """
-    if reference.subtrack not in GENERATION_SUBTRACKS:
+    if not (reference.subtrack in SUBTRACKS and SUBTRACKS[reference.subtrack].judged):
         raise ValueError(f"generation scoring is for sub-tracks 2b and 2c, not {reference.subtrack}")
     if reference.subtrack == "2c" and ranked_run is None:
         raise ValueError("sub-track 2c needs the run (its top 5 passages are the judge's evidence)")

@@ -15,6 +15,7 @@ from reteco.scoring.aggregate import summarize
 from reteco.scoring.rules import RankedRun, apply_rules, per_topic_metrics, topic_judgments
 from reteco.scoring.temporal import add_temporal, temporal_diagnostics
 from reteco.scoring.temporal import applies as temporal_applies
+from reteco.subtracks import RETRIEVAL
 
 ENGINES = ("numpy", "pytrec_eval")
 RULES = (
@@ -39,7 +40,7 @@ def retrieval_score_keys(reference: Reference) -> list[str]:
     """The scores.json keys of a retrieval reference, official figure first."""
     cutoffs = list(reference.manifest.get("cutoffs", [10]))
     if reference.manifest.get("benchmark", "reteco") == "reteco":
-        return ["ndcg_10", "map_10", "recall_10", "p_10", "mrr", "ndcg_10_domain_macro"]
+        return list(RETRIEVAL)
     keys = [f"{m}_{k}" for m in ("ndcg", "recall", "map", "p") for k in cutoffs] + ["mrr"]
     official = reference.manifest.get("official", keys[0])
     return [official] + [k for k in keys if k != official]

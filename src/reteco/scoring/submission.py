@@ -24,21 +24,22 @@ from reteco.formats.reference import Reference
 from reteco.formats.submission import DEFAULT_MAX_BYTES, Submission, open_submission
 from reteco.formats.trec_run import read_trec_run
 from reteco.problems import InputError, Problems
-from reteco.scoring.rules import RankedRun, apply_rules
 from reteco.scoring.retrieval import ScoreResult, score_run
+from reteco.scoring.rules import RankedRun, apply_rules
+from reteco.subtracks import SUBTRACKS
 
-RUN_SUBTRACKS = ("1a", "1b", "2a", "2c")
-ANSWER_SUBTRACKS = ("2b", "2c")
 RUN_FILE = "run.txt"
 ANSWERS_FILE = "answers.jsonl"
 
 
 def _needs_run(reference: Reference) -> bool:
-    return reference.subtrack in RUN_SUBTRACKS or reference.manifest.get("benchmark", "reteco") != "reteco"
+    if reference.manifest.get("benchmark", "reteco") != "reteco":
+        return True  # a graded benchmark (FactIR) scores a run
+    return SUBTRACKS[reference.subtrack].takes_run
 
 
 def _needs_answers(reference: Reference) -> bool:
-    return reference.subtrack in ANSWER_SUBTRACKS and reference.manifest.get("benchmark", "reteco") == "reteco"
+    return reference.manifest.get("benchmark", "reteco") == "reteco" and SUBTRACKS[reference.subtrack].takes_answers
 
 
 def score_submission(

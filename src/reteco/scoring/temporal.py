@@ -59,9 +59,9 @@ from reteco.metrics.temporal import (
 )
 from reteco.problems import InputError
 from reteco.scoring.aggregate import Units
+from reteco.subtracks import SUBTRACKS
 
 K = 10
-TEMPORAL_SUBTRACKS = ("1a", "1b")
 SCORE_KEYS = ("tp_10", "tr_10", "tc_10", "ndcg_fc_10")
 DEFINITIONS = {
     "tp_10": "Temporal Precision@10 (TEMPO paper, arXiv 2601.09523): (1/|R|) sum over r in R of |{j in R: j <= r}| / r, "
@@ -106,7 +106,7 @@ class TemporalResult:
 
 
 def applies(reference: Reference) -> bool:
-    return reference.manifest.get("benchmark", "reteco") == "reteco" and reference.subtrack in TEMPORAL_SUBTRACKS
+    return reference.manifest.get("benchmark", "reteco") == "reteco" and reference.subtrack in SUBTRACKS and SUBTRACKS[reference.subtrack].temporal
 
 
 # ---------------------------------------------------------------------------------------------

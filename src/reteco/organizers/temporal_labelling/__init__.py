@@ -12,13 +12,6 @@ File formats: ``reteco.formats.temporal_labels`` (labels), ``pool`` (pool file),
 an argparse parser and sets ``func``).
 """
 
-from reteco.organizers.temporal_labelling.label import (
-    add_label_temporal_parser,
-    cmd_label_temporal,
-    label_pool,
-)
-from reteco.organizers.temporal_labelling.pool import pool_runs, read_pool, write_pool
-from reteco.organizers.temporal_labelling.review import export_csv, import_csv
 from reteco.commands.temporal_labels import (
     add_label_export_parser,
     add_label_import_parser,
@@ -27,6 +20,13 @@ from reteco.commands.temporal_labels import (
     cmd_label_import,
     cmd_pool,
 )
+from reteco.organizers.temporal_labelling.label import (
+    add_label_temporal_parser,
+    cmd_label_temporal,
+    label_pool,
+)
+from reteco.organizers.temporal_labelling.pool import pool_runs, read_pool, write_pool
+from reteco.organizers.temporal_labelling.review import export_csv, import_csv
 
 __all__ = [
     "add_label_export_parser",

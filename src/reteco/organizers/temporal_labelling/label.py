@@ -36,7 +36,6 @@ from reteco.formats.temporal_labels import (
     TemporalLabels,
     utc_now,
 )
-from reteco.problems import InputError
 from reteco.judge import JudgeCacheError, JudgeConfig, load_judge_config
 from reteco.llm.config import public_url
 from reteco.organizers.temporal_labelling.calls import (
@@ -58,6 +57,7 @@ from reteco.organizers.temporal_labelling.prompts import (
     TemporalPrompts,
     load_prompts,
 )
+from reteco.problems import InputError
 
 RELEVANCE = "temporal_relevance"
 COVERAGE = "period_coverage"

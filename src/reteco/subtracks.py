@@ -1,0 +1,172 @@
+"""The five sub-tracks of RETECO and their score keys: the one table every other module reads.
+
+A row says what a participant submits, what a run's topic is, what the official figure
+averages over, and which keys ``scores.json`` holds for the sub-track, official figure first.
+A key's row says its leaderboard title, what it measures (in the participants' words), and,
+for a key that may be absent from a successful scoring run, when that happens. The leaderboard
+columns (``reteco.codabench.leaderboards``), the reference manifest, the scorers, the scoring
+program's check of absent keys, the bundle, the detailed results page and the demo read these
+rows; adding a key is an edit of this table and of the scorer that computes it.
+
+Sources: the evaluation plan (official ranking, diagnostics, the five judge dimensions); the
+TEMPO paper for the temporal diagnostics; Codabench's 36-character limit on column titles.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+RUN = "run"
+ANSWERS = "answers"
+
+
+@dataclass(frozen=True)
+class ScoreKey:
+    """One ``scores.json`` key: its column title, its meaning, and when it may be absent.
+
+    ``absent_when`` is None for a key every successful scoring run writes as a finite number;
+    otherwise the circumstance that leaves it out (a figure that does not apply is absent with a
+    reason, never 0).
+    """
+
+    key: str
+    title: str
+    meaning: str
+    absent_when: str | None = None
+
+
+@dataclass(frozen=True)
+class SubTrack:
+    """One sub-track: what is submitted, what is scored, which keys come out."""
+
+    id: str
+    track: int  # 1: TEMPO (temporal retrieval), 2: RECOR (conversational retrieval and generation)
+    title: str
+    submission: tuple[str, ...]  # what the submission holds: RUN, ANSWERS or both
+    topic: str  # what a topic of the run or the answers is: "query", "step" or "turn"
+    topic_example: str  # a topic id as a participant writes it
+    unit: str  # what the official figure averages over, in words
+    keys: tuple[str, ...]  # scores.json keys, the official figure first
+    official: str | None  # the official ranking figure (None: 2b has no official ranking)
+
+    @property
+    def name(self) -> str:
+        """``1a Temporal retrieval``."""
+        return f"{self.id} {self.title}"
+
+    @property
+    def takes_run(self) -> bool:
+        return RUN in self.submission
+
+    @property
+    def takes_answers(self) -> bool:
+        return ANSWERS in self.submission
+
+    @property
+    def temporal(self) -> bool:
+        """Whether the Track 1 temporal diagnostics apply."""
+        return set(TEMPORAL) <= set(self.keys)
+
+    @property
+    def judged(self) -> bool:
+        """Whether answers are judged by the LLM on the five dimensions."""
+        return DIMENSIONS[0] in self.keys
+
+    def required_keys(self) -> tuple[str, ...]:
+        """Keys every successful scoring run of the sub-track writes as a finite number."""
+        return tuple(k for k in self.keys if KEYS[k].absent_when is None)
+
+    def optional_keys(self) -> tuple[str, ...]:
+        return tuple(k for k in self.keys if KEYS[k].absent_when is not None)
+
+
+# The five judge dimensions, in the order of the evaluation plan's table.
+DIMENSIONS = ("correctness", "completeness", "relevance", "coherence", "faithfulness")
+JUDGE_MEAN = "judge_mean"
+
+_JUDGE_ABSENT = "the LLM judge did not run, or gave too few valid judgments (the reason is given)"
+_TEXT_ABSENT = "its resource (tokenizer data or model weights) is unavailable to the scoring program"
+
+TEMPORAL_KEYS = (
+    ScoreKey("tp_10", "Temporal Precision@10", "position-sensitive precision of temporally relevant documents in the top 10"),
+    ScoreKey("tr_10", "Temporal Relevance@10", "the share of the top 10 judged temporally relevant"),
+    ScoreKey(
+        "tc_10",
+        "Temporal Coverage@10",
+        "the share of a query's required time periods covered by a top-10 document",
+        "no query of the reference has a required time period",
+    ),
+    ScoreKey(
+        "ndcg_fc_10",
+        "nDCG|FC@10",
+        "nDCG@10 over the queries whose top 10 covers every required period",
+        "no query reaches full temporal coverage (undefined, not 0)",
+    ),
+)
+RETRIEVAL_KEYS = (
+    ScoreKey("ndcg_10", "nDCG@10", "binary nDCG@10: DCG@10 over the ideal DCG@10"),
+    ScoreKey("map_10", "MAP@10", "average precision in the top 10, divided by the number of relevant documents"),
+    ScoreKey("recall_10", "Recall@10", "the share of the relevant documents found in the top 10"),
+    ScoreKey("p_10", "P@10", "relevant documents in the top 10, divided by 10"),
+    ScoreKey("mrr", "MRR", "reciprocal rank of the first relevant document, whole ranking"),
+    ScoreKey("ndcg_10_domain_macro", "nDCG@10 domain macro", "the mean of the per-domain nDCG@10 figures"),
+)
+JUDGE_KEYS = (
+    ScoreKey(JUDGE_MEAN, "Judge mean (0-1)", "the mean of the five judge dimensions", _JUDGE_ABSENT),
+    ScoreKey("correctness", "Correctness (judge)", "are the response's factual claims accurate", _JUDGE_ABSENT),
+    ScoreKey("completeness", "Completeness (judge)", "does it cover the information the turn needs", _JUDGE_ABSENT),
+    ScoreKey("relevance", "Relevance (judge)", "does it directly address the user's current need", _JUDGE_ABSENT),
+    ScoreKey("coherence", "Coherence (judge)", "does it fit the preceding dialogue", _JUDGE_ABSENT),
+    ScoreKey("faithfulness", "Faithfulness (judge)", "is it supported by the supplied or retrieved passages", _JUDGE_ABSENT),
+)
+TEXT_KEYS = (
+    ScoreKey("rouge_l", "ROUGE-L", "ROUGE-L F1 against the reference answer", _TEXT_ABSENT),
+    ScoreKey("meteor", "METEOR", "METEOR against the reference answer", _TEXT_ABSENT),
+    ScoreKey("bertscore_f1", "BERTScore F1", "BERTScore F1 against the reference answer", _TEXT_ABSENT),
+)
+
+KEYS: dict[str, ScoreKey] = {k.key: k for k in (*RETRIEVAL_KEYS, *TEMPORAL_KEYS, *JUDGE_KEYS, *TEXT_KEYS)}
+RETRIEVAL = tuple(k.key for k in RETRIEVAL_KEYS)
+TEMPORAL = tuple(k.key for k in TEMPORAL_KEYS)
+JUDGE = tuple(k.key for k in JUDGE_KEYS)
+TEXT = tuple(k.key for k in TEXT_KEYS)
+
+SUBTRACKS: dict[str, SubTrack] = {
+    s.id: s
+    for s in (
+        SubTrack(
+            "1a", 1, "Temporal retrieval", (RUN,), "query", "122291_22",
+            "mean over the reference queries", RETRIEVAL + TEMPORAL, "ndcg_10",
+        ),
+        SubTrack(
+            "1b", 1, "Step-wise retrieval", (RUN,), "step", "122291_22_step3",
+            "per query the mean over its steps, then the mean over queries", RETRIEVAL + TEMPORAL, "ndcg_10",
+        ),
+        SubTrack(
+            "2a", 2, "Conversational retrieval", (RUN,), "turn", "ex_3025_turn_2",
+            "mean over the reference target turns", RETRIEVAL, "ndcg_10",
+        ),
+        SubTrack(
+            "2b", 2, "Gold-passage generation", (ANSWERS,), "turn", "ex_3025_turn_2",
+            "mean over the reference target turns", JUDGE + TEXT, None,
+        ),
+        SubTrack(
+            "2c", 2, "Full conversational RAG", (RUN, ANSWERS), "turn", "ex_3025_turn_2",
+            "mean over the reference target turns", RETRIEVAL + JUDGE + TEXT, "ndcg_10",
+        ),
+    )
+}
+IDS = tuple(SUBTRACKS)  # ("1a", "1b", "2a", "2b", "2c")
+
+
+def subtrack(subtrack_id: str) -> SubTrack:
+    """The row of a sub-track id; KeyError names the ids that exist."""
+    try:
+        return SUBTRACKS[subtrack_id]
+    except KeyError:
+        raise KeyError(f"unknown sub-track {subtrack_id!r}; the sub-tracks are {', '.join(IDS)}") from None
+
+
+def of_track(track: int) -> tuple[str, ...]:
+    """The sub-track ids of a track, in order (1: 1a, 1b; 2: 2a, 2b, 2c)."""
+    return tuple(s.id for s in SUBTRACKS.values() if s.track == track)
