@@ -53,12 +53,14 @@ Spearman and Kendall against it unrounded) with the same bootstrap. The signed b
 by construction (on every item, the ratings' deviations from the others' mean sum to 0), so the
 ceiling has ``abs_rater_bias`` instead: each human rater's bias (the mean over the rater's pairs
 of the rating minus the others' mean), in absolute value, averaged over the raters weighted by
-their pairs; it is what a typical human's ``|bias|`` against the others is. This is the leave-one-out inter-annotator agreement used as the human upper
-bound of SemEval's semantic textual similarity task (Agirre et al. 2012, SemEval-2012 Task 6:
-each annotator against the others' average), with the median in place of the average because
-the judge is compared with the median. The others' median rests on one rating fewer than the
-judge's reference, so the ceiling is, if anything, conservative. Krippendorff's alpha over the
-humans (above) is the ceiling's chance-corrected reliability.
+their pairs; it is what a typical human's ``|bias|`` against the others is. This is the
+leave-one-out inter-annotator agreement used as the human upper bound of SemEval's semantic
+textual similarity task (Agirre et al. 2012, SemEval-2012 Task 6: each annotator against the
+others' average), with the median in place of the average because the judge is compared with the
+median. A human's reference (the others' median) rests on one rating fewer than the judge's (all
+humans' median), so it is noisier and the ceiling somewhat understates how well one human agrees
+with a median of as many humans as the judge faces. Krippendorff's alpha over the humans (above)
+is the ceiling's chance-corrected reliability.
 
 ``system_level`` (when either file has a ``system`` column): per dimension, Kendall's tau-b
 between the judge's mean per system and the humans' mean per system (the mean over the system's
@@ -257,7 +259,8 @@ class _Pairs:
 
 @dataclass(frozen=True)
 class _DimensionData:
-    dimension: str
+    """What one dimension's figures are computed from (items in sorted id order)."""
+
     items: list[str]
     conversations: list[str]
     judge_vs_humans: _Pairs
@@ -332,7 +335,6 @@ class _DimensionData:
             system = np.array([system_index[system_of[i]] for i in items], dtype=np.int64)
         compared = set(items)
         return _DimensionData(
-            dimension=dimension,
             items=items,
             conversations=conversations,
             judge_vs_humans=judge_vs_humans,
