@@ -44,6 +44,7 @@ VENDOR_MANIFEST = "VENDOR.json"
 # Runtime dependencies the scoring program never imports: leaving them out keeps the bundle small.
 EXCLUDED = {
     "openai": "the LLM judge runs on the organizers' side (`reteco judge`), never in the scoring program",
+    "krippendorff": "judge-human agreement is computed on the organizers' side (`reteco agreement`)",
 }
 
 # Caps applied on top of the image's pins, each with its reason.
