@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 WORDNET := $(VENV)/share/nltk_data/corpora/wordnet/reteco-wordnet.json
 
 $(WORDNET): | $(STAMP)
-	$(PY) -m reteco.organizers.wordnet_setup
+	$(PY) -m reteco setup-wordnet
 
 setup: $(STAMP) $(WORDNET)
 

@@ -8,7 +8,6 @@ bootstrap's properties, then the reader's errors.
 from __future__ import annotations
 
 import json
-import math
 from collections import defaultdict
 from fractions import Fraction
 from pathlib import Path

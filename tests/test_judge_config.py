@@ -16,7 +16,8 @@ from reteco.judge import (
     load_judge_config,
     run_judge,
 )
-from reteco.llm.config import PACKAGED_CONFIG, Redactor, public_url
+from reteco.judge.config import PACKAGED_CONFIG
+from reteco.llm.config import Redactor, public_url
 from reteco.problems import InputError
 
 EXAMPLE = PACKAGED_CONFIG.parent / "open-weights.example.yaml"

@@ -15,13 +15,11 @@ from reteco.judge.golden import load_golden_cases
 from reteco.judge.prompts import (
     PACKAGED_PROMPTS,
     VERSION_FILES,
-    PromptIntegrityError,
-    ReplyProblem,
     freeze,
     load_prompt_set,
     manifest_entry,
-    read_manifest,
 )
+from reteco.llm.prompt_files import PromptIntegrityError, ReplyProblem, read_manifest
 from reteco.problems import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,7 +45,7 @@ def item(dimension: str, **changes) -> JudgeItem:
 
 def test_every_frozen_version_matches_its_files():
     """Fails when a prompt file changes without a new prompt_version (recomputes the hashes)."""
-    manifest = read_manifest()
+    manifest = read_manifest(PACKAGED_PROMPTS)
     assert manifest["versions"], "no frozen prompt version"
     for version, frozen in manifest["versions"].items():
         prompts = load_prompt_set(int(version), verify=False)
@@ -62,7 +60,7 @@ def test_every_frozen_version_matches_its_files():
 def test_the_default_versions_rendering_is_frozen():
     """The assembly of messages (code) is part of the prompt too: its rendering is frozen."""
     config = load_judge_config()
-    frozen = read_manifest()["versions"][str(config.prompt_version)]
+    frozen = read_manifest(PACKAGED_PROMPTS)["versions"][str(config.prompt_version)]
     assert manifest_entry(config.prompts)["rendered"] == frozen["rendered"], (
         "the messages rendered from the same prompt files changed: that is a prompt change; make a new version"
     )

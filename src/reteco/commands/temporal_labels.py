@@ -1,7 +1,7 @@
-"""Command-line parts of the pooling and labelling workflow: ``pool``, ``label-export``, ``label-import``.
+"""The organizers' temporal-labelling commands: ``pool``, ``label-temporal``, ``label-export``,
+``label-import`` (the workflow is ``reteco.organizers.temporal_labelling``).
 
-``reteco.commands`` registers them with ``add_pool_parser(subparsers)`` and friends (see the package
-docstring).
+``reteco.commands`` registers them with ``add_pool_parser(subparsers)`` and friends.
 """
 
 from __future__ import annotations
@@ -12,6 +12,9 @@ from pathlib import Path
 
 from reteco.formats.reference import Reference
 from reteco.formats.temporal_labels import LABELS_MANIFEST, TemporalLabels
+from reteco.judge import JudgeCacheError, load_judge_config
+from reteco.organizers.temporal_labelling.calls import NotAvailable
+from reteco.organizers.temporal_labelling.label import label_pool, open_or_create_labels
 from reteco.organizers.temporal_labelling.pool import (
     check_track1,
     labels_folder,
@@ -126,3 +129,65 @@ def _label_root(args) -> Path:
     if args.ref:
         return labels_folder(Reference.read(args.ref), None)
     raise InputError("give --ref REF/<1a or 1b> or --labels DIR", "command line")
+
+
+def add_label_temporal_parser(subparsers):
+    p = subparsers.add_parser(
+        "label-temporal",
+        help="judge a pool's unlabelled pairs with the LLM and append the verdicts to the frozen temporal labels",
+        description="Ask the LLM, for every pair of the pool without a temporal label, whether the passage is "
+        "temporally relevant and which required periods it covers; append the verdicts, with provenance, to the "
+        "label folder. Labelled pairs are never asked again.",
+    )
+    p.add_argument("--ref", type=Path, required=True, help="reference folder of sub-track 1a or 1b")
+    p.add_argument("--pool", type=Path, required=True, help="pool file from `reteco pool` (with passage texts)")
+    p.add_argument("--labels", type=Path, help="temporal label folder (default: REF/temporal_labels)")
+    p.add_argument("--judge-config", type=Path, help="LLM configuration (default: the generation judge's judge.yaml)")
+    p.add_argument("--cache-dir", type=Path, help="judge cache folder (default: the generation judge's)")
+    p.add_argument("--retry-invalid", action="store_true", help="ask again where the stored replies were unusable")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=cmd_label_temporal)
+    return p
+
+
+def cmd_label_temporal(args) -> int:
+    reference = Reference.read(args.ref)
+    check_track1(reference)
+    config = load_judge_config(args.judge_config)
+    pool = read_pool(args.pool)
+    labels = open_or_create_labels(reference, labels_folder(reference, args.labels))
+    try:
+        report = label_pool(
+            labels, pool, config, cache_dir=args.cache_dir, retry_invalid=args.retry_invalid,
+            progress=not args.no_progress,
+        )
+    except NotAvailable as exc:
+        raise InputError(f"the LLM cannot run: {exc}", "label-temporal") from None
+    except JudgeCacheError as exc:
+        raise InputError(f"the judge cache cannot be used: {exc}", "label-temporal") from None
+    print(
+        f"{report.pool_pairs} pairs in the pool: {report.already_labelled} already labelled, {report.labelled} labelled "
+        f"now, {len(report.faults)} left unlabelled after faults ({report.http_requests} HTTP requests, "
+        f"{report.cached_answers} answers from the cache)"
+    )
+    if report.not_in_labels:
+        print(f"warning: {report.not_in_labels} pairs name queries without periods in the label folder; skipped", file=sys.stderr)
+    if report.no_passage:
+        print(f"warning: {report.no_passage} pairs have no passage text; pool with --release to label them", file=sys.stderr)
+    for fault in report.faults[:20]:
+        problems = "; ".join(f"{task}: {text}" for task, text in fault["problems"].items())
+        print(f"unlabelled: {fault['query']} {fault['doc_id']}: {problems}", file=sys.stderr)
+    if len(report.faults) > 20:
+        print(f"... and {len(report.faults) - 20} more unlabelled pairs", file=sys.stderr)
+    print(f"labels: {labels.root} (content hash {report.content_hash})")
+    left = len(report.faults) + report.no_passage + report.not_in_labels
+    if left:
+        # Exit 1 whenever a pair of the pool is still without a label, whatever the reason: a
+        # pool that is not fully labelled must not look done to a script.
+        print(
+            f"error: {left} pairs of the pool are still unlabelled (see above); the other verdicts are saved. "
+            "Fix the cause and run label-temporal again: labelled pairs are never asked twice.",
+            file=sys.stderr,
+        )
+        return 1
+    return 0

@@ -36,6 +36,7 @@ from pathlib import Path
 
 from reteco.problems import InputError, Problems, quoted
 from reteco.subtracks import DIMENSIONS
+
 SCORES = (1, 2, 3, 4, 5)
 
 REQUIRED_COLUMNS = ("item_id", "conversation_id", "dimension", "rater", "score")

@@ -10,6 +10,7 @@ also the audit trail. See ``runner`` for how each fault ends and ``cache`` for w
     outcomes = run_judge(items, config)       # one JudgeOutcome per JudgeItem, same order
 """
 
+from reteco.judge.config import JudgeConfig, judge_available, load_judge_config
 from reteco.judge.items import (
     DIMENSIONS,
     JudgeItem,
@@ -20,7 +21,6 @@ from reteco.judge.items import (
     summarize_outcomes,
 )
 from reteco.llm.cache import JudgeCacheError, default_cache_dir
-from reteco.llm.config import JudgeConfig, judge_available, load_judge_config
 
 # The runner imports the openai SDK (~0.7 s); retrieval scoring and every other command reach
 # this package without needing it, so the runner's names load on first use (PEP 562).

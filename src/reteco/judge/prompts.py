@@ -18,11 +18,10 @@ inside the data are replaced by look-alike characters, so no data can open or cl
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import re
 import sys
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,25 +29,25 @@ from typing import Any
 import yaml
 
 from reteco.judge.items import DIMENSIONS, JudgeItem
+from reteco.llm.prompt_files import (
+    MANIFEST,
+    PromptIntegrityError,
+    ReplyProblem,
+    fence_tag,
+    neutralise,
+    read_manifest,
+    read_version_files,
+    reply_object,
+    sha256_text,
+)
 
 PACKAGED_PROMPTS = Path(__file__).resolve().parent / "prompts"
-MANIFEST = "manifest.json"
 INPUTS = ("history", "query", "reference_answer", "evidence", "answer")
 COMMON_FILES = ("system.md", "layout.yaml", "reask.md", "schema.json")
 VERSION_FILES = (*COMMON_FILES, *(f"{d}.md" for d in DIMENSIONS))
 SCORES = (1, 2, 3, 4, 5)
 
-_LT_RUN = re.compile(r"<{3,}")
-_GT_RUN = re.compile(r">{3,}")
 _FRONT_MATTER = re.compile(r"\A---\n(.*?)\n---\n", re.DOTALL)
-
-
-class PromptIntegrityError(ValueError):
-    """A prompt version's files are missing, malformed or differ from the frozen manifest."""
-
-
-class ReplyProblem(ValueError):
-    """The judge's reply is unusable; the message says why (it is also sent back in a re-ask)."""
 
 
 @dataclass(frozen=True)
@@ -133,73 +132,6 @@ class PromptSet:
                 allowed = ", ".join(map(str, rule["enum"]))
                 raise ReplyProblem(f"{key!r} was {json.dumps(v)[:40]}, not one of {allowed}")
         return value["score"], value["rationale"].strip()
-
-
-def reply_object(content: str | None, allowed: Collection[str], required: Sequence[str]) -> dict[str, Any]:
-    """A reply's content as a JSON object with only ``allowed`` keys and every ``required`` one.
-
-    Raises ReplyProblem, saying what was wrong, when it is empty, not JSON, not an object, has
-    a key the schema does not allow or lacks one (listed in ``required``'s order).
-    """
-    if content is None or not content.strip():
-        raise ReplyProblem("the reply was empty")
-    try:
-        value = json.loads(content)
-    except json.JSONDecodeError as exc:
-        raise ReplyProblem(f"it was not valid JSON ({exc.msg} at position {exc.pos})") from None
-    if not isinstance(value, dict):
-        raise ReplyProblem(f"it was a JSON {type(value).__name__}, not an object")
-    extra = sorted(set(value) - set(allowed))
-    if extra:
-        raise ReplyProblem(f"it had the key(s) {', '.join(map(repr, extra))}, which the schema does not allow")
-    missing = [k for k in required if k not in value]
-    if missing:
-        raise ReplyProblem(f"it lacked the key(s) {', '.join(map(repr, missing))}")
-    return value
-
-
-def neutralise(text: str) -> str:
-    """Make data unable to imitate a block delimiter: runs of 3+ '<' or '>' become '‹' or '›'."""
-    text = _LT_RUN.sub(lambda m: "\u2039" * len(m.group()), text)
-    return _GT_RUN.sub(lambda m: "\u203a" * len(m.group()), text)
-
-
-def fence_tag(contents: Sequence[str]) -> str:
-    """The tag shared by a message's blocks: a hash of the (neutralised) data they hold.
-
-    Deterministic, so equal requests stay equal (and hit the cache); unforgeable in practice,
-    because a text would have to contain the hash of itself.
-    """
-    h = hashlib.sha256()
-    for c in contents:
-        h.update(c.encode("utf-8"))
-        h.update(b"\x00")
-    return h.hexdigest()[:10].upper()
-
-
-def file_text(path: Path) -> str:
-    """A prompt file's text with line endings normalised (a CRLF checkout is the same prompt)."""
-    return path.read_bytes().decode("utf-8").replace("\r\n", "\n")
-
-
-def read_version_files(root: Path, version: int, names: Sequence[str], what: str = "prompt version") -> tuple[Path, dict[str, str]]:
-    """``root/v<version>/`` and the text of each of its files ``names``; PromptIntegrityError
-    (``"<what> <version>: ..."``) when the folder or a file is missing."""
-    directory = Path(root) / f"v{version}"
-    if not directory.is_dir():
-        raise PromptIntegrityError(f"{what} {version}: no folder {directory}")
-    texts = {}
-    for name in names:
-        path = directory / name
-        if not path.is_file():
-            raise PromptIntegrityError(f"{what} {version}: missing {path}")
-        texts[name] = file_text(path)
-    return directory, texts
-
-
-def sha256_text(text: str) -> str:
-    """The sha256 hex digest of a text's UTF-8 bytes (file and rendering hashes of a manifest)."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def load_prompt_set(version: int, root: Path = PACKAGED_PROMPTS, *, verify: bool = True) -> PromptSet:
@@ -310,14 +242,6 @@ def rendered_hash(prompts: PromptSet) -> str:
 def manifest_entry(prompts: PromptSet) -> dict[str, Any]:
     """What the manifest records for a version: file hashes and the rendered-sample hash."""
     return {"files": dict(prompts.file_hashes), "rendered": rendered_hash(prompts)}
-
-
-def read_manifest(root: Path = PACKAGED_PROMPTS) -> dict[str, Any]:
-    """The manifest of a prompts folder ({"versions": {"<N>": entry}})."""
-    path = Path(root) / MANIFEST
-    if not path.is_file():
-        raise PromptIntegrityError(f"no {MANIFEST} in {root}: freeze the prompt version first")
-    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def verify_against_manifest(prompts: PromptSet, root: Path = PACKAGED_PROMPTS) -> None:

@@ -31,6 +31,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from reteco.judge.config import JudgeConfig, judge_available
 from reteco.judge.items import (
     ERROR,
     INVALID,
@@ -46,7 +47,6 @@ from reteco.llm.calls import (
     is_chat_completion,  # noqa: F401  (re-exported: batch.py and callers read it here)
     run_coroutine,
 )
-from reteco.llm.config import JudgeConfig, judge_available
 
 log = logging.getLogger("reteco.judge")
 

@@ -18,15 +18,35 @@ import asyncio
 import json
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import openai
 
-from reteco.llm.cache import BatchRecord
+from reteco.llm.cache import BatchRecord, JudgeCache
 from reteco.llm.calls import is_chat_completion
+from reteco.llm.config import LLMConfig
 
-if TYPE_CHECKING:  # only for annotations: the runner imports this module lazily
-    from reteco.judge.runner import _Group, _Job
+
+class BatchGroup(Protocol):
+    """Requests that share one first ask (the judge's groups of identical requests)."""
+
+    cache_key: str  # the request hash, also the batch line's custom_id
+    body: dict[str, Any]  # the Chat Completions request body
+
+
+class BatchJob(Protocol):
+    """What sending batches needs of its caller (the judge's run): the open session's client,
+    cache and redactor, the configuration, and two records of what the batches did."""
+
+    cache: JudgeCache
+    client: Any  # openai.AsyncOpenAI
+    config: LLMConfig
+    endpoint: str
+    batch_filled: set[str]  # request hashes answered by a batch
+    batch_pending: dict[str, str]  # request hash -> why it is still waiting
+
+    def redact(self, text: str | None) -> str | None: ...
+
 
 log = logging.getLogger("reteco.judge")
 
@@ -34,7 +54,7 @@ BATCH_ENDPOINT = "/v1/chat/completions"
 TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
 
 
-def batch_jsonl(groups: Sequence[_Group]) -> bytes:
+def batch_jsonl(groups: Sequence[BatchGroup]) -> bytes:
     """The batch input file: one request line per group's first ask."""
     lines = [
         json.dumps({"custom_id": g.cache_key, "method": "POST", "url": BATCH_ENDPOINT, "body": g.body}, ensure_ascii=False)
@@ -43,7 +63,7 @@ def batch_jsonl(groups: Sequence[_Group]) -> bytes:
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
-async def run_batches(job: _Job, groups: Sequence[_Group]) -> None:
+async def run_batches(job: BatchJob, groups: Sequence[BatchGroup]) -> None:
     """Fill the cache with batch answers to the groups' first asks (see the module docstring)."""
     wanted = {g.cache_key: g for g in groups}
     if not wanted:
@@ -75,7 +95,7 @@ async def run_batches(job: _Job, groups: Sequence[_Group]) -> None:
     await _collect(job, running, set(wanted))
 
 
-async def _collect(job: _Job, running: list[BatchRecord], wanted: set[str]) -> None:
+async def _collect(job: BatchJob, running: list[BatchRecord], wanted: set[str]) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + job.config.batch_timeout_s
     pending = {b.batch_id: b for b in running}
@@ -104,7 +124,7 @@ async def _collect(job: _Job, running: list[BatchRecord], wanted: set[str]) -> N
         await asyncio.sleep(min(job.config.batch_poll_interval_s, max(deadline - loop.time(), 0)))
 
 
-async def _collect_one(job: _Job, batch: Any, record: BatchRecord) -> None:
+async def _collect_one(job: BatchJob, batch: Any, record: BatchRecord) -> None:
     """Store every answered line of a finished batch; failed lines are left to the live path."""
     stored = failed = 0
     for file_id, kind in ((batch.output_file_id, "output"), (batch.error_file_id, "errors")):

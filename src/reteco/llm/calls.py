@@ -45,7 +45,6 @@ from typing import Any, TypeVar
 
 from tqdm import tqdm
 
-from reteco.judge.prompts import ReplyProblem
 from reteco.llm.cache import (
     JudgeCache,
     default_cache_dir,
@@ -53,12 +52,13 @@ from reteco.llm.cache import (
     request_hash,
 )
 from reteco.llm.config import (
-    JudgeConfig,
+    LLMConfig,
     Redactor,
-    judge_available,
+    endpoint_available,
     public_url,
     read_api_key,
 )
+from reteco.llm.prompt_files import ReplyProblem
 
 OK = "ok"
 INVALID = "invalid"
@@ -111,7 +111,7 @@ class StructuredReply:
 
 def run_structured_calls(
     requests: Sequence[StructuredRequest],
-    config: JudgeConfig,
+    config: LLMConfig,
     *,
     cache_dir: Path | None = None,
     progress: bool = True,
@@ -122,9 +122,9 @@ def run_structured_calls(
     """Answer every request (same order) with at most ``config.concurrency`` in flight.
 
     ``fresh`` bypasses the responses stored in the cache (they are still recorded). Raises
-    CallsNotAvailable when no key or endpoint is configured (``judge_available`` says why).
+    CallsNotAvailable when no key or endpoint is configured (``endpoint_available`` says why).
     """
-    ok, why = judge_available(config)
+    ok, why = endpoint_available(config)
     if not ok:
         raise CallsNotAvailable(why)
     requests = list(requests)
@@ -198,7 +198,7 @@ class StructuredCaller:
     cache: JudgeCache
     client: Any
 
-    def __init__(self, config: JudgeConfig, *, log: logging.Logger | None = None, attempts_noun: str = "requests",
+    def __init__(self, config: LLMConfig, *, log: logging.Logger | None = None, attempts_noun: str = "requests",
                  abort_prefix: str = "stopped"):
         self.config = config
         self.endpoint = public_url(config.resolved_base_url())

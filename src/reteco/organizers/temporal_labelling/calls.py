@@ -6,7 +6,7 @@ answers (``Answer``). It shares with the judge everything a reviewer of the labe
 
 - the configuration: ``load_judge_config`` (the same ``judge.yaml``, or the ``--judge-config``
   given): endpoint, where the key is read from, model, temperature, seed, token cap, timeouts,
-  retry, backoff, re-ask and abort settings; ``judge_available`` says why it cannot run;
+  retry, backoff, re-ask and abort settings; ``endpoint_available`` says why it cannot run;
 - the cache and audit trail: ``JudgeCache`` (the same SQLite file in the same folder): every
   request body, every raw response, every failed attempt with the wait that followed it;
 - the key redactor (``Redactor``) and public endpoint text (``public_url``);
@@ -46,7 +46,7 @@ from reteco.llm.calls import (
     StructuredRequest,
     run_structured_calls,
 )
-from reteco.llm.config import JudgeConfig, Redactor, read_api_key
+from reteco.llm.config import LLMConfig, Redactor, read_api_key
 
 __all__ = ["ERROR", "INVALID", "OK", "Answer", "Ask", "NotAvailable", "run_asks"]
 
@@ -79,7 +79,7 @@ class Answer:
 
 def run_asks(
     asks: Sequence[Ask],
-    config: JudgeConfig,
+    config: LLMConfig,
     *,
     cache_dir: Path | None = None,
     retry_invalid: bool = False,

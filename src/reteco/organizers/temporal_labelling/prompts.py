@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from reteco.judge.prompts import (  # shared with the judge: one fencing, one reply check
+from reteco.llm.prompt_files import (  # shared with the judge: one fencing, one reply check
     PromptIntegrityError,
     ReplyProblem,
     fence_tag,
