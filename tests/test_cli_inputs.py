@@ -20,7 +20,7 @@ from reteco import __version__, codabench
 from reteco.cli import main
 from reteco.formats.qrels import read_qrels, read_stance
 from reteco.formats.submission import open_submission
-from reteco.problems import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, InputError
+from reteco.problems import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, MAX_FILE_NAME, InputError, printable
 
 REPO = Path(__file__).resolve().parents[1]
 BIG = "9" * 5000  # int() refuses more than 4,300 digits with ValueError
@@ -283,6 +283,19 @@ def test_the_scoring_program_writes_its_page_on_a_refused_2b_submission(capsys, 
     page = (out / "detailed_results.html").read_text()
     assert "could not be scored" in page and line in page
     assert sorted(p.name for p in out.iterdir()) == ["detailed_results.html"]
+
+
+def test_a_symbolic_link_loop_or_an_overlong_path_exits_1_naming_it(capsys, ref_2a, tmp_path):
+    folder = tmp_path / "sub"
+    folder.mkdir()
+    (folder / "run.txt").write_text("biology/2_turn_1 Q0 b1 1 1.0 t\n")
+    (folder / "loop").symlink_to("loop")  # resolve() raised RuntimeError
+    code, err = run_cli(capsys, "validate", "--ref", ref_2a.root, folder)
+    assert (code, err.splitlines()) == (EXIT_INPUT, ["loop: error: a symbolic link that leads to itself (a loop); submit the file itself"])
+    long = tmp_path / ("x" * 300)  # is_dir() raised OSError (file name too long)
+    code, err = run_cli(capsys, "validate", "--ref", ref_2a.root, long)
+    shown = printable(str(long), MAX_FILE_NAME)  # Problem lines cut file names at 200 characters
+    assert (code, err.splitlines()) == (EXIT_INPUT, [f"{shown}: error: cannot be read (File name too long)"])
 
 
 # ---------------------------------------------------------------------------------------------
