@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import stat
 import sys
 import traceback
 from pathlib import Path
@@ -229,9 +230,15 @@ def check_output_folder(folder: Path, option: str) -> None:
     parents is an existing file (InputError naming the path). A folder that does not exist yet
     is fine: it is created when the results are written."""
     for here in (folder, *folder.parents):
-        if not (here.exists() or here.is_symlink()):
-            continue
-        if here.is_dir():
+        try:
+            mode = os.stat(here).st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            if not os.path.islink(here):  # a dangling link is there, and is no folder
+                continue  # not there yet (or below a file, found one level up)
+            mode = 0
+        except OSError as exc:  # a name too long, a link loop, no permission
+            raise InputError(f"{option} cannot be used ({exc.strerror or exc})", str(folder)) from None
+        if stat.S_ISDIR(mode):
             return
         if here == folder:
             message = f"{option} exists and is not a folder; give a folder (it is created if needed)"
