@@ -205,6 +205,10 @@ def test_out_must_be_a_folder_and_is_checked_before_scoring(capsys, monkeypatch,
     code, err = run_cli(capsys, "score", "--ref", ref_2a.root, "--res", run, "--out", afile / "sub" / "out")
     assert code == EXIT_INPUT
     assert err.splitlines() == [f"{afile / 'sub' / 'out'}: error: --out cannot be created: {afile} exists and is not a folder"]
+    dangling = tmp_path / "dangling"
+    dangling.symlink_to(tmp_path / "nowhere")  # mkdir would fail after scoring (File exists)
+    code, err = run_cli(capsys, "score", "--ref", ref_2a.root, "--res", run, "--out", dangling)
+    assert (code, err.splitlines()) == (EXIT_INPUT, [f"{dangling}: error: --out exists and is not a folder; give a folder (it is created if needed)"])
     assert afile.read_text() == "keep me"
 
 
