@@ -101,7 +101,7 @@ def test_line_errors_are_all_listed_with_their_line_numbers(ref):
         "answers.jsonl:8: error: the line is not valid UTF-8; save the answers as UTF-8 text",
         ("answers.jsonl:9: error: turn 'biology/2_turn_1' is answered twice, on lines 1 and 9; "
         "give exactly one answer per turn"),
-        'answers.jsonl:10: error: the field "answer" appears twice in the object; give it once',
+        "answers.jsonl:10: error: the field 'answer' appears twice in the object; give it once",
         ('answers.jsonl:11: error: "answer" holds an unpaired surrogate escape (such as \\ud800), which is not '
         "valid Unicode text; write the characters themselves or valid escape pairs"),
         "answers.jsonl:12: error: a carriage return inside the line; use LF or CRLF line endings",
@@ -141,7 +141,7 @@ def test_unknown_turns_and_extra_fields_are_warnings_and_missing_turns_are_count
     assert problems.lines() == [
         ("answers.jsonl: warning: 2 answers have a turn id that is not a turn of the reference and were ignored, "
         "e.g. 'biology/99_turn_1' (line 2), 'chemistry/2_turn_1' (line 3)"),
-        ('answers.jsonl: warning: 2 lines have fields other than "turn_id" and "answer" (e.g. "model" on line 1); '
+        ('answers.jsonl: warning: 2 lines have fields other than "turn_id" and "answer" (e.g. \'model\' on line 1); '
         "they were ignored"),
         ("answers.jsonl: warning: 1 reference turns have no answer and score 0 on every measure, "
         "e.g. 'earth_science/2_turn_1'"),

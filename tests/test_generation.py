@@ -282,7 +282,7 @@ def test_2c_without_answers_is_an_error(tmp_path):
         score_submission(ref, run, run_judge_now=False)
     assert caught.value.problems.lines() == [
         ("run.txt: error: no answers file found: the answers must be one .jsonl (or .jsonl.gz) file; "
-        "files in the submission: run.txt")
+        "files in the submission: 'run.txt'")
     ]
 
 

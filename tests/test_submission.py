@@ -140,7 +140,7 @@ def test_zip_holding_only_a_zip_is_refused(tmp_path):
     with pytest.raises(InputError) as excinfo:
         open_submission(path)
     assert message(excinfo) == (
-        "outer.zip: error: the zip holds only another zip (inner.zip); zip the files themselves"
+        "outer.zip: error: the zip holds only another zip ('inner.zip'); zip the files themselves"
     )
 
 
@@ -204,7 +204,7 @@ def test_two_candidate_run_files_are_listed(tmp_path):
     with pytest.raises(InputError) as excinfo:
         sub.find("run")
     assert message(excinfo) == (
-        "s.zip: error: 2 files could be the run: bm25.txt, dense.txt; "
+        "s.zip: error: 2 files could be the run: 'bm25.txt', 'dense.txt'; "
         "name the run file run.txt (and remove the other run files)"
     )
 
@@ -222,7 +222,7 @@ def test_two_preferred_run_names_are_still_ambiguous(tmp_path):
     path = make_zip(tmp_path / "s.zip", {"run.txt": RUN, "run.tsv": RUN})
     with pytest.raises(InputError) as excinfo:
         open_submission(path).find("run")
-    assert "2 files could be the run: run.tsv, run.txt" in message(excinfo)
+    assert "2 files could be the run: 'run.tsv', 'run.txt'" in message(excinfo)
 
 
 def test_answers_and_run_together(tmp_path):
@@ -244,7 +244,7 @@ def test_no_answers_file(tmp_path):
         open_submission(path).find("answers")
     assert message(excinfo) == (
         "s.zip: error: no answers file found: the answers must be one .jsonl (or .jsonl.gz) file; "
-        "files in the submission: answers.json, run.txt"
+        "files in the submission: 'answers.json', 'run.txt'"
     )
 
 
@@ -252,7 +252,7 @@ def test_several_answers_files(tmp_path):
     path = make_zip(tmp_path / "s.zip", {"run.txt": RUN, "a.jsonl": ANSWERS, "b.jsonl.gz": gzip.compress(ANSWERS)})
     with pytest.raises(InputError) as excinfo:
         open_submission(path).find("answers")
-    assert message(excinfo) == "s.zip: error: 2 answers files (.jsonl): a.jsonl, b.jsonl.gz; keep exactly one"
+    assert message(excinfo) == "s.zip: error: 2 answers files (.jsonl): 'a.jsonl', 'b.jsonl.gz'; keep exactly one"
 
 
 def test_no_run_file(tmp_path):
@@ -260,7 +260,7 @@ def test_no_run_file(tmp_path):
     with pytest.raises(InputError) as excinfo:
         open_submission(path).find("run")
     assert message(excinfo) == (
-        "s.zip: error: no run file found; files in the submission: README.md, answers.jsonl; "
+        "s.zip: error: no run file found; files in the submission: 'README.md', 'answers.jsonl'; "
         "add the run file, named run.txt"
     )
 
@@ -288,7 +288,7 @@ def test_folder_with_only_system_files_is_empty(tmp_path):
     with pytest.raises(InputError) as excinfo:
         open_submission(tmp_path)
     assert message(excinfo) == (
-        "submission: error: no file found in the submission (ignored: .DS_Store, metadata); "
+        "submission: error: no file found in the submission (ignored: '.DS_Store', 'metadata'); "
         "submit the run file, e.g. run.txt"
     )
 
@@ -503,7 +503,7 @@ def test_cap_is_on_the_total_over_members(tmp_path):
     with pytest.raises(InputError) as excinfo:
         sub.read_bytes("answers.jsonl.gz")
     assert message(excinfo).startswith(
-        "s.zip:answers.jsonl.gz: error: with the files read before it (s.zip:run.txt.gz), the submission "
+        "s.zip:answers.jsonl.gz: error: with the files read before it ('s.zip:run.txt.gz'), the submission "
         "is over the limit of 1048576 bytes (1 MiB) once decompressed; to fit under it"
     )
 

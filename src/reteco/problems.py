@@ -8,8 +8,13 @@ domain names, the rules) may appear in a message.
 
 from __future__ import annotations
 
+import os
+import sys
+import traceback
 from dataclasses import dataclass, field
 from typing import Iterator
+
+from reteco import __version__
 
 ERROR = "error"
 WARNING = "warning"
@@ -156,3 +161,19 @@ class InputError(Exception):
             problems = collected
         self.problems = problems
         super().__init__("\n".join(problems.lines()))
+
+
+def internal_error(exc: BaseException) -> int:
+    """Report a bug of reteco the one way every entry point does (the CLI, the Codabench scoring
+    program): ``internal error in reteco X (Kind); please report it to the organizers`` on
+    stderr, and EXIT_INTERNAL. The traceback only with ``RETECO_DEBUG=1``: an exception's text
+    can quote reference data, and the scoring log is shown to participants."""
+    if os.environ.get("RETECO_DEBUG"):
+        traceback.print_exception(exc)
+    print(internal_error_text(exc), file=sys.stderr)
+    return EXIT_INTERNAL
+
+
+def internal_error_text(exc: BaseException) -> str:
+    """The line that says reteco failed, naming only the exception's kind."""
+    return f"internal error in reteco {__version__} ({type(exc).__name__}); please report it to the organizers"

@@ -22,9 +22,14 @@ keys allowed to be absent (judge, ``ndcg_fc_10``, text metrics); for each absent
 has no network and no key): its keys are always absent, with that reason, and the organizers'
 ``reteco judge`` fills them in after the phase. Other reasons come from the scorer's details
 (``"<key>_status"``, ``"<key>": {"reason": ...}``, or a section named like ``unavailable``).
-A required key missing from the scorer's output is an internal error (exit 2), never a silent
-empty column; so is any unexpected exception (its traceback only with ``RETECO_DEBUG=1``, since
-an exception's text could quote reference data).
+A required key missing from the scorer's output is an internal error, never a silent empty
+column; so is any unexpected exception (its traceback only with ``RETECO_DEBUG=1``, since an
+exception's text could quote reference data).
+
+Exit codes (``reteco.problems``, as for the ``reteco`` command): 0 scored; 1 the submission
+cannot be used (the log and ``detailed_results.html`` say why; no ``scores.json``); 2 the
+program was called wrongly; 3 an internal error of reteco (``reteco.problems.internal_error``; no
+``scores.json`` is written, as it is written last).
 """
 
 from __future__ import annotations
@@ -33,15 +38,12 @@ import json
 import math
 import os
 import sys
-import traceback
 from pathlib import Path
 
 from reteco import __version__
 from reteco.arrow_memory import use_scoring_memory_pool
-from reteco.problems import InputError
-
-EXIT_INPUT = 1
-EXIT_INTERNAL = 2
+from reteco.problems import internal_error
+from reteco.problems import EXIT_INPUT, EXIT_OK, EXIT_USAGE, InputError
 
 PHASE_FILE = "phase.json"
 DETAILED_RESULTS = "detailed_results.html"
@@ -60,22 +62,18 @@ _JUNK = frozenset({"__MACOSX", ".DS_Store", "Thumbs.db", "metadata"})
 
 
 def main(argv: list[str]) -> int:
-    """Score ``INPUT/res`` against ``INPUT/ref`` into ``OUTPUT``; exit 0, 1 (input) or 2 (internal)."""
-    try:
-        return _main(argv)
-    except Exception:  # noqa: BLE001 - never a raw traceback in the log: it may quote reference data
-        if os.environ.get("RETECO_DEBUG"):
-            traceback.print_exc()
-        kind = sys.exc_info()[0].__name__
-        print(f"internal error in reteco {__version__} ({kind}); please report it to the organizers", file=sys.stderr)
-        return EXIT_INTERNAL
-
-
-def _main(argv: list[str]) -> int:
+    """Score ``INPUT/res`` against ``INPUT/ref`` into ``OUTPUT``; exit 0, 1 (input), 2 (usage) or
+    3 (internal)."""
     if len(argv) != 2:
         print("usage: score.py INPUT_DIR OUTPUT_DIR (INPUT_DIR holds ref/ and res/)", file=sys.stderr)
-        return 2
-    input_dir, output_dir = Path(argv[0]), Path(argv[1])
+        return EXIT_USAGE
+    try:
+        return _main(Path(argv[0]), Path(argv[1]))
+    except Exception as exc:  # noqa: BLE001 - never a raw traceback in the log: it may quote reference data
+        return internal_error(exc)
+
+
+def _main(input_dir: Path, output_dir: Path) -> int:
     use_scoring_memory_pool()
     from reteco.outputs import detailed_results
     from reteco.formats.reference import Reference
@@ -112,14 +110,13 @@ def _main(argv: list[str]) -> int:
     try:
         absent = absent_scores(subtrack, result.scores, details, judge_skipped=True)
     except MissingScoreError as exc:
-        print(f"internal error in reteco {__version__}: {exc}; please report it to the organizers", file=sys.stderr)
-        return EXIT_INTERNAL
+        print(f"reteco: {exc}", file=sys.stderr)  # leaderboard keys only: no reference data
+        raise
     details["phase"] = {k: phase.get(k) for k in ("phase", "name", "split", "per_topic")}
     details["absent_scores"] = absent
     warnings = result.problems.lines()
     for line in warnings:
         print(line)
-    write_scores(output_dir, result.scores)
     write_details(output_dir, details)
     _write_page(
         output_dir,
@@ -127,10 +124,12 @@ def _main(argv: list[str]) -> int:
             subtrack=subtrack, phase=phase, scores=result.scores, details=details, absent=absent, messages=warnings
         ),
     )
+    # Last: the worker takes a scores.json as success, so none is left behind a later failure.
+    write_scores(output_dir, result.scores)
     print(json.dumps(result.scores, indent=2))
     for key, reason in absent.items():
         print(f"{key}: absent: {reason}")
-    return 0
+    return EXIT_OK
 
 
 class MissingScoreError(Exception):
@@ -321,3 +320,4 @@ def _finite(value) -> bool:
 def _write_page(output_dir: Path, page: str) -> None:
     output_dir.mkdir(parents=True, exist_ok=True)
     (output_dir / DETAILED_RESULTS).write_text(page, encoding="utf-8")
+

@@ -1,7 +1,9 @@
 """The ``reteco`` command: synth, prepare, score, validate, factir-qrels.
 
-Exit codes: 0 success; 1 input that cannot be used (the messages say what to fix, with file and
-line); 2 an internal error of reteco (set RETECO_DEBUG=1 for the traceback).
+Exit codes (``reteco.problems``; README, "Exit codes"): 0 done; 1 input that cannot be used (the
+messages say what to fix, with file and line); 2 the command line is wrong (argparse); 3 an
+internal error of reteco (``internal_error``: one line, the traceback only with RETECO_DEBUG=1);
+4 work that could not be finished (the judge's commands).
 """
 
 from __future__ import annotations
@@ -9,16 +11,22 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import stat
 import sys
-import traceback
 from pathlib import Path
 
 from reteco import __version__
 from reteco.arrow_memory import use_scoring_memory_pool
-from reteco.problems import InputError, Problems
-
-EXIT_INPUT = 1
-EXIT_INTERNAL = 2
+from reteco.problems import (
+    EXIT_INPUT,
+    EXIT_OK,
+    EXIT_USAGE,
+    MAX_FILE_NAME,
+    InputError,
+    Problems,
+    internal_error,
+    printable,
+)
 
 
 # Commands defined here. The others' parsers live in their modules, which import asyncio,
@@ -30,24 +38,22 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     command = next((a for a in argv if not a.startswith("-")), None)
     parser = _parser(all_commands=command not in _OWN_COMMANDS)
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse has printed its message (or --help, --version)
+        return EXIT_OK if exc.code in (0, None) else EXIT_USAGE
     try:
         use_scoring_memory_pool()
         return int(args.func(args) or 0)
     except InputError as exc:
-        for line in exc.problems.lines():
-            print(line, file=sys.stderr)
+        _print_problems(exc.problems)
         return EXIT_INPUT
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # output piped into `head` and the like
         return 0
-    except Exception:  # an internal error: never show participants a raw traceback by default
-        if os.environ.get("RETECO_DEBUG"):
-            traceback.print_exc()
-        kind = sys.exc_info()[0].__name__
-        print(f"internal error in reteco {__version__} ({kind}); please report it to the organizers", file=sys.stderr)
-        return EXIT_INTERNAL
+    except Exception as exc:  # noqa: BLE001 - an internal error: never a raw traceback by default
+        return internal_error(exc)
 
 
 def _parser(all_commands: bool = True) -> argparse.ArgumentParser:
@@ -114,6 +120,9 @@ def cmd_synth(args) -> int:
     from reteco.organizers.synthetic.release import write_synthetic_release
     from reteco.organizers.synthetic.sample_runs import write_sample_runs
 
+    check_output_folder(args.out, "--out")
+    if args.samples:
+        check_output_folder(args.samples, "--samples")
     kwargs = {} if args.seed is None else {"seed": args.seed}
     release = write_synthetic_release(args.out, **kwargs)
     print(f"synthetic release written to {release}")
@@ -129,6 +138,7 @@ def cmd_synth(args) -> int:
 def cmd_prepare(args) -> int:
     from reteco.organizers.prepare import format_summary, prepare_release
 
+    check_output_folder(args.out, "--out")
     subtracks = tuple(s.strip() for s in args.subtracks.split(",") if s.strip())
     summary = prepare_release(args.release, args.split, args.out, subtracks=subtracks)
     print(format_summary(summary))
@@ -159,13 +169,17 @@ def _load_reference(args):
 def cmd_score(args) -> int:
     from reteco.scoring.submission import score_submission
 
+    check_output_folder(args.out, "--out")  # before scoring: a wrong --out costs nothing
     reference = _load_reference(args)
     result = score_submission(reference, args.res, engine=args.engine, per_topic=not args.no_per_topic)
     _print_problems(result.problems)
     from reteco.outputs.scores import write_details, write_scores
 
-    write_scores(args.out, result.scores)
-    write_details(args.out, result.details)
+    try:
+        write_details(args.out, result.details)
+        write_scores(args.out, result.scores)  # last: a scores.json is never left beside no details
+    except OSError as exc:
+        raise InputError(f"cannot write the results here ({exc.strerror or exc})", str(exc.filename or args.out)) from None
     print(json.dumps(result.scores, indent=2))
     return 0
 
@@ -183,11 +197,37 @@ def cmd_validate(args) -> int:
 def cmd_factir_qrels(args) -> int:
     from reteco.formats.factir import convert_factir, write_factir
 
+    check_output_folder(args.out, "--out")
     judgments, stance, topics = convert_factir(args.evidence, args.qrels_json, args.by)
-    write_factir(args.out, judgments, stance, topics)
+    try:
+        write_factir(args.out, judgments, stance, topics)
+    except OSError as exc:
+        raise InputError(f"cannot write here ({exc.strerror or exc})", str(exc.filename or args.out)) from None
     relevant = sum(1 for j in judgments if j.relevance > 0)
     print(f"{len(topics)} topics (grouped by {args.by}), {len(judgments)} judgments, {relevant} relevant -> {args.out}")
     return 0
+
+
+def check_output_folder(folder: Path, option: str) -> None:
+    """Refuse an output folder that cannot be one, before any work: ``folder`` or one of its
+    parents is an existing file (InputError naming the path). A folder that does not exist yet
+    is fine: it is created when the results are written."""
+    for here in (folder, *folder.parents):
+        try:
+            mode = os.stat(here).st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            if not os.path.islink(here):  # a dangling link is there, and is no folder
+                continue  # not there yet (or below a file, found one level up)
+            mode = 0
+        except OSError as exc:  # a name too long, a link loop, no permission
+            raise InputError(f"{option} cannot be used ({exc.strerror or exc})", str(folder)) from None
+        if stat.S_ISDIR(mode):
+            return
+        if here == folder:
+            message = f"{option} exists and is not a folder; give a folder (it is created if needed)"
+        else:
+            message = f"{option} cannot be created: {printable(str(here), MAX_FILE_NAME)} exists and is not a folder"
+        raise InputError(message, str(folder))
 
 
 def _print_problems(problems: Problems) -> None:

@@ -16,7 +16,8 @@ Format (README, "Answers format")::
   Fields other than ``turn_id`` and ``answer`` are ignored with one warning.
 
 Errors (the file is not scored; every bad line is named, up to ``MAX_LISTED_ERRORS``): invalid
-UTF-8, a carriage return inside a line, invalid JSON, a line that is not a JSON object, a field
+UTF-8, a carriage return inside a line, invalid JSON, a JSON integer too long for Python to read
+(4,300 digits and more, anywhere in the line), a line that is not a JSON object, a field
 given twice in one object, a missing or non-string ``turn_id`` / ``answer``, text with an
 unpaired surrogate escape (it cannot be encoded as UTF-8), an empty answer, an answer over the
 limits, an ambiguous bare turn id, a turn answered twice (both lines named), an empty file, a
@@ -33,7 +34,7 @@ from dataclasses import dataclass, field
 
 from reteco.formats.reference import Reference
 from reteco.formats.topic_ids import normalize_topic_id
-from reteco.problems import InputError, Problems
+from reteco.problems import InputError, Problems, quoted
 
 BOM = b"\xef\xbb\xbf"
 
@@ -77,6 +78,21 @@ class _DuplicateField(ValueError):
     def __init__(self, name: str):
         super().__init__(name)
         self.name = name
+
+
+class _NumberTooLong(ValueError):
+    def __init__(self, digits: int):
+        super().__init__(digits)
+        self.digits = digits
+
+
+def _read_int(text: str) -> int:
+    """json's integer reader, refusing what int() refuses (over ``sys.get_int_max_str_digits()``
+    digits, 4,300 by default) with its own exception, so the line can be named."""
+    try:
+        return int(text)
+    except ValueError:
+        raise _NumberTooLong(len(text.lstrip("-"))) from None
 
 
 def _pairs_hook(pairs: list[tuple[str, object]]) -> dict:
@@ -149,9 +165,14 @@ def read_answers(data: bytes, name: str, reference: Reference, problems: Problem
             errors.error(name, number, "a carriage return inside the line; use LF or CRLF line endings")
             continue
         try:
-            record = json.loads(text, object_pairs_hook=_pairs_hook)
+            record = json.loads(text, object_pairs_hook=_pairs_hook, parse_int=_read_int)
         except _DuplicateField as exc:
-            errors.error(name, number, f'the field "{exc.name}" appears twice in the object; give it once')
+            errors.error(name, number, f"the field {quoted(exc.name)} appears twice in the object; give it once")
+            continue
+        except _NumberTooLong as exc:
+            errors.error(
+                name, number, f"a JSON number of {exc.digits:,} digits, too long to read; {FORMAT_HINT}"
+            )
             continue
         except json.JSONDecodeError as exc:
             errors.error(name, number, f"not valid JSON ({exc.msg} at column {exc.colno}); {FORMAT_HINT}")
@@ -186,7 +207,7 @@ def read_answers(data: bytes, name: str, reference: Reference, problems: Problem
         turn_id = record["turn_id"].strip()
         answer = record["answer"]
         if not answer.strip():
-            errors.error(name, number, f'"answer" is empty for turn \'{turn_id}\'; every answer must hold text')
+            errors.error(name, number, f'"answer" is empty for turn {quoted(turn_id)}; every answer must hold text')
             continue
         if len(answer) > MAX_ANSWER_CHARS:
             errors.error(
@@ -206,8 +227,8 @@ def read_answers(data: bytes, name: str, reference: Reference, problems: Problem
             continue
         topic = resolver.resolve(turn_id)
         if topic == AMBIGUOUS:
-            qualified = " or ".join(f"'{d}/{normalize_topic_id(turn_id)}'" for d in resolver.domains_of(turn_id))
-            errors.error(name, number, f"turn '{turn_id}' exists in several domains; write it as {qualified}")
+            qualified = " or ".join(quoted(f"{d}/{normalize_topic_id(turn_id)}") for d in resolver.domains_of(turn_id))
+            errors.error(name, number, f"turn {quoted(turn_id)} exists in several domains; write it as {qualified}")
             continue
         if topic == NOT_FOUND:
             unknown.append((turn_id, number))
@@ -217,7 +238,7 @@ def read_answers(data: bytes, name: str, reference: Reference, problems: Problem
             errors.error(
                 name,
                 number,
-                f"turn '{turn_id}' is answered twice, on lines {first.line} and {number}; "
+                f"turn {quoted(turn_id)} is answered twice, on lines {first.line} and {number}; "
                 "give exactly one answer per turn",
             )
             continue
@@ -231,7 +252,7 @@ def read_answers(data: bytes, name: str, reference: Reference, problems: Problem
             sample = reference.topics[0].topic_id if reference.topics else "?"
             raise InputError(
                 f"none of the {len(unknown)} answers' turn ids is a turn of sub-track {reference.subtrack} "
-                f"(for example '{example}'); sub-track {reference.subtrack} expects turn ids "
+                f"(for example {quoted(example)}); sub-track {reference.subtrack} expects turn ids "
                 f"(<conversation id>_turn_<n>, or <domain>/<conversation id>_turn_<n>), e.g. '{sample}'",
                 name,
             )
@@ -242,15 +263,15 @@ def read_answers(data: bytes, name: str, reference: Reference, problems: Problem
             name,
             None,
             f"{len(unknown)} answers have a turn id that is not a turn of the reference and were ignored, e.g. "
-            + ", ".join(f"'{t}' (line {n})" for t, n in unknown[:EXAMPLES]),
+            + ", ".join(f"{quoted(t)} (line {n})" for t, n in unknown[:EXAMPLES]),
         )
     if extra_fields:
         field_name, line = extra_fields[0]
         problems.warning(
             name,
             None,
-            f'{len(extra_fields)} lines have fields other than "turn_id" and "answer" (e.g. "{field_name}" on '
-            f"line {line}); they were ignored",
+            f'{len(extra_fields)} lines have fields other than "turn_id" and "answer" (e.g. {quoted(field_name)} '
+            f"on line {line}); they were ignored",
         )
     missing = [i for i in range(len(reference.topics)) if i not in accepted]
     if missing:

@@ -8,54 +8,65 @@ Accepted qrels forms:
 
 Stance file: ``topic docid stance`` per line (tab- or space-separated; stance a single word
 such as Supports or Refutes).
+
+Both are UTF-8 (a byte-order mark is fine). A relevance is written in ASCII digits (``int()``
+would also read ``٣`` or ``1_0``) and at most ``MAX_RELEVANCE`` (judgments are 64-bit integers).
+Every problem is an ``InputError`` naming the file and, in text files, the line: a file that
+cannot be opened, bytes that are not UTF-8, a bad column or level, JSON that cannot be read.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from reteco.formats.reference import Judgment, Reference, Topic
-from reteco.problems import InputError, Problems
+from reteco.problems import InputError, Problems, quoted
 
 FACTIR_CUTOFFS = [1, 5, 10, 100]
+
+#: The largest relevance level accepted: judgments are stored as 64-bit integers.
+MAX_RELEVANCE = 2**63 - 1
+_LEVEL = re.compile(r"[0-9]{1,19}", re.ASCII)
 
 
 def read_qrels(path: Path) -> list[Judgment]:
     """Judgments from a TREC qrels file or a pytrec_eval JSON file; a repeated (topic, doc) pair
     keeps its highest relevance."""
-    text = Path(path).read_text(encoding="utf-8-sig")
     name = Path(path).name
+    text = _read_text(Path(path), "qrels")
     best: dict[tuple[str, str], int] = {}
     problems = Problems()
     if text.lstrip().startswith("{"):
         try:
-            data = json.loads(text)
+            data = json.loads(text, parse_int=_json_level)
         except json.JSONDecodeError as exc:
-            raise InputError(f"not valid JSON: {exc.msg}", name, exc.lineno) from None
+            raise InputError(f"not valid JSON: {exc.msg} (column {exc.colno})", name, exc.lineno) from None
+        except RecursionError:
+            raise InputError("not usable JSON: nested too deeply", name) from None
         for topic, docs in data.items():
             if not isinstance(docs, dict):
-                problems.error(name, None, f"topic '{topic}' must map doc ids to relevance levels")
+                problems.error(name, None, f"topic {quoted(topic)} must map doc ids to relevance levels")
                 continue
             for doc, rel in docs.items():
-                if not isinstance(rel, int) or isinstance(rel, bool) or rel < 0:
-                    problems.error(name, None, f"topic '{topic}': relevance must be an integer >= 0")
+                if not isinstance(rel, int) or isinstance(rel, bool) or not 0 <= rel <= MAX_RELEVANCE:
+                    problems.error(
+                        name, None, f"topic {quoted(topic)}, document {quoted(doc)}: relevance must be an integer >= 0"
+                    )
                     continue
-                _keep_best(best, str(topic), str(doc), rel)
+                _keep_best(best, topic, doc, rel)
     else:
-        for number, line in enumerate(text.splitlines(), start=1):
+        for number, line in enumerate(text.split("\n"), start=1):  # numbered as editors do
             parts = line.split()
             if not parts:
                 continue
             if len(parts) != 4:
                 problems.error(name, number, f"expected 4 columns: topic iteration docid relevance, found {len(parts)}")
                 continue
-            try:
-                rel = int(parts[3])
-            except ValueError:
-                rel = -1
-            if rel < 0:
-                problems.error(name, number, f"relevance {parts[3]!r} is not an integer >= 0")
+            rel = int(parts[3]) if _LEVEL.fullmatch(parts[3]) else -1
+            if not 0 <= rel <= MAX_RELEVANCE:
+                problems.error(name, number, f"relevance {quoted(parts[3])} is not an integer >= 0")
                 continue
             _keep_best(best, parts[0], parts[2], rel)
     if problems.has_errors:
@@ -63,6 +74,12 @@ def read_qrels(path: Path) -> list[Judgment]:
     if not best:
         raise InputError("no judgments found", name)
     return [Judgment(t, d, r) for (t, d), r in best.items()]
+
+
+def _json_level(text: str) -> int:
+    """JSON integers as json reads them, but one past MAX_RELEVANCE for a longer one: int() of
+    4,300 digits or more raises, and the value is refused as out of range anyway."""
+    return int(text) if len(text) <= 20 else MAX_RELEVANCE + 1
 
 
 def _keep_best(best: dict[tuple[str, str], int], topic: str, doc: str, rel: int) -> None:
@@ -74,7 +91,7 @@ def read_stance(path: Path) -> dict[tuple[str, str], str]:
     name = Path(path).name
     out: dict[tuple[str, str], str] = {}
     problems = Problems()
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8-sig").splitlines(), start=1):
+    for number, line in enumerate(_read_text(Path(path), "stance").split("\n"), start=1):
         parts = line.split()
         if not parts:
             continue
@@ -85,6 +102,22 @@ def read_stance(path: Path) -> dict[tuple[str, str], str]:
     if problems.has_errors:
         raise InputError(problems)
     return out
+
+
+def _read_text(path: Path, kind: str) -> str:
+    """The file's text, or InputError: the path as given when it cannot be opened, the line of the
+    first byte that is not UTF-8."""
+    try:
+        data = path.read_bytes()
+    except IsADirectoryError:
+        raise InputError(f"is a folder; give the {kind} file", str(path)) from None
+    except OSError as exc:
+        raise InputError(f"the {kind} file cannot be read ({exc.strerror or exc})", str(path)) from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(f"the line is not valid UTF-8; save the {kind} file as UTF-8 text", path.name, line) from None
 
 
 def benchmark_reference(

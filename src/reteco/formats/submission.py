@@ -6,7 +6,14 @@
 - a folder, e.g. Codabench's ``/app/input/res``: the worker extracts the participant's zip there
   as is (a top-level folder is not stripped), adds a ``metadata`` file beside it, and often
   ``__MACOSX/`` comes along; a folder whose only file is a zip is opened as that zip;
-- a single plain file, or a single gzipped file.
+- a single plain file, or a single gzipped file;
+- standard input, given as ``-`` (or as a path that is this process's standard input, such as
+  ``/dev/stdin``): read once, up to ``max_bytes``, then taken as a single file whose kind is told
+  by its content (a zip, a gzipped file, or plain text), labelled ``stdin`` in messages. A
+  pipe is read once only, so nothing may look at its first bytes before it is read whole.
+
+Any other path that is not a regular file or a folder (a named pipe, a device, a socket) is
+refused at once: reading it could block forever or never end.
 
 Any member may be gzipped: gzip is recognised by its magic bytes ``1f 8b``, not only by a
 ``.gz`` name, and ``read_bytes`` returns the decompressed content.
@@ -33,7 +40,9 @@ Safety:
 Memory: one member is held at a time, built in a growing buffer whose bytes are handed over
 without a final copy, so reading a member needs about its size (at most ~2x) plus 1 MiB.
 
-Participants' own file names may appear in messages: they are not reference data.
+Participants' own file names may appear in messages: they are not reference data. They are
+quoted with ``reteco.problems.quoted`` (cut at 80 characters, control characters escaped), as
+is the text of a library's exception, which may quote a member's name.
 """
 
 from __future__ import annotations
@@ -52,7 +61,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO, Iterator
 
-from reteco.problems import InputError
+from reteco.problems import InputError, printable, quoted
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -83,6 +92,9 @@ _ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")
 # Label of a folder submission in messages: Codabench's folder name (``res``) means nothing to
 # a participant.
 _FOLDER_LABEL = "submission"
+#: The path that means standard input, and its label (and file name) in messages.
+STDIN = "-"
+STDIN_LABEL = "stdin"
 # How many names a message lists before saying how many more there are.
 _LISTED_NAMES = 20
 _DRIVE = re.compile(r"^[A-Za-z]:")
@@ -112,7 +124,7 @@ _HOW_TO_FIT = (
 
 
 def _list_names(names: list[str]) -> str:
-    shown = ", ".join(names[:_LISTED_NAMES])
+    shown = ", ".join(quoted(name) for name in names[:_LISTED_NAMES])
     more = len(names) - _LISTED_NAMES
     return shown + (f" and {more} more" if more > 0 else "")
 
@@ -149,6 +161,7 @@ class _Member:
     declared: int  # size the container claims (zip header, or file size on disk); a hint only
     path: Path | None = None  # folder and single-file members
     info: zipfile.ZipInfo | None = None  # zip members
+    data: bytes | None = None  # the one file read from standard input
 
 
 class _ContainerError(Exception):
@@ -191,6 +204,26 @@ class _Guarded(io.RawIOBase):
 
 class _TooLarge(Exception):
     pass
+
+
+class _InMemory(io.BytesIO):
+    """Bytes already read (standard input's) as a file that can ``peek``, like an open file.
+
+    ``io.BytesIO`` shares the bytes until written to, and ``read`` of everything from the start
+    hands back the same object: no copy of a 2 GiB run."""
+
+    def __init__(self, data: bytes):
+        super().__init__(data)
+        self._data = data
+
+    def peek(self, size: int = 1) -> bytes:
+        position = self.tell()
+        return self._data[position : position + max(size, 1)]
+
+
+def _zip_source(source: Path | bytes):
+    """What ``zipfile.ZipFile`` opens: a zip's path, or its bytes as a file."""
+    return io.BytesIO(source) if isinstance(source, bytes) else source
 
 
 def _read_capped(stream, limit: int, expected: int | None = None) -> bytes:
@@ -245,13 +278,16 @@ class Submission:
         ignored: list[str],
         max_bytes: int,
         *,
-        zip_path: Path | None = None,
+        zip_path: Path | bytes | None = None,
     ):
         self.label = label
         self.ignored = ignored
         self.max_bytes = max_bytes
         self._members = {m.name: m for m in sorted(members, key=lambda m: m.name)}
         self._zip_path = zip_path
+        # Standard input's one plain file has no name to tell its kind: it is whichever kind is
+        # asked for first (see ``find``).
+        self._stdin_kind: str | None = None
         # Decompressed bytes read per member: the cap is on the total over distinct members,
         # so reading the same member twice does not count twice.
         self._read: dict[str, int] = {}
@@ -280,6 +316,8 @@ class Submission:
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
         names = self.files
+        if len(names) == 1 and self._members[names[0]].data is not None:
+            return self._stdin_file(names[0], kind)
         if kind == "answers":
             found = [n for n in names if _strip_gz(n).lower().endswith(".jsonl")]
             if len(found) == 1:
@@ -311,6 +349,18 @@ class Submission:
             "name the run file run.txt (and remove the other run files)",
             self.label,
         )
+
+    def _stdin_file(self, name: str, kind: str) -> str:
+        """Standard input's one plain file, as the first kind asked for: it holds a run or
+        answers, and 2c, which asks for both, needs a zip."""
+        if self._stdin_kind not in (None, kind):
+            raise InputError(
+                f"standard input holds a single file, read as the {self._stdin_kind}; the {kind} must be in "
+                "the submission too: pipe in a zip holding both files, or give the path of a zip or folder",
+                self.label,
+            )
+        self._stdin_kind = kind
+        return name
 
     def read_buffer(self, name: str) -> bytes | memoryview:
         """Like ``read_bytes``, but a plain (not gzipped) file on disk comes back memory-mapped:
@@ -371,13 +421,13 @@ class Submission:
             raise InputError(f"{message}; {_HOW_TO_FIT}", display) from None
         except _ContainerError as exc:
             if member.info is not None:
-                message = f"cannot be read from the zip ({exc}); the zip is damaged, create it again"
+                message = f"cannot be read from the zip ({printable(str(exc))}); the zip is damaged, create it again"
             else:
-                message = f"cannot be read ({exc})"
+                message = f"cannot be read ({printable(str(exc))})"
             raise InputError(message, display) from None
         except (gzip.BadGzipFile, zlib.error, EOFError, OSError) as exc:
             raise InputError(
-                f"not valid gzip data ({exc}); compress it again with gzip, or submit it uncompressed",
+                f"not valid gzip data ({printable(str(exc))}); compress it again with gzip, or submit it uncompressed",
                 display,
             ) from None
         self._read[name] = len(data)
@@ -386,6 +436,9 @@ class Submission:
     @contextlib.contextmanager
     def _open_raw(self, member: _Member, display: str) -> Iterator[BinaryIO]:
         """The member's stored bytes (still gzipped if they are)."""
+        if member.data is not None:
+            yield _InMemory(member.data)
+            return
         if member.info is None:
             assert member.path is not None
             try:
@@ -399,7 +452,7 @@ class Submission:
             # zipfile would ask for a password; we have none to give.
             raise InputError("encrypted in the zip; zip the files again without a password", display)
         try:
-            archive = zipfile.ZipFile(self._zip_path)  # type: ignore[arg-type]
+            archive = zipfile.ZipFile(_zip_source(self._zip_path))  # type: ignore[arg-type]
         except _READ_ERRORS as exc:
             raise _ContainerError(exc) from exc
         with archive:
@@ -407,7 +460,7 @@ class Submission:
                 handle = archive.open(member.info)
             except NotImplementedError as exc:
                 raise InputError(
-                    f"compressed with a method that cannot be read ({exc}); zip the files again "
+                    f"compressed with a method that cannot be read ({printable(str(exc))}); zip the files again "
                     "with standard Deflate compression",
                     display,
                 ) from None
@@ -436,15 +489,68 @@ def open_submission(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Submis
     damaged zip, or declared sizes over ``max_bytes`` (default ``DEFAULT_MAX_BYTES``, 2 GiB).
     """
     path = Path(path)
-    if path.is_dir():
+    if str(path) == STDIN:
+        return _open_stdin(max_bytes)
+    try:
+        info = os.stat(path)  # never blocks, unlike opening a named pipe
+    except FileNotFoundError:
+        raise InputError("no such file or folder", str(path)) from None
+    except OSError as exc:  # a name too long, a link loop, no permission on a folder above
+        raise InputError(f"cannot be read ({exc.strerror or exc})", str(path)) from None
+    if stat.S_ISDIR(info.st_mode):
         return _open_folder(path, max_bytes)
-    if not path.exists():
-        raise InputError("no such file or folder", str(path))
+    if not stat.S_ISREG(info.st_mode):
+        if _is_stdin(info):
+            return _open_stdin(max_bytes)
+        raise InputError(
+            f"{_file_kind(info.st_mode)}, not a regular file: it is not read (it could block or never end); "
+            f"give the path of the submission file itself, or {STDIN} to read it from standard input",
+            str(path),
+        )
     if _looks_like_zip(path):
         return _open_zip(path, path.name, [], max_bytes)
-    size = path.stat().st_size
-    member = _Member(name=path.name, original=path.name, declared=size, path=path)
+    member = _Member(name=path.name, original=path.name, declared=info.st_size, path=path)
     return _finish(path.name, [member], [], max_bytes)
+
+
+def _is_stdin(info: os.stat_result) -> bool:
+    """Whether ``info`` is this process's standard input (``/dev/stdin``, ``/proc/self/fd/0``)."""
+    try:
+        stdin = os.fstat(0)
+    except OSError:
+        return False
+    return (info.st_dev, info.st_ino) == (stdin.st_dev, stdin.st_ino)
+
+
+def _file_kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a named pipe"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a special file"
+
+
+def _open_stdin(max_bytes: int) -> Submission:
+    """Standard input, read once (a pipe cannot be read twice) up to ``max_bytes``, then taken as
+    a single file: a zip or a plain or gzipped file, told by its content."""
+    if os.isatty(0):
+        raise InputError(
+            "standard input is a terminal; pipe the submission in (cat run.txt | reteco ...) or give its path",
+            STDIN_LABEL,
+        )
+    try:
+        with open(0, "rb", closefd=False) as handle:
+            data = _read_capped(handle, max_bytes)
+    except _TooLarge:
+        raise InputError(f"larger than the limit of {_limit_text(max_bytes)}; {_HOW_TO_FIT}", STDIN_LABEL) from None
+    except OSError as exc:  # no standard input at all (closed), or unreadable
+        raise InputError(f"standard input cannot be read ({exc.strerror or exc})", STDIN_LABEL) from None
+    if data[:4] in _ZIP_MAGICS:
+        return _open_zip(data, STDIN_LABEL, [], max_bytes)
+    member = _Member(name=STDIN_LABEL, original=STDIN_LABEL, declared=len(data), data=data)
+    return _finish(STDIN_LABEL, [member], [], max_bytes)
 
 
 def _looks_like_zip(path: Path) -> bool:
@@ -466,19 +572,19 @@ def _split_zip_name(raw: str, label: str) -> tuple[str, ...]:
     text = raw.replace("\\", "/")
     if text.startswith("/") or _DRIVE.match(text) or ".." in text.split("/"):
         raise InputError(
-            f"member {raw!r} has an unsafe path (absolute, a drive letter, or '..'); "
+            f"member {quoted(raw)} has an unsafe path (absolute, a drive letter, or '..'); "
             "zip the files with paths relative to the zip",
             label,
         )
     return tuple(part for part in text.split("/") if part not in ("", "."))
 
 
-def _open_zip(zip_path: Path, label: str, ignored: list[str], max_bytes: int) -> Submission:
+def _open_zip(zip_path: Path | bytes, label: str, ignored: list[str], max_bytes: int) -> Submission:
     try:
-        with zipfile.ZipFile(zip_path) as archive:
+        with zipfile.ZipFile(_zip_source(zip_path)) as archive:
             infos = archive.infolist()
     except _READ_ERRORS as exc:
-        raise InputError(f"not a valid zip file ({exc}); create the zip again", label) from None
+        raise InputError(f"not a valid zip file ({printable(str(exc))}); create the zip again", label) from None
     if len(infos) > MAX_ENTRIES:
         raise InputError(f"the zip holds {len(infos)} entries, more than {MAX_ENTRIES}; zip only the files to score", label)
     members: list[_Member] = []
@@ -489,7 +595,7 @@ def _open_zip(zip_path: Path, label: str, ignored: list[str], max_bytes: int) ->
         if info.is_dir() or info.filename.endswith("\\") or not parts:
             continue
         if parts in seen:
-            raise InputError(f"member {info.filename!r} appears twice in the zip; zip it again", label)
+            raise InputError(f"member {quoted(info.filename)} appears twice in the zip; zip it again", label)
         seen.add(parts)
         if _ignore_reason(parts):
             ignored.append(f"{label}:{info.filename}")
@@ -497,7 +603,7 @@ def _open_zip(zip_path: Path, label: str, ignored: list[str], max_bytes: int) ->
         members.append(_Member(name="/".join(parts), original=info.filename, declared=info.file_size, info=info))
     if len(members) == 1 and members[0].name.lower().endswith(".zip"):
         raise InputError(
-            f"the zip holds only another zip ({members[0].original}); zip the files themselves", label
+            f"the zip holds only another zip ({quoted(members[0].original)}); zip the files themselves", label
         )
     return _finish(label, members, ignored, max_bytes, zip_path=zip_path)
 
@@ -558,7 +664,10 @@ def _open_folder(root: Path, max_bytes: int) -> Submission:
 
 def _resolve_inside(path: Path, root_real: Path, rel: str) -> Path:
     """The real path of a folder entry, refusing a symbolic link that leads out of the folder."""
-    real = path.resolve()
+    try:
+        real = path.resolve()
+    except (RuntimeError, OSError):  # a link loop (RuntimeError before Python 3.13), too many levels
+        raise InputError("a symbolic link that leads to itself (a loop); submit the file itself", rel) from None
     if not real.is_relative_to(root_real):
         raise InputError("a symbolic link pointing outside the submission folder; submit the file itself", rel)
     return real
@@ -570,7 +679,7 @@ def _finish(
     ignored: list[str],
     max_bytes: int,
     *,
-    zip_path: Path | None = None,
+    zip_path: Path | bytes | None = None,
 ) -> Submission:
     """Checks common to every container, then the top-folder stripping."""
     if not members:
@@ -590,6 +699,6 @@ def _finish(
     while all(len(p) > depth + 1 for p in parts) and len({p[depth] for p in parts}) == 1:
         depth += 1
     stripped = [
-        _Member("/".join(p[depth:]), m.original, m.declared, m.path, m.info) for m, p in zip(members, parts)
+        _Member("/".join(p[depth:]), m.original, m.declared, m.path, m.info, m.data) for m, p in zip(members, parts)
     ]
     return Submission(label, stripped, ignored, max_bytes, zip_path=zip_path)

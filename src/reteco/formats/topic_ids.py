@@ -8,14 +8,26 @@ several domains. Canonical spellings:
 - step  (Track 1b):  ``122291_22_step3``; its parent query is ``step_id.rsplit("_step", 1)[0]``
 - turn  (Track 2):   ``<conversation id>_turn_<n>`` (``n`` is 1-based); the organizers' public
   sample spells it ``<conversation id>#turn<n>``, which is accepted and normalised.
+
+One rule reads the turn number in both spellings (README, "Run format"): ASCII digits ``0-9``
+only, leading zeros allowed and meaning the same number (``_turn_01``, ``#turn01`` and
+``_turn_1`` are one turn), at most ``MAX_TURN_DIGITS`` significant digits. Anything else is not
+a turn number: the id is left as written, so it matches no reference turn (it is then ignored
+like any unknown topic) and is never handed to ``int()`` (which refuses 4,300 digits and more).
 """
 
 from __future__ import annotations
 
 import re
 
-_SAMPLE_TURN = re.compile(r"^(?P<conv>.+)#turn(?P<n>\d+)$")
-_RELEASE_TURN = re.compile(r"^(?P<conv>.+)_turn_(?P<n>\d+)$")
+# ``[0-9]`` under re.ASCII, not a bare ``\d``: Unicode's ``\d`` also matches fullwidth and
+# Arabic-Indic digits, which int() would read silently into a turn number.
+# Matched with fullmatch, not ``$``, which also matches before a final newline.
+_TURN = re.compile(r"(?P<conv>.+)(?:_turn_|#turn)(?P<n>[0-9]+)", re.ASCII | re.DOTALL)
+
+#: More significant digits than this is not a turn number of any reference (RECOR conversations
+#: have a few dozen turns): such an id is left as written and matches nothing.
+MAX_TURN_DIGITS = 6
 
 # Upstream RECOR spells one domain "Drones" where the release spells "drones".
 DOMAIN_ALIASES = {"drones": "drones"}
@@ -33,19 +45,29 @@ def turn_topic_id(conversation_id: str, turn: int) -> str:
 
 
 def normalize_topic_id(topic_id: str) -> str:
-    """Rewrite the sample's ``<conv>#turn<n>`` spelling to the canonical ``<conv>_turn_<n>``."""
-    match = _SAMPLE_TURN.match(topic_id)
-    if match:
-        return turn_topic_id(match.group("conv"), int(match.group("n")))
-    return topic_id
+    """The canonical ``<conv>_turn_<n>`` of a turn id in either spelling (``<conv>#turn<n>``,
+    leading zeros dropped); any other id, unchanged."""
+    parsed = parse_turn(topic_id)
+    return topic_id if parsed is None else turn_topic_id(*parsed)
 
 
 def parse_turn(topic_id: str) -> tuple[str, int] | None:
-    """(conversation id, 1-based turn number) of a turn id in either spelling, else None."""
-    match = _RELEASE_TURN.match(topic_id) or _SAMPLE_TURN.match(topic_id)
+    """(conversation id, 1-based turn number) of a turn id in either spelling, else None.
+
+    Leading zeros are accepted in both spellings and mean the same number: a zero-padded turn
+    (``ex_3025_turn_01``, as a ``%02d`` format writes it) names the same turn as ``_turn_1``,
+    as the sample's ``#turn01`` always did; refusing them would make the two spellings differ
+    again, or turn runs that resolved before into errors. A number of more than
+    ``MAX_TURN_DIGITS`` significant digits, or with any character other than ``0-9``, is not a
+    turn number (None).
+    """
+    match = _TURN.fullmatch(topic_id)
     if not match:
         return None
-    return match.group("conv"), int(match.group("n"))
+    digits = match.group("n").lstrip("0") or "0"
+    if len(digits) > MAX_TURN_DIGITS:
+        return None
+    return match.group("conv"), int(digits)
 
 
 def step_parent(step_id: str) -> str:
