@@ -167,6 +167,7 @@ class Subtrack:
 
 
 def describe_subtrack(name: str, root: Path, release: Path) -> Subtrack:
+    """The facts of the prepared sub-track at ``root`` that cases are built from."""
     reference = Reference.read(root)
     relevant: dict[str, list[str]] = {}
     for j in reference.judgments:
@@ -268,11 +269,12 @@ class Workspace:
     def reteco(self, *argv: str, out: Path | None = None, in_process: bool = False) -> Invocation:
         return Invocation([str(a) for a in argv], "reteco", out, in_process)
 
-    def codabench_input(self, sub: str = "1a", *, per_topic: bool = True) -> tuple[Path, Path]:
-        """INPUT/ref (a copy of the sub-track's reference, with the phase record the bundle adds)
-        and an empty INPUT/res, as the compute worker mounts them."""
+    def codabench_input(self, sub: str = "1a") -> tuple[Path, Path]:
+        """INPUT/ref (a copy of the sub-track's reference, with the phase record the bundle adds,
+        per-topic figures allowed so that details.json holds the most a leak could hide in) and
+        an empty INPUT/res, as the compute worker mounts them."""
         ref = self.reference_copy(sub, "input/ref")
-        (ref / "phase.json").write_text(json.dumps({"phase": "dev", "name": "Development", "split": "dev", "per_topic": per_topic}))
+        (ref / "phase.json").write_text(json.dumps({"phase": "dev", "name": "Development", "split": "dev", "per_topic": True}))
         res = self.root / "input" / "res"
         res.mkdir(parents=True)
         return ref, res

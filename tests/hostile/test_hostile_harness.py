@@ -49,6 +49,11 @@ def test_a_clean_refusal_passes(workspace):
         (outcome(GOOD + "ANSWERSECRET The answer\n"), "reference data (ANSWERSECRET"),
         (outcome(GOOD + "PASSAGESECRET text\n"), "reference data (PASSAGESECRET"),
     ],
+    ids=[
+        "wrong_exit_code", "exit_3", "old_exit_2_internal_error", "traceback", "wrong_line", "wrong_message",
+        "log_too_long", "log_file_too_long", "raw_escape", "raw_c1_control", "timeout", "too_slow",
+        "too_much_memory", "gold_id", "reference_answer", "passage_text",
+    ],
 )
 def test_each_rule_fires(result, broken, workspace):
     found = failures(refused_case(), result, workspace)
