@@ -30,6 +30,7 @@ import traceback
 import warnings
 import zipfile
 from dataclasses import dataclass
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Callable
 
@@ -311,10 +312,26 @@ def run(invocation: Invocation, timeout: float) -> Outcome:
     return _run_child(invocation, timeout)
 
 
+# The `reteco` command is reached through its console-script entry point (pyproject.toml), in
+# a child as in process: the suite tests the command participants run, wherever its module lives.
+_RETECO_IN_A_CHILD = (
+    "import sys\n"
+    "from importlib.metadata import entry_points\n"
+    "(command,) = entry_points(group='console_scripts', name='reteco')\n"
+    "sys.exit(command.load()())\n"
+)
+
+
+def reteco_main() -> Callable[[list[str]], int]:
+    """The function behind the `reteco` command."""
+    (command,) = entry_points(group="console_scripts", name="reteco")
+    return command.load()
+
+
 def _child_command(invocation: Invocation) -> list[str]:
     if invocation.program == "codabench":
         return [sys.executable, str(SCORING_PROGRAM), *invocation.argv]
-    return [sys.executable, "-m", "reteco.cli", *invocation.argv]
+    return [sys.executable, "-c", _RETECO_IN_A_CHILD, *invocation.argv]
 
 
 # Started as the child, this forks the command and reports the command's own peak RSS. Measured
@@ -362,11 +379,11 @@ def _run_child(invocation: Invocation, timeout: float) -> Outcome:
 
 
 def _run_in_process(invocation: Invocation) -> Outcome:
-    """The entry point called in this process, its output captured: the same code path as the
-    child, without an interpreter start (for small inputs, where a process adds nothing)."""
-    from reteco import cli, codabench
-
-    entry = codabench.main if invocation.program == "codabench" else cli.main
+    """The `reteco` command called in this process, its output captured: the same code path as
+    the child, without an interpreter start (for small inputs, where a process adds nothing).
+    The Codabench program always runs as the worker runs it, in a child."""
+    assert invocation.program == "reteco", "the scoring program runs in a child process"
+    entry = reteco_main()
     captured = io.StringIO()
     escaped = ""
     previous = os.environ.pop("RETECO_DEBUG", None)
