@@ -151,6 +151,11 @@ def _escaped(ch: str) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
+class UsageError(Exception):
+    """The command line itself is wrong (an option missing or contradicting another): the
+    entry point prints ``<prog>: error: <message>`` and exits EXIT_USAGE, as argparse does."""
+
+
 class InputError(Exception):
     """Input that cannot be scored. Carries the problems found; the CLI prints them and exits 1."""
 

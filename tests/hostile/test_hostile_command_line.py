@@ -93,17 +93,17 @@ CASES = [
     Case(
         "out_is_a_file",
         score("--ref", ref(), "--res", res, "--out", path("scores_here.txt", b"keep me\n")),
-        Expect.usage("scores_here.txt"),
+        Expect.refused("scores_here.txt"),
     ),
     Case(
         "out_under_a_file",
         score("--ref", ref(), "--res", res, "--out", lambda ws: path("plain.txt", b"x")(ws) + "/out"),
-        Expect.usage("plain.txt"),
+        Expect.refused("plain.txt/out", says="plain.txt exists and is not a folder"),
     ),
     Case(
         "prepare_out_is_a_file",
         reteco("prepare", "--release", lambda ws: str(ws.release), "--split", "dev", "--out", path("prepared.txt", b"x")),
-        Expect.usage("prepared.txt"),
+        Expect.refused("prepared.txt"),
     ),
     Case("codabench_one_argument", lambda ws: ws.codabench(str(ws.root / "input")), Expect.usage("usage")),
     Case("codabench_three_arguments", lambda ws: ws.codabench("a", "b", "c"), Expect.usage("usage")),

@@ -24,10 +24,10 @@ from reteco.problems import (
     MAX_FILE_NAME,
     InputError,
     Problems,
+    UsageError,
     internal_error,
     printable,
 )
-
 
 # Commands defined here. The others' parsers live in their modules, which import asyncio,
 # tqdm and the judge's configuration (0.12 s): a scoring run does not load them.
@@ -48,6 +48,9 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as exc:
         _print_problems(exc.problems)
         return EXIT_INPUT
+    except UsageError as exc:
+        print(f"reteco {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # output piped into `head` and the like
@@ -95,8 +98,8 @@ def _parser(all_commands: bool = True) -> argparse.ArgumentParser:
     if all_commands:
         from reteco.codabench.builder import add_bundle_parser
         from reteco.codabench.check_bundle import add_check_bundle_parser
-        from reteco.commands.setup_wordnet import add_setup_wordnet_parser
         from reteco.commands.judge import add_judge_parser
+        from reteco.commands.setup_wordnet import add_setup_wordnet_parser
         from reteco.commands.temporal_labels import (
             add_label_export_parser,
             add_label_import_parser,
@@ -151,7 +154,7 @@ def _load_reference(args):
 
     if args.benchmark:
         if not args.qrels:
-            raise InputError("--benchmark needs --qrels", "command line")
+            raise UsageError("--benchmark needs --qrels")
         stance = read_stance(args.stance) if args.stance else None
         return benchmark_reference(
             read_qrels(args.qrels),
@@ -162,7 +165,7 @@ def _load_reference(args):
             source={"qrels": args.qrels.name, "stance": args.stance.name if args.stance else None},
         )
     if not args.ref:
-        raise InputError("give --ref REF/<sub-track> (or --benchmark with --qrels)", "command line")
+        raise UsageError("give --ref REF/<sub-track> (or --benchmark with --qrels)")
     return Reference.read(args.ref)
 
 

@@ -23,17 +23,33 @@ import json
 from pathlib import Path
 
 from reteco.formats.reference import Judgment
-from reteco.problems import InputError
+from reteco.formats.text_file import read_text_file
+from reteco.problems import InputError, printable
 
 GROUPINGS = ("claim", "row")
+EVIDENCE_COLUMNS = ("claim", "relevance", "labelDescription")
+
+
+def _is_level(value) -> bool:
+    """A relevance level as FactIR writes it: an integer (or its decimal text) of a few digits."""
+    text = str(value).strip()
+    return not isinstance(value, bool) and 0 < len(text) <= 6 and text.lstrip("-").isdigit() and text.isascii()
 
 
 def convert_factir(evidence_csv: Path, qrels_json: Path, grouping: str = "claim") -> tuple[list[Judgment], dict, list[tuple[str, str]]]:
     """Judgments, stance labels {(topic, doc): stance} and topics [(topic id, claim text)]."""
     if grouping not in GROUPINGS:
         raise ValueError(f"grouping must be one of {GROUPINGS}")
-    rows = list(csv.DictReader(io.StringIO(Path(evidence_csv).read_text(encoding="utf-8-sig"))))
-    per_row = json.loads(Path(qrels_json).read_text(encoding="utf-8"))
+    rows = list(csv.DictReader(io.StringIO(read_text_file(evidence_csv, "FactIR evidence"))))
+    try:
+        per_row = json.loads(read_text_file(qrels_json, "FactIR qrels"))
+    except ValueError as exc:  # json's errors, and Python's refusal of over-long integers
+        raise InputError(f"not valid JSON ({printable(str(exc), 200)}); give FactIR's qrel_processed file", str(qrels_json)) from None
+    if not isinstance(per_row, dict):
+        raise InputError("not a JSON object of per-row qids; give FactIR's qrel_processed file", str(qrels_json))
+    missing = [c for c in EVIDENCE_COLUMNS if rows and c not in rows[0]]
+    if missing:
+        raise InputError(f"no column {', '.join(missing)}; give FactIR's evidence.csv", str(evidence_csv), 1)
     if len(per_row) != len(rows):
         raise InputError(
             f"{len(per_row)} qids in {Path(qrels_json).name} but {len(rows)} rows in {Path(evidence_csv).name}: "
@@ -49,6 +65,8 @@ def convert_factir(evidence_csv: Path, qrels_json: Path, grouping: str = "claim"
         if not isinstance(docs, dict) or len(docs) != 1:
             raise InputError(f"qid '{qid}' must judge exactly one document", str(qrels_json))
         (doc, rel), = docs.items()
+        if not _is_level(rel) or not _is_level(row["relevance"]):
+            raise InputError("relevance must be a small integer", str(evidence_csv), number + 1)
         if int(rel) != int(row["relevance"]):
             raise InputError(f"row {number}: relevance differs between the two files", str(evidence_csv), number + 1)
         if grouping == "row":

@@ -22,6 +22,7 @@ import re
 from pathlib import Path
 
 from reteco.formats.reference import Judgment, Reference, Topic
+from reteco.formats.text_file import read_text_file
 from reteco.problems import InputError, Problems, quoted
 
 FACTIR_CUTOFFS = [1, 5, 10, 100]
@@ -35,7 +36,7 @@ def read_qrels(path: Path) -> list[Judgment]:
     """Judgments from a TREC qrels file or a pytrec_eval JSON file; a repeated (topic, doc) pair
     keeps its highest relevance."""
     name = Path(path).name
-    text = _read_text(Path(path), "qrels")
+    text = read_text_file(Path(path), "qrels")
     best: dict[tuple[str, str], int] = {}
     problems = Problems()
     if text.lstrip().startswith("{"):
@@ -91,7 +92,7 @@ def read_stance(path: Path) -> dict[tuple[str, str], str]:
     name = Path(path).name
     out: dict[tuple[str, str], str] = {}
     problems = Problems()
-    for number, line in enumerate(_read_text(Path(path), "stance").split("\n"), start=1):
+    for number, line in enumerate(read_text_file(Path(path), "stance").split("\n"), start=1):
         parts = line.split()
         if not parts:
             continue
@@ -102,22 +103,6 @@ def read_stance(path: Path) -> dict[tuple[str, str], str]:
     if problems.has_errors:
         raise InputError(problems)
     return out
-
-
-def _read_text(path: Path, kind: str) -> str:
-    """The file's text, or InputError: the path as given when it cannot be opened, the line of the
-    first byte that is not UTF-8."""
-    try:
-        data = path.read_bytes()
-    except IsADirectoryError:
-        raise InputError(f"is a folder; give the {kind} file", str(path)) from None
-    except OSError as exc:
-        raise InputError(f"the {kind} file cannot be read ({exc.strerror or exc})", str(path)) from None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise InputError(f"the line is not valid UTF-8; save the {kind} file as UTF-8 text", path.name, line) from None
 
 
 def benchmark_reference(
