@@ -182,11 +182,7 @@ def _run_one(task: BundleTask, solution: dict, submission: Path, extracted, pyth
                 worker.extract(task.files["input_data"], predict_root / "input_data")
             ingestion = extracted(task.files["ingestion_program"])
             run = worker.run_program(ingestion, predict_root, python, timeout=limit, isolation=isolation, kind="ingestion")
-            if run.timed_out:
-                report.error("worker", f"{label}: the ingestion program did not finish within {limit} s")
-                return
-            if run.returncode != 0:
-                report.error("worker", f"{label}: the ingestion program exited {run.returncode}\n{worker.tail(run.stderr)}")
+            if _failed(run, "ingestion", label, limit, report):
                 return
             shutil.copytree(run.output, res)
         else:
@@ -201,13 +197,21 @@ def _run_one(task: BundleTask, solution: dict, submission: Path, extracted, pyth
     seconds = time.monotonic() - started
     entry = {"task": task.name, "solution": solution.get("name"), "returncode": run.returncode, "seconds": round(seconds, 2)}
     report.runs.append(entry)
+    if not _failed(run, "scoring", label, limit, report):
+        check_outputs(task, label, run.output, report)
+
+
+def _failed(run: worker.Run, kind: str, label: str, limit: int, report: Report) -> bool:
+    """Whether a program's run timed out or exited non-zero (then reported)."""
     if run.timed_out:
-        report.error("worker", f"{label}: did not finish within the phase's effective time limit ({limit} s)")
-        return
+        report.error("worker", f"{label}: the {kind} program did not finish within the phase's effective time limit "
+                     f"({limit} s)")
+        return True
     if run.returncode != 0:
-        report.error("worker", f"{label}: the scoring program exited {run.returncode}\n{worker.tail(run.stderr or run.stdout)}")
-        return
-    check_outputs(task, label, run.output, report)
+        report.error("worker", f"{label}: the {kind} program exited {run.returncode}\n"
+                     f"{worker.tail(run.stderr or run.stdout)}")
+        return True
+    return False
 
 
 def check_outputs(task: BundleTask, label: str, output: Path, report: Report) -> None:
