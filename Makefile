@@ -30,12 +30,15 @@ score: $(STAMP) $(WORDNET)
 test: $(STAMP) $(WORDNET)
 	$(PY) -m pytest -q
 
-# The Codabench bundle(s) in dist/, each checked by `check-bundle` (the unpacker's rules and a
-# simulated compute worker scoring every solution). LAYOUT=per-subtrack builds one competition
-# per sub-track. BUNDLE_ARGS passes more options, e.g. BUNDLE_ARGS='--release R --test-release T'
-# for the organizers' data (default: the synthetic release). Downloads the image's wheels once
-# (cached in build/wheels); the check needs a Python of the image's version (3.12).
-LAYOUT ?= single
+# The Codabench bundles in dist/, each checked by `check-bundle` (the unpacker's rules and a
+# simulated compute worker scoring every solution). The default layout, per-subtrack, builds one
+# competition per sub-track: Codabench's Force_Last keeps one submission per team per phase
+# whatever its task, so one competition with five tasks per phase (LAYOUT=single) would lose
+# entries, and check-bundle refuses it. BUNDLE_ARGS passes more options, e.g.
+# BUNDLE_ARGS='--release R --test-release T' for the organizers' data (default: the synthetic
+# release). Downloads the image's wheels once (cached in build/wheels); the check needs a Python
+# of the image's version (3.12).
+LAYOUT ?= per-subtrack
 BUNDLE_ARGS ?=
 BASELINE_STAMP := $(VENV)/.baseline-stamp
 

@@ -1,26 +1,26 @@
 """The Codabench bundle: one source for competition.yaml, the build, and check-bundle's rules.
 
-A real bundle is built once per session for the interpreter running the tests (wheels copied
-from this environment: no network), and the simulated compute worker scores every solution of
-every task in it. The unpacker's rules are then each broken on a copy of that bundle whose
-scoring program is slimmed to what the static pass reads (metadata.yaml, VENDOR.json).
+The default layout's bundles (one competition per sub-track) are built once per session for the
+interpreter running the tests (wheels copied from this environment: no network), and the
+simulated compute worker scores every solution of every task in them. The unpacker's rules are
+then each broken on a copy of the 1a bundle whose scoring program is slimmed to what the static
+pass reads (metadata.yaml, VENDOR.json). The fixtures are in conftest.py, shared with
+test_bundle_platform_rules.py (submission rule and entries, time limit, logo, storage).
 """
 
 from __future__ import annotations
 
 import io
 import json
-import shutil
-import sys
 import zipfile
 from pathlib import Path
 
 import pytest
 import yaml
+from bundle_fixtures import PYTHON, only_first_task, rewrite, zip_bytes
 
 from reteco.codabench import competition as definition
 from reteco.codabench import leaderboards
-from reteco.codabench.builder import BuildOptions, build
 from reteco.codabench.check_bundle import check_bundle
 from reteco.subtracks import IDS as SUBTRACKS
 from reteco.subtracks import JUDGE, TEXT
@@ -30,7 +30,6 @@ KEYS = {s: row.keys for s, row in ROWS.items()}
 OPTIONAL = {k for row in ROWS.values() for k in row.optional_keys()}
 
 REPO = Path(__file__).resolve().parents[1]
-PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -39,9 +38,12 @@ PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 
 def test_committed_competition_yaml_is_generated_from_the_definition():
     committed = (REPO / "competition.yaml").read_text(encoding="utf-8")
-    assert committed == definition.render(definition.competition("single")), (
+    assert committed == definition.render_all(), (
         "competition.yaml is out of date: run `reteco bundle --write-yaml competition.yaml`"
     )
+    documents = list(yaml.safe_load_all(committed))
+    assert [d["leaderboards"][0]["key"] for d in documents] == [f"reteco_{s}" for s in SUBTRACKS]
+    assert documents == [definition.competition("per-subtrack", s) for s in SUBTRACKS]
 
 
 @pytest.mark.parametrize("subtrack", SUBTRACKS)
@@ -84,23 +86,20 @@ def test_yaml_dates_are_quoted_strings_in_phase_order():
 # A real bundle, through the simulated worker
 
 
-@pytest.fixture(scope="session")
-def built(tmp_path_factory):
-    root = tmp_path_factory.mktemp("bundle")
-    options = BuildOptions(
-        out=root / "dist", build_dir=root / "build", cache=root / "cache", python=PYTHON, wheels="environment",
-        compression=1, download_wordnet=False,  # no network: WordNet comes from `make setup`
-    )
-    (bundle,) = build(options)
-    return bundle, options
+def test_default_layout_is_one_competition_per_subtrack(built_all):
+    bundles, options = built_all
+    assert options.layout == definition.DEFAULT_LAYOUT == "per-subtrack"
+    assert sorted(bundles) == [(s,) for s in SUBTRACKS]
+    assert sorted(b.path.name for b in bundles.values()) == sorted(f"reteco_{s}.zip" for s in SUBTRACKS)
 
 
-def test_bundle_passes_the_check_and_every_solution_scores_in_the_simulated_worker(built):
-    bundle, options = built
-    report = check_bundle(bundle.path, cache=options.cache)
+@pytest.mark.parametrize("subtrack", SUBTRACKS)
+def test_bundle_passes_the_check_and_every_solution_scores_in_the_simulated_worker(built_all, subtrack):
+    bundles, options = built_all
+    report = check_bundle(bundles[(subtrack,)].path, cache=options.cache)
     assert report.errors == []
-    # Every sample submission, on every task of its split: 5 sub-tracks x 3 phases.
-    assert len(report.runs) == 15 and all(run["returncode"] == 0 for run in report.runs)
+    # The dev sample on Development, the test sample on Evaluation and Post-evaluation.
+    assert len(report.runs) == 3 and all(run["returncode"] == 0 for run in report.runs)
 
 
 def test_bundle_holds_phase_records_and_vendored_scoring_program(built):
@@ -122,12 +121,12 @@ def test_bundle_holds_phase_records_and_vendored_scoring_program(built):
 
 def test_a_failing_solution_is_reported_by_the_simulated_worker(built, tmp_path):
     bundle, options = built
-    # One task (development 2a) whose only solution ranks topics of no sub-track.
-    path = _rewrite(
+    # One task (development 1a) whose only solution ranks topics of no sub-track.
+    path = rewrite(
         bundle.path,
         tmp_path / "broken.zip",
-        content=lambda c: _only_first_task(c, "development", "2a"),
-        members={"solutions/dev_2a.zip": _zip_bytes({"run.txt": "nope Q0 d 1 1 x\n"})},
+        content=lambda c: only_first_task(c, "development", "1a"),
+        members={"solutions/dev_1a.zip": zip_bytes({"run.txt": "nope Q0 d 1 1 x\n"})},
     )
     report = check_bundle(path, cache=options.cache)
     assert any(e.startswith("[worker]") and "exited 1" in e and "none of the run" in e for e in report.errors)
@@ -135,17 +134,6 @@ def test_a_failing_solution_is_reported_by_the_simulated_worker(built, tmp_path)
 
 # ---------------------------------------------------------------------------------------------
 # The unpacker's rules, one broken bundle each (static pass only)
-
-
-@pytest.fixture(scope="session")
-def slim(built, tmp_path_factory):
-    """The built bundle with a scoring program of only what the static pass reads."""
-    bundle, _ = built
-    with zipfile.ZipFile(bundle.path) as archive:
-        program = zipfile.ZipFile(io.BytesIO(archive.read("scoring_program.zip")))
-        small = {n: program.read(n) for n in ("metadata.yaml", "score.py", "vendor/VENDOR.json")}
-    path = tmp_path_factory.mktemp("slim") / "slim.zip"
-    return _rewrite(bundle.path, path, members={"scoring_program.zip": _zip_bytes(small)})
 
 
 def _errors(path: Path) -> list[str]:
@@ -157,7 +145,7 @@ def test_slim_bundle_passes_the_static_rules(slim):
 
 
 def _broken(slim: Path, tmp_path: Path, content=None, members=None, yaml_text=None) -> list[str]:
-    return _errors(_rewrite(slim, tmp_path / "broken.zip", content=content, members=members, yaml_text=yaml_text))
+    return _errors(rewrite(slim, tmp_path / "broken.zip", content=content, members=members, yaml_text=yaml_text))
 
 
 def _rule(errors: list[str], rule: str, text: str = "") -> bool:
@@ -198,7 +186,8 @@ def test_competition_yaml_in_a_folder(slim, tmp_path):
         (lambda c: c.update(solutions=c["solutions"][1:]), "solution", "has no solution"),
         (lambda c: c["phases"][0].update(tasks=[0, 99]), "phase", "task 99"),
         (lambda c: c["phases"][0].update(tasks=[]), "phase", "has no tasks"),
-        (lambda c: c["phases"][1].update(execution_time_limit=3600), "phase", "default queue"),
+        (lambda c: c["phases"][1].update(execution_time_limit=3600), "time-limit", "600 s"),
+        (lambda c: c["phases"][1].update(execution_time_limit=0), "time-limit", "positive"),
         (lambda c: c["phases"][1].update(auto_migrate_to_this_phase=True) or c["phases"][0].update(
             auto_migrate_to_this_phase=True), "phase", "first phase"),
         (lambda c: c["phases"][0].pop("end"), "date", "has no end"),
@@ -209,7 +198,9 @@ def test_competition_yaml_in_a_folder(slim, tmp_path):
         (lambda c: c["phases"][0].update(start="1 September 2026"), "date", "YYYY-MM-DD"),
         (lambda c: c["phases"].reverse(), "phase", "index order"),
         (lambda c: c["leaderboards"].append(dict(c["leaderboards"][0])), "leaderboard", "only the first"),
-        (lambda c: c["leaderboards"][0].pop("submission_rule"), "leaderboard", "Force_Last"),
+        (lambda c: c["leaderboards"][0].pop("submission_rule"), "leaderboard", "absent (Add)"),
+        (lambda c: c["leaderboards"][0].update(submission_rule="Force_Latest_Multiple"), "leaderboard", "own row"),
+        (lambda c: c["leaderboards"][0].update(submission_rule="Force_Best"), "leaderboard", "best-scoring"),
         (lambda c: c["leaderboards"][0].update(title="x" * 65), "leaderboard", "64"),
         (lambda c: c["leaderboards"][0]["columns"][1].update(key="k" * 37), "column", "36"),
         (lambda c: c["leaderboards"][0]["columns"][1].update(title="t" * 37), "column", "36"),
@@ -224,6 +215,12 @@ def test_competition_yaml_in_a_folder(slim, tmp_path):
         (lambda c: c["fact_sheet"]["team_name"].update(type="essay"), "fact-sheet", "type"),
         (lambda c: c["fact_sheet"].pop("models_used"), "fact-sheet", "models_used"),
         (lambda c: c["fact_sheet"]["code_link"].update(title="x" * 5000), "fact-sheet", "4096"),
+        (lambda c: c["fact_sheet"]["team_name"].update(is_required=True), "fact-sheet", "is_required is True"),
+        (lambda c: c["fact_sheet"]["code_link"].update(is_required="False"), "fact-sheet", "is_required is 'False'"),
+        (lambda c: c["fact_sheet"]["team_name"].update(is_on_leaderboard=False), "fact-sheet", "is_on_leaderboard"),
+        (lambda c: c["phases"][0].update(hide_output=True), "visibility", "hides the logs"),
+        (lambda c: c["phases"][1].update(hide_score_output=False), "visibility", "hidden labels"),
+        (lambda c: c["phases"][2].pop("hide_score_output"), "visibility", "hidden labels"),
     ],
 )
 def test_each_unpacker_rule_is_caught(slim, tmp_path, mutate, rule, text):
@@ -240,7 +237,7 @@ def test_unquoted_dates_are_caught(slim, tmp_path):
 
 
 def test_empty_page_and_empty_data_are_caught(slim, tmp_path):
-    errors = _broken(slim, tmp_path, members={"pages/tasks.md": b"", "solutions/dev_1a.zip": _zip_bytes({})})
+    errors = _broken(slim, tmp_path, members={"pages/tasks.md": b"", "solutions/dev_1a.zip": zip_bytes({})})
     assert _rule(errors, "file", "pages/tasks.md is empty")
     assert _rule(errors, "file", "holds no file")
 
@@ -260,7 +257,7 @@ def test_program_rules_are_caught(slim, tmp_path, files, text):
     program = {"score.py": "print('hi')\n", **files}
     if "VENDOR.json" not in text:
         program["vendor/VENDOR.json"] = "{}"
-    errors = _broken(slim, tmp_path, members={"scoring_program.zip": _zip_bytes(program)})
+    errors = _broken(slim, tmp_path, members={"scoring_program.zip": zip_bytes(program)})
     assert _rule(errors, "program", text), errors
 
 
@@ -269,80 +266,28 @@ def test_reference_data_needs_its_phase_record(slim, tmp_path):
         ref = zipfile.ZipFile(io.BytesIO(archive.read("reference_data/evaluation_1a.zip")))
         files = {n: ref.read(n) for n in ref.namelist() if n != "phase.json"}
         wrong = dict(files, **{"phase.json": json.dumps({"name": "Development", "per_topic": True})})
-    assert _rule(_broken(slim, tmp_path, members={"reference_data/evaluation_1a.zip": _zip_bytes(files)}),
+    assert _rule(_broken(slim, tmp_path, members={"reference_data/evaluation_1a.zip": zip_bytes(files)}),
                  "reference", "no phase.json")
-    assert _rule(_broken(slim, tmp_path, members={"reference_data/evaluation_1a.zip": _zip_bytes(wrong)}),
+    assert _rule(_broken(slim, tmp_path, members={"reference_data/evaluation_1a.zip": zip_bytes(wrong)}),
                  "reference", "phase.json is for phase 'Development'")
 
 
 def test_per_subtrack_competition_must_rank_by_its_official_key(slim, tmp_path):
-    def one_subtrack(c):
-        _only_first_task(c, "development", "2a")
+    def reversed_columns(c):
         columns = c["leaderboards"][0]["columns"]
         c["leaderboards"][0]["columns"] = [dict(col, index=i) for i, col in enumerate(columns[::-1])]
 
-    assert _rule(_broken(slim, tmp_path, content=one_subtrack), "keys", "not 'ndcg_10'")
-
-
-# ---------------------------------------------------------------------------------------------
-# Helpers
-
-
-def _zip_bytes(files: dict[str, str | bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for name, data in files.items():
-            archive.writestr(name, data)
-    return buffer.getvalue()
-
-
-def _rewrite(source: Path, dest: Path, *, content=None, members=None, yaml_text=None) -> Path:
-    """A copy of bundle ``source`` with competition.yaml changed and members replaced."""
-    members = dict(members or {})
-    with zipfile.ZipFile(source) as archive:
-        text = archive.read("competition.yaml").decode("utf-8")
-        if content is not None:
-            data = yaml.safe_load(text)
-            content(data)
-            text = yaml.safe_dump(data, sort_keys=False)
-        if yaml_text is not None:
-            text = yaml_text
-        with zipfile.ZipFile(dest, "w") as out:
-            out.writestr("competition.yaml", text)
-            for info in archive.infolist():
-                if info.filename == "competition.yaml" or info.filename in members:
-                    continue
-                with archive.open(info) as src, out.open(info.filename, "w") as sink:
-                    shutil.copyfileobj(src, sink)
-            for name, data in members.items():
-                out.writestr(name, data)
-    return dest
-
-
-def _only_first_task(content: dict, phase_key: str, subtrack: str) -> None:
-    """Keep one phase and one task (and its solution) of a single-layout competition."""
-    reference = next(p for p in definition.PHASES if p.key == phase_key)
-    task = next(t for t in content["tasks"] if t["reference_data"] == definition.reference_path(reference, subtrack))
-    task = dict(task, index=0)
-    phase = next(p for p in content["phases"] if p["name"] == reference.name)
-    phase = dict(phase, index=0, tasks=[0])
-    phase.pop("end", None)
-    solution_path = definition.solution_path(reference.split, subtrack)
-    content["tasks"] = [task]
-    content["phases"] = [phase]
-    content["solutions"] = [dict(s, index=0, tasks=[0]) for s in content["solutions"] if s["path"] == solution_path]
-    # A one-sub-track competition's leaderboard holds exactly that sub-track's keys.
-    content["leaderboards"][0]["columns"] = [c.as_yaml() for c in leaderboards.columns([subtrack])]
+    assert _rule(_broken(slim, tmp_path, content=reversed_columns), "keys", "not 'ndcg_10'")
 
 
 def test_data_uploaded_as_a_codabench_dataset_is_named_by_its_key(slim, tmp_path):
     key = "3f2b9c1e-5a7d-4e2f-9b1c-0123456789ab"
-    path = definition.reference_path(definition.PHASES[1], "2c")
-    content = definition.competition("single", external={path: key})
+    path = definition.reference_path(definition.PHASES[1], "1a")
+    content = definition.competition("per-subtrack", "1a", external={path: key})
     assert [t["reference_data"] for t in content["tasks"] if t["reference_data"] == key] == [key]
     # The bundle without that file: noted (not simulated) without a local copy, checked with one.
     with zipfile.ZipFile(slim) as archive:
-        local = tmp_path / "evaluation_2c.zip"
+        local = tmp_path / "evaluation_1a.zip"
         local.write_bytes(archive.read(path))
 
     def use_key(c):
@@ -350,7 +295,7 @@ def test_data_uploaded_as_a_codabench_dataset_is_named_by_its_key(slim, tmp_path
             if task["reference_data"] == path:
                 task["reference_data"] = key
 
-    bundle = _rewrite(slim, tmp_path / "external.zip", content=use_key)
+    bundle = rewrite(slim, tmp_path / "external.zip", content=use_key)
     with zipfile.ZipFile(bundle) as archive, zipfile.ZipFile(tmp_path / "without.zip", "w") as out:
         for info in archive.infolist():
             if info.filename != path:

@@ -18,9 +18,14 @@ except the passages 2b/2c's judge reads). Data too big for a bundle can be uploa
 Codabench once as a dataset and named by its key with ``--external PATH=KEY``: the file is
 then left out of the bundle (and kept under the build folder, ready to upload).
 
-Each layout (``--layout single`` or ``per-subtrack``) produces ``dist/reteco.zip`` or
-``dist/reteco_<sub>.zip`` (one per sub-track). Every bundle is then checked by
-``reteco check-bundle`` (unpacker rules and a simulated compute worker) unless ``--no-check``.
+The default layout, ``per-subtrack``, produces ``dist/reteco_<sub>.zip``, one competition per
+sub-track; ``--layout single`` produces ``dist/reteco.zip``, one competition of five tasks per
+phase, which loses entries under Codabench's submission rules and fails the check (see
+``reteco.codabench.competition``). Every bundle is then checked by ``reteco check-bundle``
+(unpacker rules and a simulated compute worker) unless ``--no-check``.
+
+Over 400 lines on purpose: the build is one recipe (reference data, programs, solutions, kit,
+bundles, in that order, sharing one staging folder) plus the command that runs it.
 """
 
 from __future__ import annotations
@@ -38,7 +43,9 @@ from pathlib import Path
 
 from reteco.codabench import competition as definition
 from reteco.codabench import image, vendor
+from reteco.codabench.check_bundle import add_time_limit_argument, check_bundle, print_report
 from reteco.codabench.competition import PHASES
+from reteco.codabench.upload_storage import megabytes
 from reteco.problems import InputError
 from reteco.subtracks import IDS as SUBTRACKS
 
@@ -55,7 +62,7 @@ class BuildOptions:
     test_release: Path | None = None  # hidden test labels; None: the release itself
     dev_split: str = "dev"
     test_split: str = "test"
-    layout: str = "single"
+    layout: str = definition.DEFAULT_LAYOUT
     subtracks: tuple[str, ...] = SUBTRACKS
     code_submission: bool = False
     python: str = image.PYTHON
@@ -120,16 +127,8 @@ def build(options: BuildOptions) -> list[Built]:
         (files / page).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(repo / page, files / page)
 
-    if options.layout == "single":
-        competitions = [("reteco", definition.competition("single", subtracks=subs,
-                                                           code_submission=options.code_submission,
-                                                           external=options.external), subs)]
-    else:
-        competitions = [
-            (f"reteco_{sub}", definition.competition("per-subtrack", sub, code_submission=options.code_submission,
-                                                     external=options.external), (sub,))
-            for sub in subs
-        ]
+    competitions = definition.competitions(options.layout, subtracks=subs, code_submission=options.code_submission,
+                                           external=options.external)
     external_dir = work / "external"
     options.out.mkdir(parents=True, exist_ok=True)
     built = []
@@ -369,8 +368,9 @@ def add_bundle_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--test-release", type=Path, help="release folder with the hidden test labels (default: --release)")
     p.add_argument("--dev-split", default="dev", help="split of the Development phase (default: dev)")
     p.add_argument("--test-split", default="test", help="split of the Evaluation and Post-evaluation phases")
-    p.add_argument("--layout", choices=definition.LAYOUTS, default="single",
-                   help="one competition with five tasks, or one competition per sub-track")
+    p.add_argument("--layout", choices=definition.LAYOUTS, default=definition.DEFAULT_LAYOUT,
+                   help="one competition per sub-track (default), or one with five tasks per phase (loses entries: "
+                   "check-bundle refuses it)")
     p.add_argument("--subtracks", default=",".join(SUBTRACKS), help="comma-separated (default: all five)")
     p.add_argument("--code-submission", action="store_true",
                    help="add the ingestion program and input data (code submissions); off by default")
@@ -386,14 +386,16 @@ def add_bundle_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--no-check", action="store_true", help="do not run check-bundle on the result")
     p.add_argument("--python-exe", type=Path, help="interpreter for the check's simulated worker")
     p.add_argument("--write-yaml", type=Path, metavar="FILE",
-                   help="only write the single layout's competition.yaml to FILE (the committed copy)")
+                   help="only write the layout's competitions to FILE, one YAML document each (the committed copy)")
+    add_time_limit_argument(p)
     p.set_defaults(func=cmd_bundle)
     return p
 
 
 def cmd_bundle(args) -> int:
+    subtracks = tuple(s.strip() for s in args.subtracks.split(",") if s.strip())
     if args.write_yaml:
-        args.write_yaml.write_text(definition.render(definition.competition("single")), encoding="utf-8")
+        args.write_yaml.write_text(definition.render_all(args.layout, subtracks), encoding="utf-8")
         print(f"wrote {args.write_yaml}")
         return 0
     external = {}
@@ -408,7 +410,7 @@ def cmd_bundle(args) -> int:
         dev_split=args.dev_split,
         test_split=args.test_split,
         layout=args.layout,
-        subtracks=tuple(s.strip() for s in args.subtracks.split(",") if s.strip()),
+        subtracks=subtracks,
         code_submission=args.code_submission,
         python=args.python,
         wheels=args.wheels,
@@ -420,23 +422,17 @@ def cmd_bundle(args) -> int:
     built = build(options)
     status = 0
     for bundle in built:
-        print(f"built {bundle.path} ({_mb(bundle.sizes['(bundle)'])})")
+        print(f"built {bundle.path} ({megabytes(bundle.sizes['(bundle)'])})")
         for member, size in sorted(bundle.sizes.items()):
             if member != "(bundle)" and size > 1 << 20:
-                print(f"  {member}: {_mb(size)}")
+                print(f"  {member}: {megabytes(size)}")
     if args.no_check:
         return 0
-    from reteco.codabench.check_bundle import check_bundle, print_report
-
     for bundle in built:
         report = check_bundle(
             bundle.path, datasets=bundle.external, cache=options.cache, python_exe=args.python_exe,
-            wheels=options.wheels,
+            wheels=options.wheels, time_limit=args.time_limit,
         )
         print_report(report)
         status = status or (1 if report.errors else 0)
     return status
-
-
-def _mb(size: int) -> str:
-    return f"{size / 1e6:.1f} MB"

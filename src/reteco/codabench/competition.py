@@ -2,22 +2,50 @@
 
 Two layouts are generated from this module and ``leaderboards``:
 
-- ``single``: one competition with the five sub-tracks as tasks of every phase. Codabench
-  keeps one leaderboard per competition and repeats its columns once per task, so its columns
-  are the union of all sub-tracks' keys, ranked by nDCG@10 (index 0). A participant picks the
-  tasks at submission time; a submission to several tasks holds one folder per sub-track
-  (``1a/run.txt``, ``2c/answers.jsonl`` ...).
-- ``per-subtrack``: one competition per sub-track, whose leaderboard holds exactly that
-  sub-track's keys, its official figure at index 0.
+- ``per-subtrack`` (the default, ``DEFAULT_LAYOUT``): one competition per sub-track, one task
+  per phase, whose leaderboard holds exactly that sub-track's keys, its official figure at
+  index 0. Each team keeps exactly its last submission per sub-track.
+- ``single``: one competition with the five sub-tracks as tasks of every phase (columns: the
+  union of all sub-tracks' keys, ranked by nDCG@10). It loses entries, and ``check-bundle``
+  refuses it: under ``Force_Last`` Codabench keeps one submission per team per *phase*,
+  whatever its task (``LastestModeStrategy.do_execute``, ``src/apps/leaderboards/strategies.py``;
+  Codabench issues #2211, #1570), so a team that submits 1a and then 2a keeps only 2a, and one
+  zip sent to all five tasks becomes five child submissions of which only the one scored last
+  stays. ``Force_Best`` clears the same way; ``Force_Latest_Multiple`` keeps every submission,
+  each its own row, not each team's last. Phases cannot stand in for sub-tracks: they run in
+  sequence. It stays buildable to show what the single competition would be.
 
-Phases run in sequence (Codabench cannot run them side by side): Development scores against
-the dev reference; Evaluation against the hidden test labels, without per-topic figures;
-Post-evaluation against the same test labels, with them. The scoring program learns its phase
-from ``phase.json``, written into each phase's reference data at build time
-(``phase_record``), because the compute worker tells a scoring program nothing about the phase.
+Phases run in sequence: Development scores against the dev reference; Evaluation against the
+hidden test labels, without per-topic figures; Post-evaluation against the same test labels,
+with them. The scoring program learns its phase from ``phase.json``, written into each phase's
+reference data at build time (``phase_record``), because the compute worker tells a scoring
+program nothing about the phase.
 
-The committed ``competition.yaml`` at the repository root is ``render(competition("single"))``;
-a test keeps the two in sync. Edit dates and limits here, then run
+Who sees what (``SubmissionFilesSerializer``, ``src/apps/api/serializers/submissions.py``, and
+``SubmissionViewSet.get_detail_result``, ``src/apps/api/views/submissions.py``):
+
+- the logs (the scoring program's stdout and stderr: its messages about the participant's
+  files, never reference data) are shown to the submitter in every phase: no phase sets
+  ``hide_output``, which would hide them and leave a failed submission unexplained;
+- the detailed results page (``detailed_results.html``) is always shown, whatever the phase's
+  flags: to approved participants and organizers, and to anyone once the competition is
+  published. The scoring program writes per-topic figures in it only where ``per_topic`` is
+  true (Development, Post-evaluation), never in Evaluation;
+- the scoring output folder (scores.json, details.json, the page, and whatever else the scoring
+  program writes, such as per-topic figures or the judge's archives) is downloadable by the
+  submitter in Development (dev labels are public) and by the organizers only in Evaluation
+  and Post-evaluation (``hide_score_output``), which score the hidden test labels;
+- the prediction output (a code submission's run) is the participant's own: never hidden;
+- the leaderboard is public.
+
+Every phase's ``execution_time_limit`` is 600 s, what a run gets anyway: the site sends the
+worker ``min(MAX_EXECUTION_TIME_LIMIT, phase limit)`` and that setting defaults to 600
+(``_send_to_compute_worker``, ``src/apps/competitions/tasks.py``); only a custom queue gets the
+phase limit as is.
+
+The committed ``competition.yaml`` at the repository root is ``render_all()``: the default
+layout's competitions, one YAML document each (each bundle's competition.yaml is one of them);
+a test keeps them in sync. Edit dates and limits here, then run
 ``reteco bundle --write-yaml competition.yaml``.
 """
 
@@ -33,6 +61,10 @@ from reteco.subtracks import IDS as SUBTRACKS
 from reteco.subtracks import SUBTRACKS as SUBTRACK_ROWS
 
 LAYOUTS = ("single", "per-subtrack")
+DEFAULT_LAYOUT = "per-subtrack"
+# Reference splits whose labels participants never see: a phase scoring one hides its scoring
+# output (hide_score_output); check-bundle reads the split from phase.json.
+HIDDEN_SPLITS = frozenset({"test"})
 PHASE_FILE = "phase.json"
 PHASE_FORMAT = "reteco-phase/1"
 
@@ -72,7 +104,8 @@ class Phase:
     per_topic: bool  # whether per-topic figures may be written (never on hidden labels while they rank)
     max_submissions_per_day: int
     max_submissions: int
-    execution_time_limit: int  # seconds; Codabench's default queue caps it (600-1200 s)
+    execution_time_limit: int  # seconds; the default queue gives at most 600 (MAX_EXECUTION_TIME_LIMIT)
+    hide_score_output: bool  # the scoring output folder for the organizers only (labels hidden)
 
 
 PHASES = (
@@ -86,7 +119,8 @@ PHASES = (
         True,
         10,
         500,
-        1200,
+        600,
+        False,
     ),
     Phase(
         "evaluation",
@@ -99,7 +133,8 @@ PHASES = (
         False,
         3,
         10,
-        1200,
+        600,
+        True,
     ),
     Phase(
         "post_evaluation",
@@ -111,7 +146,8 @@ PHASES = (
         True,
         10,
         500,
-        1200,
+        600,
+        True,
     ),
 )
 
@@ -175,10 +211,15 @@ def competition(
             raise ValueError("the per-subtrack layout needs one sub-track")
         subs: tuple[str, ...] = (subtrack,)
         title = f"RETECO {SUBTRACK_ROWS[subtrack].name} (SemEval-2027 Task 1)"
+        description = (
+            f"Sub-track {SUBTRACK_ROWS[subtrack].name} of RETECO, ranked by {ranking_key(subtrack)}. Each "
+            "sub-track is a competition of its own, so that your last submission counts in each."
+        )
         leaderboard_key = f"reteco_{subtrack}"
     else:
         subs = tuple(s for s in SUBTRACKS if s in subtracks)
         title = TITLE
+        description = DESCRIPTION
         leaderboard_key = "reteco"
     external = external or {}
 
@@ -217,6 +258,9 @@ def competition(
                 "max_submissions_per_day": phase.max_submissions_per_day,
                 "max_submissions": phase.max_submissions,
                 "execution_time_limit": phase.execution_time_limit,
+                "hide_output": False,
+                "hide_prediction_output": False,
+                "hide_score_output": phase.hide_score_output,
                 "starting_kit": STARTING_KIT,
                 "tasks": indexes,
             }
@@ -252,7 +296,7 @@ def competition(
     return {
         "version": 2,
         "title": title,
-        "description": DESCRIPTION,
+        "description": description,
         "image": LOGO,
         "terms": TERMS,
         "docker_image": image.IMAGE,
@@ -288,6 +332,24 @@ def sub_label(subs: tuple[str, ...]) -> str:
     return ", ".join(subs)
 
 
+def competitions(
+    layout: str = DEFAULT_LAYOUT,
+    *,
+    subtracks: tuple[str, ...] = SUBTRACKS,
+    code_submission: bool = False,
+    external: dict[str, str] | None = None,
+) -> list[tuple[str, dict, tuple[str, ...]]]:
+    """A layout's competitions: (bundle name, competition.yaml content, its sub-tracks) each."""
+    subs = tuple(s for s in SUBTRACKS if s in subtracks)
+    if layout == "single":
+        return [("reteco", competition("single", subtracks=subs, code_submission=code_submission,
+                                       external=external), subs)]
+    return [
+        (f"reteco_{sub}", competition(layout, sub, code_submission=code_submission, external=external), (sub,))
+        for sub in subs
+    ]
+
+
 HEADER = (
     "# RETECO (SemEval-2027 Task 1) on Codabench. Generated by `reteco bundle --write-yaml` from\n"
     "# src/reteco/codabench/competition.py and leaderboards.py: edit those, not this file (a test keeps\n"
@@ -298,4 +360,22 @@ HEADER = (
 
 def render(content: dict) -> str:
     """competition.yaml text: key order kept, dates quoted (PyYAML quotes date-like strings)."""
-    return HEADER + yaml.safe_dump(content, sort_keys=False, allow_unicode=True, width=100)
+    return HEADER + _dump(content)
+
+
+def render_all(layout: str = DEFAULT_LAYOUT, subtracks: tuple[str, ...] = SUBTRACKS) -> str:
+    """Every competition of a layout, one YAML document each (the committed competition.yaml).
+
+    Each document is the competition.yaml of the bundle its ``---`` line names; the file itself
+    is for reading (Codabench reads one document per bundle).
+    """
+    named = competitions(layout, subtracks=subtracks)
+    intro = (
+        f"# The {layout} layout: {len(named)} competition(s), one YAML document each; each bundle's\n"
+        "# competition.yaml is the document its --- line names.\n"
+    )
+    return HEADER + intro + "".join(f"--- # {name}.zip\n" + _dump(content) for name, content, _ in named)
+
+
+def _dump(content: dict) -> str:
+    return yaml.safe_dump(content, sort_keys=False, allow_unicode=True, width=100)
