@@ -97,7 +97,7 @@ def test_a_multi_subtrack_submission_is_scored_by_its_own_folder(ref_root, tmp_p
     status, scores, _, page = _run(input_dir, other)
     assert status == 1 and scores == {}
     err = capsys.readouterr().err
-    assert "holds sub-track folders 1a/ but none named 1b/" in err
+    assert "holds the sub-track folders 1a/ but none named 1b/" in err
     assert "could not be scored" in page and "none named 1b/" in page
 
 

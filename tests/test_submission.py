@@ -534,3 +534,32 @@ def test_reading_a_large_member_needs_about_its_size_in_memory(tmp_path):
         tracemalloc.stop()
     assert len(data) == size
     assert peak < 2 * size
+
+
+def test_the_cli_and_the_scoring_program_read_the_kits_all_tasks_zip_the_same_way(tmp_path):
+    """One folder per sub-track (the starting kit's all-tasks zip): each sub-track's reading
+    takes its own folder, with the other folders listed as ignored; a sub-track without a
+    folder is refused naming the folders present."""
+    import zipfile
+
+    from reteco.formats.submission import open_submission
+
+    path = tmp_path / "all.zip"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("my_run/1a/run.txt", "q1 Q0 d1 1 1.0 t\n")
+        archive.writestr("my_run/2c/run.txt", "c_turn_1 Q0 d2 1 1.0 t\n")
+        archive.writestr("my_run/2c/answers.jsonl", '{"turn_id": "c_turn_1", "answer": "a"}\n')
+    whole = open_submission(path)
+    assert whole.files == ["1a/run.txt", "2c/answers.jsonl", "2c/run.txt"]  # a top folder is stripped, never a sub-track's
+    one = open_submission(path, subtrack="2c")
+    assert one.files == ["answers.jsonl", "run.txt"] and one.find("run") == "run.txt"
+    assert one.display_name("run.txt") == "all.zip:my_run/2c/run.txt"
+    assert one.ignored == ["all.zip:my_run/1a/run.txt (not in 2c/)"]
+    assert open_submission(path, subtrack="1a").read_bytes("run.txt") == b"q1 Q0 d1 1 1.0 t\n"
+    with pytest.raises(InputError, match=r"holds the sub-track folders 1a/, 2c/ but none named 2a/"):
+        open_submission(path, subtrack="2a")
+    only = tmp_path / "only.zip"
+    with zipfile.ZipFile(only, "w") as archive:
+        archive.writestr("2c/run.txt", "c_turn_1 Q0 d2 1 1.0 t\n")
+    with pytest.raises(InputError, match="none named 1a/"):
+        open_submission(only, subtrack="1a")  # one sub-track's folder is not taken for another's

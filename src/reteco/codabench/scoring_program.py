@@ -11,9 +11,9 @@ program nothing about the phase. Its ``per_topic`` flag decides whether per-topi
 written (details.json, detailed_results.html); without a phase.json they are withheld, which
 is the safe side on hidden labels.
 
-A submission to several tasks of a phase (one competition, five sub-tracks) holds one folder
-per sub-track (``1a/``, ``2c/`` ...): this program scores the folder of its own sub-track, or
-the whole submission when it has no sub-track folders.
+A submission that holds one folder per sub-track (``1a/``, ``2c/`` ..., the starting kit's zip
+of all of them) is read from the folder of this program's sub-track, by the same rule as
+``reteco score`` (``reteco.formats.submission.Submission.for_subtrack``).
 
 Outputs: ``scores.json`` (finite numbers only), ``details.json`` and ``detailed_results.html``.
 Every leaderboard key of the sub-track (``reteco.codabench.leaderboards``) is written, except the
@@ -42,8 +42,7 @@ from pathlib import Path
 
 from reteco import __version__
 from reteco.arrow_memory import use_scoring_memory_pool
-from reteco.problems import internal_error
-from reteco.problems import EXIT_INPUT, EXIT_OK, EXIT_USAGE, InputError
+from reteco.problems import EXIT_INPUT, EXIT_OK, EXIT_USAGE, InputError, internal_error
 
 PHASE_FILE = "phase.json"
 DETAILED_RESULTS = "detailed_results.html"
@@ -58,7 +57,6 @@ NO_PHASE = {"phase": "unknown", "name": "unknown", "split": "?", "per_topic": Fa
 _AGGREGATE_SECTIONS = frozenset({"per_domain", "per_depth", "per_dimension", "per_stance", "per_group"})
 _TOPIC_FIELDS = frozenset({"unit", "step", "topic", "topic_id", "key", "query", "query_id", "step_id", "turn", "turn_id"})
 _REASON_SECTIONS = ("absent_scores", "unavailable", "absent", "missing", "not_computed", "skipped", "reasons")
-_JUNK = frozenset({"__MACOSX", ".DS_Store", "Thumbs.db", "metadata"})
 
 
 def main(argv: list[str]) -> int:
@@ -75,8 +73,8 @@ def main(argv: list[str]) -> int:
 
 def _main(input_dir: Path, output_dir: Path) -> int:
     use_scoring_memory_pool()
-    from reteco.outputs import detailed_results
     from reteco.formats.reference import Reference
+    from reteco.outputs import detailed_results
     from reteco.outputs.scores import write_details, write_scores
     from reteco.scoring.submission import score_submission
 
@@ -92,10 +90,9 @@ def _main(input_dir: Path, output_dir: Path) -> int:
             print(f"note: no {PHASE_FILE} in the reference data; per-topic figures are withheld")
         elif not phase["per_topic"]:
             print("per-topic figures are withheld in this phase (hidden labels)")
-        part = select_part(input_dir / "res", subtrack)
         # The judge never runs here (no network, no key on the worker): 2b/2c are scored on the
         # rest now and the organizers' `reteco judge` fills the judge columns after the phase.
-        result = score_submission(reference, part, per_topic=bool(phase["per_topic"]), run_judge_now=False)
+        result = score_submission(reference, input_dir / "res", per_topic=bool(phase["per_topic"]), run_judge_now=False)
     except InputError as exc:
         lines = exc.problems.lines()
         for line in lines:
@@ -166,41 +163,6 @@ def read_phase(ref: Path) -> dict:
         print(f"note: {PHASE_FILE} has no per_topic flag; per-topic figures are withheld")
         return NO_PHASE
     return {**NO_PHASE, **record}
-
-
-def select_part(res: Path, subtrack: str) -> Path:
-    """The part of ``res`` this sub-track scores: its own folder in a multi-sub-track submission.
-
-    The worker extracts the participant's zip as is, so one top-level folder may wrap
-    everything; it is looked through. A submission with folders of other sub-tracks but none of
-    this one is an error naming them, not an attempt to score the wrong files.
-    """
-    from reteco.subtracks import IDS as SUBTRACKS
-
-    base = res
-    while True:
-        entries = _entries(base)
-        if len(entries) == 1 and entries[0].is_dir() and entries[0].name.lower() not in SUBTRACKS:
-            base = entries[0]
-            continue
-        break
-    folders = {e.name.lower(): e for e in entries if e.is_dir() and e.name.lower() in SUBTRACKS}
-    if subtrack in folders:
-        return folders[subtrack]
-    if folders:
-        names = ", ".join(f"{name}/" for name in sorted(folders))
-        raise InputError(
-            f"the submission holds sub-track folders {names} but none named {subtrack}/; this task scores "
-            f"sub-track {subtrack}: add a {subtrack}/ folder or do not select this task when submitting",
-            "submission",
-        )
-    return res
-
-
-def _entries(folder: Path) -> list[Path]:
-    if not folder.is_dir():
-        return []
-    return sorted(p for p in folder.iterdir() if p.name not in _JUNK and not p.name.startswith("."))
 
 
 def withhold_per_topic(details: dict) -> dict:

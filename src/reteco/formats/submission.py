@@ -48,6 +48,7 @@ is the text of a library's exception, which may quote a member's name.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gzip
 import io
 import mmap
@@ -62,6 +63,7 @@ from pathlib import Path, PurePosixPath
 from typing import BinaryIO, Iterator
 
 from reteco.problems import InputError, printable, quoted
+from reteco.subtracks import IDS as SUBTRACK_IDS
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -299,6 +301,33 @@ class Submission:
     def files(self) -> list[str]:
         return list(self._members)
 
+    def for_subtrack(self, subtrack: str) -> "Submission":
+        """The part of the submission for ``subtrack``: its own folder when the submission holds
+        folders named like sub-tracks (``1a/run.txt``, ``2c/answers.jsonl`` ..., as the starting
+        kit zips all of them at once), else the whole submission. Files outside that folder are
+        listed as ignored. A submission with folders of other sub-tracks but none of this one is
+        an InputError naming them, never an attempt to score the wrong files."""
+        folders: dict[str, list[str]] = {}
+        for name in self._members:
+            first, _, rest = name.partition("/")
+            if rest and first.lower() in SUBTRACK_IDS:
+                folders.setdefault(first.lower(), []).append(name)
+        if not folders:
+            return self
+        if subtrack not in folders:
+            names = ", ".join(f"{folder}/" for folder in sorted(folders))
+            raise InputError(
+                f"the submission holds the sub-track folders {names} but none named {subtrack}/; it is scored "
+                f"for sub-track {subtrack}: put that sub-track's files at the top of the zip or in a {subtrack}/ folder",
+                self.label,
+            )
+        chosen = set(folders[subtrack])
+        members = [
+            dataclasses.replace(m, name=m.name.partition("/")[2]) for name, m in self._members.items() if name in chosen
+        ]
+        ignored = self.ignored + [f"{self.display_name(n)} (not in {subtrack}/)" for n in self._members if n not in chosen]
+        return Submission(self.label, _strip_top_folders(members), ignored, self.max_bytes, zip_path=self._zip_path)
+
     def display_name(self, name: str) -> str:
         """The name to use in messages: ``run.txt`` (folder or single file) or
         ``submission.zip:sub/run.txt`` (the path the participant wrote inside the zip)."""
@@ -481,14 +510,19 @@ def _is_answers_or_docs(name: str) -> bool:
 # Opening
 
 
-def open_submission(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Submission:
-    """Open the submission at ``path`` (zip, folder, plain or gzipped file).
+def open_submission(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES, subtrack: str | None = None) -> Submission:
+    """Open the submission at ``path`` (zip, folder, plain or gzipped file); with ``subtrack``,
+    only its part (``Submission.for_subtrack``).
 
     Raises ``InputError`` when the submission cannot be used at all: missing, empty after
     ignoring system files, an unsafe zip member path, a symbolic link out of the folder, a
     damaged zip, or declared sizes over ``max_bytes`` (default ``DEFAULT_MAX_BYTES``, 2 GiB).
     """
-    path = Path(path)
+    opened = _open_any(Path(path), max_bytes)
+    return opened.for_subtrack(subtrack) if subtrack is not None else opened
+
+
+def _open_any(path: Path, max_bytes: int) -> Submission:
     if str(path) == STDIN:
         return _open_stdin(max_bytes)
     try:
@@ -692,13 +726,19 @@ def _finish(
             f"of {_limit_text(max_bytes)}; {_HOW_TO_FIT}",
             label,
         )
+    return Submission(label, _strip_top_folders(members), ignored, max_bytes, zip_path=zip_path)
+
+
+def _strip_top_folders(members: list[_Member]) -> list[_Member]:
+    """Members without the folders that all of them share (Codabench keeps the zip's top folder;
+    some tools store whole paths). A folder named like a sub-track is never stripped: it says
+    which sub-track its files are for (``Submission.for_subtrack``)."""
     parts = [PurePosixPath(m.name).parts for m in members]
     depth = 0
-    # Strip while every file sits in one and the same folder (Codabench keeps the zip's top
-    # folder; some tools store whole paths).
-    while all(len(p) > depth + 1 for p in parts) and len({p[depth] for p in parts}) == 1:
+    while (
+        all(len(p) > depth + 1 for p in parts)
+        and len({p[depth] for p in parts}) == 1
+        and parts[0][depth].lower() not in SUBTRACK_IDS
+    ):
         depth += 1
-    stripped = [
-        _Member("/".join(p[depth:]), m.original, m.declared, m.path, m.info, m.data) for m, p in zip(members, parts)
-    ]
-    return Submission(label, stripped, ignored, max_bytes, zip_path=zip_path)
+    return [dataclasses.replace(m, name="/".join(p[depth:])) for m, p in zip(members, parts)]

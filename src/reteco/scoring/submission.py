@@ -38,6 +38,12 @@ def _needs_run(reference: Reference) -> bool:
     return SUBTRACKS[reference.subtrack].takes_run
 
 
+def _own_folder(reference: Reference) -> str | None:
+    """The sub-track whose folder a multi-sub-track submission is read from (None: a graded
+    benchmark, whose submission is the run alone)."""
+    return reference.subtrack if reference.manifest.get("benchmark", "reteco") == "reteco" else None
+
+
 def _needs_answers(reference: Reference) -> bool:
     return reference.manifest.get("benchmark", "reteco") == "reteco" and SUBTRACKS[reference.subtrack].takes_answers
 
@@ -61,7 +67,7 @@ def score_submission(
     ``cache_dir`` (None: the judge's default cache) and ``run_judge_now`` are passed to it.
     A 2c submission whose run and answers both have errors reports the errors of both.
     """
-    opened = open_submission(Path(submission), max_bytes=max_bytes)
+    opened = open_submission(Path(submission), max_bytes=max_bytes, subtrack=_own_folder(reference))
     if not _needs_answers(reference):
         name = opened.find("run")
         # Parsed here, not in score_run, so that nothing but the RunTable holds the file's bytes
@@ -152,7 +158,7 @@ def validate_submission(
     errors of the run and of the answers together).
     """
     problems = Problems()
-    opened = open_submission(Path(submission), max_bytes=max_bytes)
+    opened = open_submission(Path(submission), max_bytes=max_bytes, subtrack=_own_folder(reference))
     failures = Problems()
     parts = []
     if _needs_run(reference):

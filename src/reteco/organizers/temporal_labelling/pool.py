@@ -115,7 +115,7 @@ def pool_runs(
     pairs: dict[tuple[str, str], dict] = {}
     per_run = []
     for path in runs:
-        opened = open_submission(Path(path))
+        opened = open_submission(Path(path), subtrack=reference.subtrack)
         name = opened.find("run")
         display = opened.display_name(name)
         problems = Problems()
