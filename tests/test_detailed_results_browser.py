@@ -61,7 +61,7 @@ def test_the_page_fits_logs_nothing_and_shows_its_headline(pages, browser, name,
 @pytest.mark.parametrize("width", WIDTHS)
 def test_the_refusal_page_fits_and_logs_nothing(pages, browser, width):
     report = browser.open(pages["2a-refused"].path, width)
-    assert report.headline is None
+    assert report.headline is None and report.problems(None) == []
     assert report.scroll_width <= width and not report.console_errors and not report.requests
 
 

@@ -92,7 +92,8 @@ def bar_chart(
             'stroke-dasharray="4 3"/>'
         )
         text = f"{mean_label} {number(mean)}"
-        anchor = "end" if x + 3 + 7.2 * len(text) > WIDTH else "start"  # after the line, or before it if it fits only so
+        # After the line, or before it when only so it fits (under 8 units a character).
+        anchor = "end" if x + 3 + 7.8 * len(text) > WIDTH - 2 else "start"
         parts.append(_text(x + (-3 if anchor == "end" else 3), 13, text, anchor=anchor, fill=MEAN))
         described.append(f"{mean_label} {number(mean)}")
     parts += values

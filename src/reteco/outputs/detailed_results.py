@@ -31,7 +31,7 @@ import math
 from typing import Any, Iterable
 
 from reteco.outputs.charts import Bar, Point, bar_chart, depth_curve, number
-from reteco.subtracks import DIMENSIONS, JUDGE, JUDGE_MEAN, KEYS, SUBTRACKS, TEXT, SubTrack
+from reteco.subtracks import DIMENSIONS, JUDGE, JUDGE_MEAN, KEYS, SUBTRACKS, TEMPORAL, TEXT, SubTrack
 
 MAX_ROWS = 5000  # per-topic rows shown; the full list stays in details.json
 MAX_MESSAGES_UNBOXED = 8  # more warnings than this scroll in their own box
@@ -130,7 +130,8 @@ figure svg{display:block;width:100%;max-width:440px;height:auto}
 table{border-collapse:collapse;min-width:100%;font-size:.88rem}
 th,td{padding:.3em .55em;border-bottom:1px solid #eceff2;text-align:left;vertical-align:top}
 thead th{position:sticky;top:0;background:#eef1f4;z-index:1}
-td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+th.n{text-align:right}
 .meaning{color:#3d4750;font-size:.92em}
 code{font-size:.92em;overflow-wrap:anywhere}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.15em .8em;margin:.4em 0}
@@ -164,7 +165,7 @@ def render(
     the errors. ``max_rows``: per-topic rows shown per table.
     """
     row = SUBTRACKS.get(subtrack) if subtrack else None
-    details = details if isinstance(details, dict) else {}
+    phase, details = _dict(phase), _dict(details)
     if messages is None:
         messages = [m for m in details.get("warnings") or [] if isinstance(m, str)]
     title = row.name if row else (subtrack or "unknown sub-track")
@@ -182,9 +183,9 @@ def render(
     out.append(_leaderboard(row, keys, scores, notes))
     generation = details.get("generation") if isinstance(details.get("generation"), dict) else None
     if isinstance(details.get("overall"), dict):
-        out.append(_retrieval_section(row, details, scores))
+        out.append(_retrieval_section(row, details))
     if isinstance(details.get("temporal"), dict):
-        out.append(_temporal_section(row, details["temporal"], scores, notes))
+        out.append(_temporal_section(details["temporal"]))
     if generation is not None:
         out.append(_judge_section(generation, notes))
         out.append(_text_metrics_section(generation, notes))
@@ -217,7 +218,7 @@ def _header(title: str, phase: dict, details: dict, failed: bool) -> str:
         policy = " Per-topic figures are shown at the end of this page."
     else:
         policy = " " + WITHHELD
-    files = details.get("submission") if isinstance(details.get("submission"), dict) else {}
+    files = _dict(details.get("submission"))
     scored = [files[k] for k in ("run_file", "answers_file") if isinstance(files.get(k), str)]
     scored_line = f"<p class='muted'>Scored: {', '.join(_e(f) for f in scored)}</p>" if scored else ""
     return (
@@ -241,8 +242,8 @@ def _refusal(row: SubTrack | None, messages: list[str]) -> str:
 
 
 def _footer(details: dict) -> str:
-    scorer = details.get("scorer") if isinstance(details.get("scorer"), dict) else {}
-    reference = details.get("reference") if isinstance(details.get("reference"), dict) else {}
+    scorer = _dict(details.get("scorer"))
+    reference = _dict(details.get("reference"))
     engine = f", {scorer['engine']} engine" if scorer.get("engine") else ""
     return (
         f"<footer>Scored by reteco {_e(scorer.get('version', '?'))}{_e(engine)} against reference "
@@ -256,10 +257,10 @@ def _footer(details: dict) -> str:
 
 def _absent_reasons(keys: list[str], scores: dict, absent: dict[str, str], details: dict) -> dict[str, str]:
     """Why each key missing from ``scores`` is absent: the caller's reason, else the scorer's."""
-    generation = details.get("generation") if isinstance(details.get("generation"), dict) else {}
-    judge = generation.get("judge") if isinstance(generation.get("judge"), dict) else {}
-    text = generation.get("text_metrics") if isinstance(generation.get("text_metrics"), dict) else {}
-    temporal = details.get("temporal") if isinstance(details.get("temporal"), dict) else {}
+    generation = _dict(details.get("generation"))
+    judge = _dict(generation.get("judge"))
+    text = _dict(generation.get("text_metrics"))
+    temporal = _dict(details.get("temporal"))
     out = {}
     for key in keys:
         if key in scores:
@@ -362,7 +363,8 @@ def _leaderboard(row: SubTrack | None, keys: list[str], scores: dict, notes) -> 
             value = f"<td class='n absent'>absent ({_letter(notes, key)})</td>"
         rows.append((name, KEYS[key].meaning if key in KEYS else "", value))
     for key in sorted(set(scores) - set(keys)):
-        rows.append((f"<b>{_e(_title(key))}</b>", "not a leaderboard column", f"<td class='n'>{number(scores[key])}</td>"))
+        value = f"<td class='n'>{number(scores[key])}</td>"
+        rows.append((f"<b>{_e(_title(key))}</b>", "not a leaderboard column", value))
     return (
         "<section class='card' id='leaderboard'><h2>Leaderboard figures</h2>"
         + _described_table("Figure: what it measures", "Value", rows)
@@ -374,7 +376,8 @@ def _described_table(first: str, second: str, rows: list[tuple[str, str, str]]) 
     """Rows of (name as HTML, its meaning as text, the value's ``<td>``): the meaning under the
     name, so the value column stays beside it at any width."""
     body = "".join(
-        f"<tr><td>{name}" + (f"<br><span class='meaning'>{_e(meaning)}</span>" if meaning else "") + f"</td>{value}</tr>"
+        f"<tr><td>{name}" + (f"<br><span class='meaning'>{_e(meaning)}</span>" if meaning else "")
+        + f"</td>{value}</tr>"
         for name, meaning, value in rows
     )
     return (
@@ -387,14 +390,14 @@ def _described_table(first: str, second: str, rows: list[tuple[str, str, str]]) 
 # Retrieval: per domain, turn depth
 
 
-def _retrieval_section(row: SubTrack | None, details: dict, scores: dict) -> str:
+def _retrieval_section(row: SubTrack | None, details: dict) -> str:
     key = row.official if row and row.official else next(iter(details["overall"]), None)
     if key is None:
         return ""
     title = _title(key)
     units = _unit_word(row)
     overall = details["overall"].get(key)
-    per_domain = details.get("per_domain") if isinstance(details.get("per_domain"), dict) else {}
+    per_domain = _dict(details.get("per_domain"))
     charts = []
     if per_domain:
         bars = [Bar(d, _num(f.get(key)), _int(f.get("units"))) for d, f in per_domain.items() if isinstance(f, dict)]
@@ -402,7 +405,7 @@ def _retrieval_section(row: SubTrack | None, details: dict, scores: dict) -> str
             f"{title} per domain (the line: mean over all {units})",
             bar_chart(f"{title} per domain", bars, mean=overall, count_word=units),
         ))  # fmt: skip
-    per_depth = details.get("per_depth") if isinstance(details.get("per_depth"), dict) else {}
+    per_depth = _dict(details.get("per_depth"))
     if per_depth:
         points = [Point(g, _num(f.get(key)), _int(f.get("units"))) for g, f in per_depth.items() if isinstance(f, dict)]
         charts.append(_figure(
@@ -415,7 +418,8 @@ def _retrieval_section(row: SubTrack | None, details: dict, scores: dict) -> str
         step_mean = details["step_mean"]
         figures = ", ".join(f"{_e(_title(k))} {number(_num(v))}" for k, v in step_mean.items() if k in KEYS)
         out.append(f"<p class='muted'>Mean over all steps (not a leaderboard figure): {figures}.</p>")
-    metric_keys = [k for k in (row.keys if row else details["overall"]) if k in details["overall"] or _in_groups(k, per_domain)]
+    candidates = row.keys if row else details["overall"]
+    metric_keys = [k for k in candidates if k in details["overall"] or _in_groups(k, per_domain)]
     out.append(_group_table(
         "Per domain", per_domain, metric_keys, units,
         extra_rows=[("All (mean over " + units + ")", details["overall"] | _temporal_overall(details)),
@@ -429,13 +433,13 @@ def _retrieval_section(row: SubTrack | None, details: dict, scores: dict) -> str
 
 
 def _temporal_overall(details: dict) -> dict:
-    temporal = details.get("temporal") if isinstance(details.get("temporal"), dict) else {}
-    return temporal.get("overall") if isinstance(temporal.get("overall"), dict) else {}
+    temporal = _dict(details.get("temporal"))
+    return _dict(temporal.get("overall"))
 
 
 def _temporal_macro(details: dict) -> dict:
-    temporal = details.get("temporal") if isinstance(details.get("temporal"), dict) else {}
-    macro = temporal.get("domain_macro") if isinstance(temporal.get("domain_macro"), dict) else {}
+    temporal = _dict(details.get("temporal"))
+    macro = _dict(temporal.get("domain_macro"))
     return {k: v for k, v in macro.items() if k in KEYS}
 
 
@@ -447,10 +451,9 @@ def _in_groups(key: str, groups: dict) -> bool:
 # Track 1: temporal diagnostics
 
 
-def _temporal_section(row: SubTrack | None, temporal: dict, scores: dict, notes) -> str:
-    overall = temporal.get("overall") if isinstance(temporal.get("overall"), dict) else {}
-    keys = [k for k in ("tp_10", "tr_10", "tc_10", "ndcg_fc_10") if k in KEYS]
-    bars = [Bar(_title(k), _num(overall.get(k))) for k in keys]
+def _temporal_section(temporal: dict) -> str:
+    overall = _dict(temporal.get("overall"))
+    bars = [Bar(_title(k), _num(overall.get(k))) for k in TEMPORAL]
     chart = bar_chart("Temporal diagnostics at 10, mean over queries", bars, missing_text="absent (see the headline)")
     facts = []
     queries = _int(temporal.get("queries"))
@@ -475,9 +478,9 @@ def _temporal_section(row: SubTrack | None, temporal: dict, scores: dict, notes)
             f"(in {unlabelled.get('queries_with_unlabelled', 0)} queries) have no temporal label: "
             "they count as not temporally relevant",
         ))  # fmt: skip
-    step_mean = temporal.get("step_mean") if isinstance(temporal.get("step_mean"), dict) else None
+    step_mean = _dict(temporal.get("step_mean"))
     if step_mean:
-        parts = ", ".join(f"{_title(k)} {number(_num(step_mean.get(k)))}" for k in ("tp_10", "tr_10", "tc_10"))
+        parts = ", ".join(f"{_title(k)} {number(_num(step_mean[k]))}" for k in TEMPORAL if k in step_mean)
         share = _num(step_mean.get("own_period_covered_share"))
         own = (
             f"; a step's own period is covered by its own top 10 in {share:.1%} of "
@@ -495,10 +498,10 @@ def _label_source(temporal: dict) -> str:
     source = temporal.get("source")
     description = temporal.get("source_description")
     if source == "frozen":
-        labels = temporal.get("labels") if isinstance(temporal.get("labels"), dict) else {}
+        labels = _dict(temporal.get("labels"))
         name = "frozen labels" + (f" (content hash {labels['content_hash']})" if labels.get("content_hash") else "")
     elif source == "oracle":
-        oracle = temporal.get("oracle") if isinstance(temporal.get("oracle"), dict) else {}
+        oracle = _dict(temporal.get("oracle"))
         name = "offline oracle" if oracle.get("periods_file") else "qrels fallback"
     else:
         name = str(source or "unknown")
@@ -507,27 +510,26 @@ def _label_source(temporal: dict) -> str:
     return f"{name}. {description[0].upper()}{description[1:]}."
 
 
-
 # ---------------------------------------------------------------------------------------------
 # 2b/2c: the judge and the text metrics
 
 
 def _judge_section(generation: dict, notes) -> str:
-    judge = generation.get("judge") if isinstance(generation.get("judge"), dict) else {}
+    judge = _dict(generation.get("judge"))
     out = ["<section class='card' id='judge'><h2>LLM judge</h2>"]
     who = []
     for name, label in (("model", "Model"), ("prompt_version", "Prompt version"), ("signature", "Judge signature")):
         if judge.get(name) is not None:
             who.append((label, str(judge[name])))
     if judge.get("ran"):
-        per_dimension = judge.get("per_dimension") if isinstance(judge.get("per_dimension"), dict) else {}
-        overall = generation.get("overall") if isinstance(generation.get("overall"), dict) else {}
+        per_dimension = _dict(judge.get("per_dimension"))
+        overall = _dict(generation.get("overall"))
         bars = [Bar(_title(d), _num((per_dimension.get(d) or {}).get("mean"))) for d in DIMENSIONS]
         chart = bar_chart(
             "The five judge dimensions (0-1)", bars, mean=_num(overall.get(JUDGE_MEAN)), mean_label="judge mean",
             missing_text="no valid judgment",
         )  # fmt: skip
-        calls = judge.get("calls") if isinstance(judge.get("calls"), dict) else {}
+        calls = _dict(judge.get("calls"))
         if calls:
             who.append(("Judgments", f"{calls.get('judgments', 0)} ({calls.get('cached', 0)} from the cache, "
                                      f"{calls.get('new', 0)} new)"))  # fmt: skip
@@ -537,8 +539,9 @@ def _judge_section(generation: dict, notes) -> str:
         out.append(f"<div>{_facts(who)}</div></div>")
         rows = []
         for d in DIMENSIONS:
-            f = per_dimension.get(d) if isinstance(per_dimension.get(d), dict) else {}
-            cells = "".join(f"<td class='n'>{_e(f.get(c, '—'))}</td>" for c in ("valid", "invalid", "error", "missing_answer"))
+            f = _dict(per_dimension.get(d))
+            counts = ("valid", "invalid", "error", "missing_answer")
+            cells = "".join(f"<td class='n'>{_e(f.get(c, '—'))}</td>" for c in counts)
             mean = number(_num(f.get("mean")), "no valid judgment")
             rows.append(f"<tr><td>{_e(_title(d))}</td><td class='n'>{mean}</td>{cells}"
                         f"<td class='n'>{_e(f.get('turns_averaged', '—'))}</td></tr>")  # fmt: skip
@@ -546,8 +549,6 @@ def _judge_section(generation: dict, notes) -> str:
             "<div class='box'><table><thead><tr><th>Dimension</th><th class='n'>Mean</th><th class='n'>Valid</th>"
             "<th class='n'>Invalid</th><th class='n'>Failed</th><th class='n'>No answer (scores 0)</th>"
             "<th class='n'>Turns averaged</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table></div>"
-            "<p class='muted'>An invalid or failed judgment is left out of its dimension's average (never "
-            "scored 0 or 0.5); a reference turn without an answer scores 0 and counts.</p>"
         )
         charts = _group_charts(generation, JUDGE_MEAN)
         if charts:
@@ -563,19 +564,21 @@ def _judge_section(generation: dict, notes) -> str:
 
 
 def _text_metrics_section(generation: dict, notes) -> str:
-    metrics = generation.get("text_metrics") if isinstance(generation.get("text_metrics"), dict) else {}
-    overall = generation.get("overall") if isinstance(generation.get("overall"), dict) else {}
-    macro = generation.get("domain_macro") if isinstance(generation.get("domain_macro"), dict) else {}
+    metrics = _dict(generation.get("text_metrics"))
+    overall = _dict(generation.get("overall"))
+    macro = _dict(generation.get("domain_macro"))
     rows = []
     charts = []
+    settings_list = []
     for name in [k for k in TEXT if k in metrics] + [k for k in metrics if k not in TEXT]:
         info = metrics[name] if isinstance(metrics[name], dict) else {}
         if info.get("available"):
-            settings = info.get("settings") if isinstance(info.get("settings"), dict) else {}
+            settings = _dict(info.get("settings"))
             how = ", ".join(f"{k} {v}" for k, v in settings.items())
+            settings_list.append(f"<li><b>{_e(_title(name))}</b>: {_e(how)}</li>")
             rows.append(
-                f"<tr><td><b>{_e(_title(name))}</b><br><span class='meaning'>{_e(how)}</span></td>"
-                f"<td class='n'>{number(_num(overall.get(name)))}</td><td class='n'>{number(_num(macro.get(name)))}</td>"
+                f"<tr><td><b>{_e(_title(name))}</b></td><td class='n'>{number(_num(overall.get(name)))}</td>"
+                f"<td class='n'>{number(_num(macro.get(name)))}</td>"
                 f"<td class='n'>{_e(info.get('turns_averaged', '—'))}</td></tr>"
             )
             charts.append(_group_charts(generation, name))
@@ -586,16 +589,19 @@ def _text_metrics_section(generation: dict, notes) -> str:
             )
     if not rows:
         return ""
+    keys = _generation_keys(generation)
     return (
         "<section class='card' id='text-metrics'><h2>Text metrics against the reference answers</h2>"
-        "<div class='box'><table><thead><tr><th>Metric: settings</th><th class='n'>All turns</th>"
-        "<th class='n'>Domain macro</th><th class='n'>Turns averaged</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table></div>"
-        f"<div class='grid'>{''.join(charts)}</div>"
+        "<div class='box'><table><thead><tr><th>Metric</th><th class='n'>All turns</th>"
+        "<th class='n'>Domain macro</th><th class='n'>Turns averaged</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
+        + (f"<ul class='meaning'>{''.join(settings_list)}</ul>" if settings_list else "")
+        + f"<div class='grid'>{''.join(charts)}</div>"
         + _group_table(
-            "Per domain", generation.get("per_domain") or {}, _generation_keys(generation), "turns", first="Domain",
+            "Per domain", _dict(generation.get("per_domain")), keys, "turns", first="Domain",
             extra_rows=[("All (mean over turns)", overall), ("Domain macro", macro)],
         )
-        + _group_table("Per turn depth", generation.get("per_depth") or {}, _generation_keys(generation), "turns", first="Depth")
+        + _group_table("Per turn depth", _dict(generation.get("per_depth")), keys, "turns", first="Depth")
         + "</section>"
     )
 
@@ -611,12 +617,12 @@ def _group_charts(generation: dict, key: str) -> str:
     overall = _num((generation.get("overall") or {}).get(key))
     title = _title(key)
     out = []
-    per_domain = generation.get("per_domain") if isinstance(generation.get("per_domain"), dict) else {}
+    per_domain = _dict(generation.get("per_domain"))
     if per_domain:
         bars = [Bar(d, _num(f.get(key)), _int(f.get("turns"))) for d, f in per_domain.items() if isinstance(f, dict)]
         out.append(_figure(f"{title} per domain (the line: mean over all turns)",
                            bar_chart(f"{title} per domain", bars, mean=overall, count_word="turns")))  # fmt: skip
-    per_depth = generation.get("per_depth") if isinstance(generation.get("per_depth"), dict) else {}
+    per_depth = _dict(generation.get("per_depth"))
     if per_depth:
         points = [Point(g, _num(f.get(key)), _int(f.get("turns"))) for g, f in per_depth.items() if isinstance(f, dict)]
         out.append(_figure(f"{title} by turn depth", depth_curve(f"{title} by turn depth", points, mean=overall)))
@@ -647,7 +653,7 @@ def _handling_section(details: dict, generation: dict | None) -> str:
         source = counts.get("source") if isinstance(counts.get("source"), str) else None
         lead = f"<p class='muted'>Evidence: {_e(source)}.</p>" if source else ""
         out.append(f"<h3>{_e(title)}</h3>{lead}" + _described_table("Count: what it means", "Value", rows))
-    submission = details.get("submission") if isinstance(details.get("submission"), dict) else {}
+    submission = _dict(details.get("submission"))
     ignored = [str(f) for f in submission.get("ignored") or []]
     if ignored:
         out.append(f"<p>Files in your submission that were not read: {_e(', '.join(ignored))}.</p>")
@@ -707,9 +713,9 @@ def _topic_table(row: SubTrack | None, rows: list[dict], first: str) -> str:
     body = []
     for r in rows:
         cells = [_cell(r.get(n)) for n in names]
-        judgments = r.get("judgments") if isinstance(r.get("judgments"), dict) else {}
+        judgments = _dict(r.get("judgments"))
         for d in judged:
-            j = judgments.get(d) if isinstance(judgments.get(d), dict) else {}
+            j = _dict(judgments.get(d))
             if j.get("status") == "ok" and j.get("score") is not None:
                 cells.append(f"<td class='n'>{_e(j['score'])}</td>")
             else:
@@ -803,6 +809,11 @@ def _column(row: SubTrack | None, name: str) -> str:
 
 def _unit_word(row: SubTrack | None) -> str:
     return "queries" if row is None or row.track == 1 else "turns"
+
+
+def _dict(value) -> dict:
+    """A section of details that should be an object, or an empty one (a page never fails on details)."""
+    return value if isinstance(value, dict) else {}
 
 
 def _num(value) -> float | None:
