@@ -494,3 +494,15 @@ def test_the_page_reads_its_warnings_from_details_when_none_are_given(program_pa
     assert "a warning from details" in page.by_id["warnings"]
     page = Page(detailed_results.render(subtrack="2a", phase=DEV, scores=scores, details=details, messages=[]))
     assert "warnings" not in page.by_id
+
+
+def test_a_benchmark_outside_the_subtrack_table_and_a_missing_phase_still_make_a_page():
+    """A graded benchmark (FactIR) has no row in reteco.subtracks; no phase record: withheld."""
+    details = {"overall": {"ndcg_5": 0.5}, "per_domain": {"x": {"units": 3, "ndcg_5": 0.5}},
+               "per_unit": [{"unit": "claim-17", "ndcg_5": 0.5}]}  # fmt: skip
+    scores = {"ndcg_5": 0.5, "recall_5_support": 0.25, "not_finite": float("nan")}
+    page = Page(detailed_results.render(subtrack="factir", phase={}, scores=scores, details=details))
+    assert_sound(page)
+    assert page.by_id["headline-value"] == "0.5000" and "Headline figure: ndcg_5" in page.by_id["headline"]
+    assert "recall_5_support" in page.by_id["leaderboard"] and "not_finite" not in page.source
+    assert "claim-17" not in page.source and page.source.count(detailed_results.WITHHELD) == 1

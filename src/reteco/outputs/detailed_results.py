@@ -394,26 +394,11 @@ def _retrieval_section(row: SubTrack | None, details: dict) -> str:
     key = row.official if row and row.official else next(iter(details["overall"]), None)
     if key is None:
         return ""
-    title = _title(key)
     units = _unit_word(row)
-    overall = details["overall"].get(key)
     per_domain = _dict(details.get("per_domain"))
-    charts = []
-    if per_domain:
-        bars = [Bar(d, _num(f.get(key)), _int(f.get("units"))) for d, f in per_domain.items() if isinstance(f, dict)]
-        charts.append(_figure(
-            f"{title} per domain (the line: mean over all {units})",
-            bar_chart(f"{title} per domain", bars, mean=overall, count_word=units),
-        ))  # fmt: skip
     per_depth = _dict(details.get("per_depth"))
-    if per_depth:
-        points = [Point(g, _num(f.get(key)), _int(f.get("units"))) for g, f in per_depth.items() if isinstance(f, dict)]
-        charts.append(_figure(
-            f"{title} by turn depth (T5+: turn 5 and later)",
-            depth_curve(f"{title} by turn depth", points, mean=overall, count_word=units),
-        ))  # fmt: skip
     out = ["<section class='card' id='retrieval'><h2>Retrieval</h2>"]
-    out.append(f"<div class='grid'>{''.join(charts)}</div>")
+    out.append(f"<div class='grid'>{_group_charts(details, key, 'units', units)}</div>")
     if isinstance(details.get("step_mean"), dict):
         step_mean = details["step_mean"]
         figures = ", ".join(f"{_e(_title(k))} {number(_num(v))}" for k, v in step_mean.items() if k in KEYS)
@@ -550,7 +535,7 @@ def _judge_section(generation: dict, notes) -> str:
             "<th class='n'>Invalid</th><th class='n'>Failed</th><th class='n'>No answer (scores 0)</th>"
             "<th class='n'>Turns averaged</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table></div>"
         )
-        charts = _group_charts(generation, JUDGE_MEAN)
+        charts = _group_charts(generation, JUDGE_MEAN, "turns", "turns")
         if charts:
             out.append(f"<div class='grid'>{charts}</div>")
     else:
@@ -581,7 +566,7 @@ def _text_metrics_section(generation: dict, notes) -> str:
                 f"<td class='n'>{number(_num(macro.get(name)))}</td>"
                 f"<td class='n'>{_e(info.get('turns_averaged', '—'))}</td></tr>"
             )
-            charts.append(_group_charts(generation, name))
+            charts.append(_group_charts(generation, name, "turns", "turns"))
         else:
             letter = _letter(notes, name)
             rows.append(
@@ -612,20 +597,29 @@ def _generation_keys(generation: dict) -> list[str]:
     return [k for k in (*TEXT, *DIMENSIONS, JUDGE_MEAN) if k in present]
 
 
-def _group_charts(generation: dict, key: str) -> str:
-    """The per-domain bars and the turn-depth curve of one generation figure."""
-    overall = _num((generation.get("overall") or {}).get(key))
+def _group_charts(figures: dict, key: str, count_field: str, units: str) -> str:
+    """The per-domain bars and the turn-depth curve of one figure, each with the overall mean.
+
+    ``figures``: a section with ``overall``, ``per_domain`` and ``per_depth`` (the retrieval
+    details, or ``details["generation"]``); ``count_field``: where a group's unit count is.
+    """
+    overall = _num(_dict(figures.get("overall")).get(key))
     title = _title(key)
     out = []
-    per_domain = _dict(generation.get("per_domain"))
+    per_domain = _dict(figures.get("per_domain"))
     if per_domain:
-        bars = [Bar(d, _num(f.get(key)), _int(f.get("turns"))) for d, f in per_domain.items() if isinstance(f, dict)]
-        out.append(_figure(f"{title} per domain (the line: mean over all turns)",
-                           bar_chart(f"{title} per domain", bars, mean=overall, count_word="turns")))  # fmt: skip
-    per_depth = _dict(generation.get("per_depth"))
+        bars = [Bar(d, _num(f.get(key)), _int(f.get(count_field))) for d, f in per_domain.items() if _dict(f)]
+        out.append(_figure(
+            f"{title} per domain (the line: mean over all {units})",
+            bar_chart(f"{title} per domain", bars, mean=overall, count_word=units),
+        ))  # fmt: skip
+    per_depth = _dict(figures.get("per_depth"))
     if per_depth:
-        points = [Point(g, _num(f.get(key)), _int(f.get("turns"))) for g, f in per_depth.items() if isinstance(f, dict)]
-        out.append(_figure(f"{title} by turn depth", depth_curve(f"{title} by turn depth", points, mean=overall)))
+        points = [Point(g, _num(f.get(key)), _int(f.get(count_field))) for g, f in per_depth.items() if _dict(f)]
+        out.append(_figure(
+            f"{title} by turn depth (T5+: turn 5 and later)",
+            depth_curve(f"{title} by turn depth", points, mean=overall, count_word=units),
+        ))  # fmt: skip
     return "".join(out)
 
 
