@@ -24,6 +24,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from fake_openai_server import TEST_KEY, fake_openai_fixture  # noqa: F401 (the fake_openai fixture)
+from tiny_track2 import TINY_TURNS, write_tiny_reference
+
 from reteco.commands import main
 from reteco.formats.reference import Reference
 from reteco.organizers import leaderboard as lb
@@ -34,7 +37,7 @@ from reteco.outputs.leaderboard_plots import write_plots
 from reteco.outputs.leaderboard_tables import latex_escape, render_html, render_latex
 from reteco.problems import InputError
 from reteco.scoring.submission import score_submission
-from reteco.subtracks import DIMENSIONS, JUDGE_MEAN, SUBTRACKS
+from reteco.subtracks import DIMENSIONS, JUDGE_MEAN, KEYS, SUBTRACKS
 
 RESAMPLES = 4000
 SEED = 11
@@ -428,6 +431,43 @@ def test_2b_without_the_judge_is_unranked_and_says_why(tmp_path):
     assert all("absent" in p for p in plots.values()) and "no API key" in plots["judge_dimensions"]["absent"]
 
 
+def test_2b_judged_end_to_end_on_the_tiny_reference(tmp_path, fake_openai, monkeypatch):
+    # The judge (a fake OpenAI server on 127.0.0.1, valid scores from a hash of each request) is
+    # reached as an organizer would: endpoint and key from the environment, one cache.
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    monkeypatch.setenv("RETECO_WORDNET", str(tmp_path / "no-wordnet"))  # METEOR absent, with its reason
+    reference = write_tiny_reference(tmp_path / "ref" / "2b", "2b")
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    answered = {"teamA-all": TINY_TURNS, "teamB-two": TINY_TURNS[:2], "teamC-one": TINY_TURNS[2:]}
+    for name, turns in answered.items():
+        (folder / f"{name}.jsonl").write_text("".join(
+            json.dumps({"turn_id": t["key"], "answer": t["answer"]}) + "\n" for t in turns))
+    cache = tmp_path / "cache"
+    code = main(["leaderboard", "--ref", str(tmp_path / "ref" / "2b"), "--submissions", str(folder),
+                 "--out", str(tmp_path / "out"), "--jobs", "1", "--resamples", "100", "--judge-cache", str(cache)])
+    assert code == 0
+    board = json.loads((tmp_path / "out" / "leaderboard.json").read_text())
+    assert board["ranked_by"] == JUDGE_MEAN and len(board["systems"]) == 3 and len(board["pairs"]) == 3
+    assert board["method"]["exact"] is True and board["units"] == 3
+    for system in board["systems"]:
+        result = score_submission(reference, folder / system["file"], cache_dir=cache)
+        assert {k: system[k] for k in SUBTRACKS["2b"].keys if k in system} == result.scores
+        # Its per-turn judge means (a turn's five normalized dimensions; unanswered 0) average to judge_mean.
+        rows = result.details["generation"]["per_turn"]
+        per_turn = [np.mean([r["judgments"][d]["normalized"] for d in DIMENSIONS]) if r["answered"] else 0.0
+                    for r in rows]
+        assert np.mean(per_turn) == pytest.approx(system[JUDGE_MEAN], abs=1e-12)
+        assert system["ci_low"] <= system[JUDGE_MEAN] <= system["ci_high"]
+        assert system["per_domain"]["biology"][JUDGE_MEAN] == result.details["generation"]["per_domain"]["biology"][JUDGE_MEAN]
+        assert system["absent"] == {"meteor": KEYS["meteor"].absent_when, "bertscore_f1": KEYS["bertscore_f1"].absent_when}
+    assert {n for n, p in board["plots"].items() if "files" in p} == {"domain_heatmap", "depth_curves", "judge_dimensions"}
+    page = (tmp_path / "out" / "leaderboard.html").read_text()
+    names = ", ".join(s["name"] for s in board["systems"])  # in rank order
+    assert f"meteor absent for {names}: {KEYS['meteor'].absent_when}" in page
+
+
 # ----------------------------------------------------------------------------- names, manifest
 
 
@@ -497,3 +537,19 @@ def test_command_exits_1_on_unusable_input_with_the_message(built, tmp_path, cap
     assert main(["leaderboard", "--ref", str(tmp_path), "--submissions", str(built.submissions),
                  "--out", str(tmp_path / "out")]) == 1
     assert "neither a reference folder" in capsys.readouterr().err
+
+
+def test_matplotlib_stays_on_the_organizers_side():
+    # The scoring path (the Codabench program, `reteco score`) and the leaderboard's own module
+    # never import matplotlib, and the bundle does not vendor it: only the plot writer needs it.
+    import subprocess
+    import sys
+
+    from reteco.codabench.vendor import EXCLUDED, scoring_requirements
+
+    code = ("import sys, reteco.codabench.scoring_program, reteco.scoring.submission, reteco.organizers.leaderboard, "
+            "reteco.outputs.leaderboard_tables; from reteco.commands import main; "
+            "sys.exit('matplotlib' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    assert "matplotlib" in EXCLUDED and not any(r.startswith("matplotlib") for r in scoring_requirements(pyproject))

@@ -37,6 +37,8 @@ _RC = {
     "font.size": 9,
 }
 _METADATA = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None}}
+_LIMITS = (-0.03, 1.03)  # figures in 0..1, with room for the markers at either end
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 
 
 def write_plots(board: dict, folder: Path) -> dict[str, dict]:
@@ -70,6 +72,18 @@ def _figure(width: float, height: float):
     figure = Figure(figsize=(width, height), layout="constrained")
     FigureCanvasAgg(figure)
     return figure
+
+
+def _colour(i: int, n: int):
+    """Distinct colours: tab10/tab20 while they last, then evenly along viridis (with the markers
+    cycling, no two of 50 lines look alike)."""
+    from matplotlib import colormaps
+
+    if n <= 10:
+        return colormaps["tab10"](i)
+    if n <= 20:
+        return colormaps["tab20"](i)
+    return colormaps["viridis"](i / (n - 1))
 
 
 def _label(system: dict) -> str:
@@ -122,13 +136,15 @@ def _depth_curves(board: dict):
         return None, "no reference turn has a depth"
     figure = _figure(6.4, 3.8)
     axes = figure.add_subplot()
-    for system in board["systems"]:
+    systems = board["systems"]
+    for i, system in enumerate(systems):
         values = [system["per_depth"].get(g, {}).get(key, np.nan) for g in groups]
-        axes.plot(range(len(groups)), values, marker="o", linewidth=1.2, markersize=3.5, label=_label(system))
+        axes.plot(range(len(groups)), values, marker=_MARKERS[i % len(_MARKERS)], color=_colour(i, len(systems)),
+                  linewidth=1.2, markersize=3.5, label=_label(system))
     axes.set_xticks(range(len(groups)), labels=groups)
     axes.set_xlabel("turn depth")
     axes.set_ylabel(_title(board, key))
-    axes.set_ylim(0.0, 1.0)
+    axes.set_ylim(*_LIMITS)
     axes.grid(alpha=0.3)
     axes.set_title(f"{board['subtrack']}: {_title(board, key)} by turn depth")
     axes.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
@@ -146,10 +162,16 @@ def _ndcg_vs_tc(board: dict):
     x = [s["tc_10"] for s in systems]
     y = [s["ndcg_10"] for s in systems]
     axes.scatter(x, y, s=18, zorder=3)
+    labels: dict[tuple[float, float], list[str]] = {}  # systems on the same point share one label
     for system, xi, yi in zip(systems, x, y):
-        axes.annotate(_label(system), (xi, yi), xytext=(3, 3), textcoords="offset points", fontsize=6)
-    axes.set_xlim(0.0, 1.0)
-    axes.set_ylim(0.0, 1.0)
+        labels.setdefault((xi, yi), []).append(_label(system))
+    for (xi, yi), names in labels.items():
+        # Labels right of the point, or left of it near the right edge, so none leaves the figure.
+        right = xi < 0.75
+        axes.annotate(", ".join(names), (xi, yi), xytext=(4 if right else -4, 3), textcoords="offset points",
+                      fontsize=6, ha="left" if right else "right")
+    axes.set_xlim(*_LIMITS)
+    axes.set_ylim(*_LIMITS)
     axes.set_xlabel(KEYS["tc_10"].title)
     axes.set_ylabel(KEYS["ndcg_10"].title)
     axes.grid(alpha=0.3)
