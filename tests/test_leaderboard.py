@@ -27,6 +27,7 @@ from scipy import stats
 from fake_openai_server import TEST_KEY, fake_openai_fixture  # noqa: F401 (the fake_openai fixture)
 from tiny_track2 import TINY_TURNS, write_tiny_reference
 
+from reteco import __version__
 from reteco.commands import main
 from reteco.formats.reference import Reference
 from reteco.organizers import leaderboard as lb
@@ -553,3 +554,31 @@ def test_matplotlib_stays_on_the_organizers_side():
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
     pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
     assert "matplotlib" in EXCLUDED and not any(r.startswith("matplotlib") for r in scoring_requirements(pyproject))
+
+
+def test_an_internal_error_is_listed_and_exits_4_with_the_tables_written(built, tmp_path, monkeypatch, capsys):
+    # One sub-track's folder as REF: the files go to OUT itself. A bug of reteco while scoring one
+    # submission (simulated) fails that submission only; the others are ranked and written.
+    import reteco.scoring.submission
+
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    for name in ("teamA-bm25.zip", "teamC-shuffled.txt"):
+        (folder / name).write_bytes((built.submissions / "2a" / name).read_bytes())
+    real = reteco.scoring.submission.score_submission
+
+    def failing(reference, path, **kwargs):
+        if Path(path).name.startswith("teamC"):
+            raise ZeroDivisionError("simulated bug")
+        return real(reference, path, **kwargs)
+
+    monkeypatch.setattr(reteco.scoring.submission, "score_submission", failing)
+    code = main(["leaderboard", "--ref", str(built.ref / "2a"), "--submissions", str(folder), "--out", str(tmp_path / "out"),
+                 "--jobs", "1", "--resamples", "50"])
+    assert code == 4
+    board = json.loads((tmp_path / "out" / "leaderboard.json").read_text())
+    assert [s["name"] for s in board["systems"]] == ["teamA/bm25"] and board["pairs"] == []
+    assert board["failed"] == [{"team": "teamC", "run": "shuffled", "name": "teamC/shuffled", "file": "teamC-shuffled.txt",
+                                "kind": "internal", "errors": [
+                                    f"internal error in reteco {__version__} (ZeroDivisionError); please report it"]}]
+    assert "teamC-shuffled.txt: internal error: ZeroDivisionError: simulated bug" in capsys.readouterr().err

@@ -38,24 +38,19 @@ statistics: per system a percentile bootstrap interval of the figure over units;
 """
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not at least 1")
-    return value
+def _at_least(minimum: int):
+    """An argparse type: a whole number of at least ``minimum`` (else exit 2 with the reason)."""
 
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value} is less than {minimum}")
+        return value
 
-def _non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} is negative")
-    return value
+    return parse
 
 
 def add_leaderboard_parser(subparsers) -> argparse.ArgumentParser:
@@ -74,11 +69,11 @@ def add_leaderboard_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--submissions", type=Path, required=True, help="folder of submissions (a zip, folder or file each)")
     p.add_argument("--out", type=Path, required=True, help="output folder")
     p.add_argument("--manifest", type=Path, help="CSV file,team,run naming the submissions")
-    p.add_argument("--jobs", type=_positive, default=os.cpu_count() or 1,
+    p.add_argument("--jobs", type=_at_least(1), default=os.cpu_count() or 1,
                    help="scoring processes (default: the CPU count)")
-    p.add_argument("--resamples", type=_positive, default=DEFAULT_RESAMPLES,
+    p.add_argument("--resamples", type=_at_least(1), default=DEFAULT_RESAMPLES,
                    help=f"bootstrap resamples and random sign vectors (default {DEFAULT_RESAMPLES})")
-    p.add_argument("--seed", type=_non_negative, default=DEFAULT_SEED, help=f"random seed (default {DEFAULT_SEED})")
+    p.add_argument("--seed", type=_at_least(0), default=DEFAULT_SEED, help=f"random seed (default {DEFAULT_SEED})")
     p.add_argument("--no-judge", action="store_true", help="2b/2c: do not call the LLM judge (no judge figures)")
     p.add_argument("--judge-config", type=Path, help="judge config YAML (default: the packaged judge.yaml)")
     p.add_argument("--judge-cache", type=Path, help="judge cache folder (default: the judge's own)")
@@ -105,6 +100,7 @@ def cmd_leaderboard(args) -> int:
 
     # Every sub-track's submissions are found (and their names checked) before any is scored.
     plan = []
+    references = {sub: Reference.read(ref_dir) for sub, ref_dir in subtracks}  # a broken one stops us here
     for sub, ref_dir in subtracks:
         folder = args.submissions / sub if several else args.submissions
         if several and not folder.is_dir():
@@ -124,7 +120,7 @@ def cmd_leaderboard(args) -> int:
     internal = 0
     for sub, ref_dir, entries, out in plan:
         outcomes = lb.score_entries(ref_dir, entries, options, jobs=args.jobs, progress=progress, label=sub)
-        reference = Reference.read(ref_dir)
+        reference = references[sub]
         board = lb.build_leaderboard(
             sub, entries, outcomes, unit_keys=lb.expected_unit_keys(reference), resamples=args.resamples,
             seed=args.seed, reference_info={"fingerprint": reference.fingerprint(),

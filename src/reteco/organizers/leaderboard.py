@@ -40,6 +40,7 @@ of means, Holm's correction over all pairs, resamples and seed stated in the met
 from __future__ import annotations
 
 import csv
+import json
 import math
 import multiprocessing
 import os
@@ -94,13 +95,20 @@ def find_subtracks(ref: Path) -> list[tuple[str, Path]]:
 
 
 def _subtrack_of(folder: Path) -> str:
-    reference = Reference.read(folder)  # InputError when it is not a reference folder
-    if reference.manifest.get("benchmark", "reteco") != "reteco" or reference.subtrack not in SUBTRACKS:
+    """The sub-track of a reference folder, from its manifest alone (the reference itself, doc
+    ids and all, is read once, before scoring)."""
+    path = folder / MANIFEST
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"cannot read the reference manifest: {type(exc).__name__}", str(path)) from None
+    subtrack = manifest.get("subtrack") if isinstance(manifest, dict) else None
+    if not isinstance(manifest, dict) or manifest.get("benchmark", "reteco") != "reteco" or subtrack not in SUBTRACKS:
         raise InputError(
-            f"a leaderboard is built for the RETECO sub-tracks ({', '.join(IDS)}), not for "
-            f"{quoted(str(reference.subtrack))}", str(folder / MANIFEST)
+            f"a leaderboard is built for the RETECO sub-tracks ({', '.join(IDS)}), not for {quoted(str(subtrack))}",
+            str(path),
         )
-    return reference.subtrack
+    return subtrack
 
 
 # ------------------------------------------------------------------------------ submissions
