@@ -12,6 +12,10 @@ Each renders the leaderboard dict of ``reteco.organizers.leaderboard.build_leade
   the method;
 - LaTeX: booktabs tables for the overview paper (``\\usepackage{booktabs}``), LaTeX specials
   in names escaped; figures to 4 decimals as on Codabench.
+
+No file holds a per-unit figure: the tables may be published, and per-topic figures on the
+hidden test labels would reveal them; only the aggregates, per-domain and turn-depth figures are
+written (the statistics use the per-unit figures, and say how).
 """
 
 from __future__ import annotations
