@@ -89,6 +89,11 @@ def cmd_leaderboard(args) -> int:
     from reteco.outputs.leaderboard_plots import write_plots
     from reteco.outputs.leaderboard_tables import write_tables
 
+    for here in (args.out, *args.out.parents):  # before any work: an --out that cannot be a folder
+        if here.exists():
+            if not here.is_dir():
+                raise InputError(f"--out cannot be a folder: {here} exists and is not a folder", str(args.out))
+            break
     subtracks = lb.find_subtracks(args.ref)
     several = not (args.ref / MANIFEST).is_file()
     if not args.submissions.is_dir():
@@ -126,8 +131,11 @@ def cmd_leaderboard(args) -> int:
             seed=args.seed, reference_info={"fingerprint": reference.fingerprint(),
                                             "split": reference.manifest.get("split")},
         )
-        board["plots"] = write_plots(board, out)
-        write_tables(board, out)
+        try:
+            board["plots"] = write_plots(board, out)
+            write_tables(board, out)
+        except OSError as exc:
+            raise InputError(f"cannot write the leaderboard here ({exc.strerror or exc})", str(exc.filename or out)) from None
         for failure in board["failed"]:
             internal += failure["kind"] == "internal"
             print(f"{sub}: {failure['file']}: not scored: {failure['errors'][0] if failure['errors'] else ''}",
