@@ -45,6 +45,7 @@ VENDOR_MANIFEST = "VENDOR.json"
 EXCLUDED = {
     "openai": "the LLM judge runs on the organizers' side (`reteco judge`), never in the scoring program",
     "krippendorff": "judge-human agreement is computed on the organizers' side (`reteco agreement`)",
+    "matplotlib": "the leaderboard plots are drawn on the organizers' side (`reteco leaderboard`)",
 }
 
 # Caps applied on top of the image's pins, each with its reason.

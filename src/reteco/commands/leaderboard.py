@@ -1,0 +1,146 @@
+"""``reteco leaderboard``: score many submissions, rank them, compare every pair.
+
+    reteco leaderboard --ref REF --submissions DIR --out OUT [--manifest M.csv] [--jobs N]
+                       [--resamples R] [--seed S] [--no-judge] [--judge-config C] [--judge-cache D]
+
+REF is one sub-track's reference folder (``build/reference/2a``: DIR holds its submissions and
+OUT gets the files), or a folder of them (``build/reference``: DIR/<sub-track>/ holds each
+sub-track's submissions, OUT/<sub-track>/ gets its files; a sub-track without a folder in DIR
+is skipped and said so). Per sub-track: leaderboard.json, .csv, .html, .tex and plots/*.png,
+*.svg (``reteco.organizers.leaderboard``, ``reteco.outputs.leaderboard_tables``,
+``reteco.outputs.leaderboard_plots``).
+
+Exit codes: 0 the leaderboards are written (a submission that cannot be scored is listed in
+them with its messages, not ranked); 1 the command's input cannot be used (REF, DIR, the
+manifest: file and line said); 2 the command line is wrong; 4 the leaderboards are written but
+some submission failed on an internal error of reteco (listed; please report it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from reteco.problems import EXIT_INCOMPLETE, EXIT_OK, InputError
+
+_EPILOG = """\
+names: a manifest CSV with the header file,team,run names the submissions it lists (file relative
+  to DIR: teamA-run1.zip, or 2a/teamA-run1.zip when REF holds several sub-tracks); any other
+  submission is named from its file name less .zip/.gz/.txt/.run/.trec/.tsv/.jsonl:
+  <team>__<run>, else <team>-<run> (split at the first hyphen), else <team> alone.
+ranking: by the official figure (nDCG@10; 2b: judge_mean when the judge ran, else unranked),
+  best first; ties within 1e-12 share a rank ("1224"), then order by team and run.
+statistics: per system a percentile bootstrap interval of the figure over units; per pair a
+  paired two-sided randomization test over units, Holm-corrected over all pairs; the per-unit
+  figures are those `reteco score` writes in details.json (per_unit).
+"""
+
+
+def _at_least(minimum: int):
+    """An argparse type: a whole number of at least ``minimum`` (else exit 2 with the reason)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value} is less than {minimum}")
+        return value
+
+    return parse
+
+
+def add_leaderboard_parser(subparsers) -> argparse.ArgumentParser:
+    """Add the ``leaderboard`` command to an argparse subparsers object; returns its parser."""
+    from reteco.metrics.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
+
+    p = subparsers.add_parser(
+        "leaderboard",
+        help="organizers: score many submissions, rank them with intervals and pairwise tests",
+        description="Score many submissions of a sub-track (or of every sub-track of REF) and write the "
+                    "ranked tables (JSON, CSV, HTML, LaTeX) and plots.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--ref", type=Path, required=True, help="a sub-track's reference folder, or a folder of them")
+    p.add_argument("--submissions", type=Path, required=True, help="folder of submissions (a zip, folder or file each)")
+    p.add_argument("--out", type=Path, required=True, help="output folder")
+    p.add_argument("--manifest", type=Path, help="CSV file,team,run naming the submissions")
+    p.add_argument("--jobs", type=_at_least(1), default=os.cpu_count() or 1,
+                   help="scoring processes (default: the CPU count)")
+    p.add_argument("--resamples", type=_at_least(1), default=DEFAULT_RESAMPLES,
+                   help=f"bootstrap resamples and random sign vectors (default {DEFAULT_RESAMPLES})")
+    p.add_argument("--seed", type=_at_least(0), default=DEFAULT_SEED, help=f"random seed (default {DEFAULT_SEED})")
+    p.add_argument("--no-judge", action="store_true", help="2b/2c: do not call the LLM judge (no judge figures)")
+    p.add_argument("--judge-config", type=Path, help="judge config YAML (default: the packaged judge.yaml)")
+    p.add_argument("--judge-cache", type=Path, help="judge cache folder (default: the judge's own)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar (it is off anyway when stderr "
+                                                                "is not a terminal)")
+    p.set_defaults(func=cmd_leaderboard)
+    return p
+
+
+def cmd_leaderboard(args) -> int:
+    from reteco.formats.reference import MANIFEST, Reference
+    from reteco.organizers import leaderboard as lb
+    from reteco.outputs.leaderboard_plots import write_plots
+    from reteco.outputs.leaderboard_tables import write_tables
+
+    for here in (args.out, *args.out.parents):  # before any work: an --out that cannot be a folder
+        if here.exists():
+            if not here.is_dir():
+                raise InputError(f"--out cannot be a folder: {here} exists and is not a folder", str(args.out))
+            break
+    subtracks = lb.find_subtracks(args.ref)
+    several = not (args.ref / MANIFEST).is_file()
+    if not args.submissions.is_dir():
+        raise InputError("no such submissions folder", str(args.submissions))
+    names = lb.read_manifest(args.manifest, args.submissions) if args.manifest else {}
+    options = lb.ScoringOptions(run_judge_now=not args.no_judge, judge_config=args.judge_config,
+                                cache_dir=args.judge_cache)
+    lb._judge_config(options)  # a bad judge config is refused before anything is scored
+
+    # Every sub-track's submissions are found (and their names checked) before any is scored.
+    plan = []
+    references = {sub: Reference.read(ref_dir) for sub, ref_dir in subtracks}  # a broken one stops us here
+    for sub, ref_dir in subtracks:
+        folder = args.submissions / sub if several else args.submissions
+        if several and not folder.is_dir():
+            print(f"{sub}: skipped: no folder {folder} of its submissions", file=sys.stderr)
+            continue
+        skip = (args.manifest,) if args.manifest else ()
+        entries = lb.discover_submissions(folder, names, prefix=f"{sub}/" if several else "", skip=skip)
+        plan.append((sub, ref_dir, entries, args.out / sub if several else args.out))
+    if not plan:
+        raise InputError(f"no sub-track folder ({', '.join(s for s, _ in subtracks)}) holds submissions here",
+                         str(args.submissions))
+    used = {e.file for _, _, entries, _ in plan for e in entries}
+    for file in sorted(set(names) - used):
+        print(f"{args.manifest}: warning: {file} is not a submission of any sub-track scored here", file=sys.stderr)
+
+    progress = sys.stderr.isatty() and not args.no_progress
+    internal = 0
+    for sub, ref_dir, entries, out in plan:
+        outcomes = lb.score_entries(ref_dir, entries, options, jobs=args.jobs, progress=progress, label=sub)
+        reference = references[sub]
+        board = lb.build_leaderboard(
+            sub, entries, outcomes, unit_keys=lb.expected_unit_keys(reference), resamples=args.resamples,
+            seed=args.seed, reference_info={"fingerprint": reference.fingerprint(),
+                                            "split": reference.manifest.get("split")},
+        )
+        try:
+            board["plots"] = write_plots(board, out)
+            write_tables(board, out)
+        except OSError as exc:
+            raise InputError(f"cannot write the leaderboard here ({exc.strerror or exc})", str(exc.filename or out)) from None
+        for failure in board["failed"]:
+            internal += failure["kind"] == "internal"
+            print(f"{sub}: {failure['file']}: not scored: {failure['errors'][0] if failure['errors'] else ''}",
+                  file=sys.stderr)
+        ranking = f"ranked by {board['ranked_by']}" if board["ranked_by"] else "unranked"
+        print(f"{sub}: {len(board['systems'])} ranked, {len(board['unranked'])} unranked, {len(board['failed'])} "
+              f"not scored ({ranking}) -> {out}")
+    return EXIT_INCOMPLETE if internal else EXIT_OK

@@ -1,0 +1,573 @@
+"""The organizers' ranked tables: many submissions of a sub-track scored, ranked and compared.
+
+``reteco leaderboard`` (``reteco.commands.leaderboard``) calls, per sub-track:
+
+1. ``find_subtracks``: the reference folders (REF is one sub-track's folder, or a folder of them);
+2. ``discover_submissions``: the submissions of the folder, with team and run names;
+3. ``score_entries``: every submission through ``score_submission`` (the one code path to a
+   score: the figures are those ``reteco score`` writes), in parallel worker processes;
+4. ``build_leaderboard``: the ranking, a bootstrap interval per system and a paired
+   randomization test for every pair (``reteco.metrics.significance``), as the plain dict that
+   ``leaderboard.json`` holds and the table and plot writers (``reteco.outputs``) render.
+
+Team and run names. A manifest CSV (``--manifest``) with the header ``file,team,run`` names the
+submissions it lists (``file`` relative to the submissions folder, e.g. ``teamA-run1.zip``, or
+``2a/teamA-run1.zip`` when REF holds several sub-tracks); every other submission is named from
+its file name, less ``.zip``, ``.gz`` and one of ``.txt .run .trec .tsv .jsonl``:
+``<team>__<run>`` (split at the first double underscore), else ``<team>-<run>`` (split at the
+first hyphen), else ``<team>`` alone (the run is ``""``). A split that would leave the team or
+the run empty is not made. A team whose name holds a hyphen needs the manifest (or ``__``).
+
+Ranking. Systems are ordered by the ranking figure, best first: the sub-track's official figure
+(nDCG@10 for 1a, 1b, 2a, 2c); 2b has none and is ranked by ``judge_mean`` when the judge ran,
+else it is unranked and the tables say so. Ties share a rank, standard competition ranking
+("1224"): a system whose figure is within ``TIE_TOLERANCE`` (1e-12, far below any difference
+that matters, above the rounding of a mean) of the one above it takes that system's rank, and
+the next rank skips. Within a tie, and among unranked systems, the order is by team, then run.
+
+Statistics. The unit figures are the per-unit values of the ranking figure that ``reteco score``
+writes in details.json (``per_unit``: per query for 1a, per query after averaging its steps for
+1b, per target turn for 2a and 2c), aligned across systems (the same reference units in the
+same order; a unit a system did not answer is already 0 there, per the rules). For 2b's
+``judge_mean`` a turn's figure is the mean of its five normalized judge dimensions (0 for an
+unanswered turn); a system with an invalid or failed judgment has no such figure for that turn,
+its per-turn figures no longer average to its judge_mean, and it gets no interval and no test
+(said with the reason). Over those: a 95% percentile bootstrap interval of each system's
+figure, and for every pair of systems a paired two-sided randomization test of the difference
+of means, Holm's correction over all pairs, resamples and seed stated in the method block.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import multiprocessing
+import os
+import sys
+import traceback
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from statistics import NormalDist
+
+import numpy as np
+
+from reteco import __version__
+from reteco.formats.reference import MANIFEST, Reference
+from reteco.formats.topic_ids import DEPTH_GROUPS
+from reteco.metrics.significance import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, compare_systems
+from reteco.problems import InputError, Problems, quoted
+from reteco.scoring.aggregate import Units
+from reteco.subtracks import DIMENSIONS, IDS, JUDGE, JUDGE_MEAN, KEYS, SUBTRACKS
+
+TIE_TOLERANCE = 1e-12
+TIES = (
+    "standard competition ranking ('1224'): a system whose figure is within 1e-12 of the one above "
+    "it shares that system's rank and the next rank skips; within a tie, order by team, then run"
+)
+MANIFEST_COLUMNS = ("file", "team", "run")
+# Extensions a submission's file name may end with, stripped before the name rule applies.
+_CONTAINER_SUFFIXES = (".zip", ".gz")
+_FILE_SUFFIXES = (".txt", ".run", ".trec", ".tsv", ".jsonl")
+# A per-unit figure must average to the score it stands for: within this (rounding only).
+_UNIT_MEAN_TOLERANCE = 1e-9
+
+
+# --------------------------------------------------------------------------- reference folders
+
+
+def find_subtracks(ref: Path) -> list[tuple[str, Path]]:
+    """(sub-track id, reference folder) for REF: REF itself when it is one sub-track's reference
+    folder, else every sub-track folder directly inside it, in the order 1a, 1b, 2a, 2b, 2c."""
+    ref = Path(ref)
+    if (ref / MANIFEST).is_file():
+        return [(_subtrack_of(ref), ref)]
+    if not ref.is_dir():
+        raise InputError("no such reference folder", str(ref))
+    found = {}
+    for child in sorted(ref.iterdir()):
+        if child.is_dir() and (child / MANIFEST).is_file():
+            found[_subtrack_of(child)] = child
+    if not found:
+        raise InputError(f"neither a reference folder ({MANIFEST}) nor a folder of them (REF/2a/{MANIFEST}, ...)", str(ref))
+    return [(s, found[s]) for s in IDS if s in found]
+
+
+def _subtrack_of(folder: Path) -> str:
+    """The sub-track of a reference folder, from its manifest alone (the reference itself, doc
+    ids and all, is read once, before scoring)."""
+    path = folder / MANIFEST
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"cannot read the reference manifest: {type(exc).__name__}", str(path)) from None
+    subtrack = manifest.get("subtrack") if isinstance(manifest, dict) else None
+    if not isinstance(manifest, dict) or manifest.get("benchmark", "reteco") != "reteco" or subtrack not in SUBTRACKS:
+        raise InputError(
+            f"a leaderboard is built for the RETECO sub-tracks ({', '.join(IDS)}), not for {quoted(str(subtrack))}",
+            str(path),
+        )
+    return subtrack
+
+
+# ------------------------------------------------------------------------------ submissions
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One submission: its path, its name relative to the submissions folder, team and run."""
+
+    path: Path
+    file: str
+    team: str
+    run: str
+
+    @property
+    def name(self) -> str:
+        """``team/run``, or ``team`` for a team's only, unnamed run."""
+        return f"{self.team}/{self.run}" if self.run else self.team
+
+
+def names_from_file(file_name: str) -> tuple[str, str]:
+    """(team, run) from a submission's file name, by the rule of the module docstring.
+
+    >>> names_from_file("teamA-run1.zip"), names_from_file("uni-x__bm25.zip"), names_from_file("solo")
+    (('teamA', 'run1'), ('uni-x', 'bm25'), ('solo', ''))
+    """
+    stem = file_name
+    for suffixes in (_CONTAINER_SUFFIXES[:1], _CONTAINER_SUFFIXES[1:], _FILE_SUFFIXES):
+        for suffix in suffixes:
+            if stem.lower().endswith(suffix) and len(stem) > len(suffix):
+                stem = stem[: -len(suffix)]
+                break
+    for separator in ("__", "-"):
+        team, found, run = stem.partition(separator)
+        if found and team and run:
+            return team, run
+    return stem, ""
+
+
+def read_manifest(path: Path, base: Path) -> dict[str, tuple[str, str]]:
+    """``file -> (team, run)`` from a manifest CSV (header ``file,team,run``); ``file`` is relative
+    to ``base``. InputError naming the file and line of every bad row."""
+    path = Path(path)
+    where = str(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except OSError as exc:
+        raise InputError(f"cannot read the manifest: {exc.strerror}", where) from None
+    except UnicodeDecodeError:
+        raise InputError("the manifest is not UTF-8 text", where) from None
+    problems = Problems()
+    reader = csv.reader(text.splitlines())
+    header = next(reader, None)
+    if header is None or [h.strip().lower() for h in header] != list(MANIFEST_COLUMNS):
+        raise InputError(f"the header must be {','.join(MANIFEST_COLUMNS)}", where, 1)
+    names: dict[str, tuple[str, str]] = {}
+    first_line: dict[str, int] = {}
+    for row in reader:
+        line = reader.line_num
+        if not any(cell.strip() for cell in row):
+            continue
+        if len(row) != len(MANIFEST_COLUMNS):
+            problems.error(where, line, f"expected 3 columns (file,team,run), found {len(row)}")
+            continue
+        file, team, run = (cell.strip() for cell in row)
+        key = PurePosixPath(file.replace("\\", "/")).as_posix()
+        if not file or not team:
+            problems.error(where, line, "file and team must not be empty (run may be)")
+        elif PurePosixPath(key).is_absolute() or ".." in PurePosixPath(key).parts:
+            problems.error(where, line, f"file {quoted(file)} must be relative to the submissions folder")
+        elif key in first_line:
+            problems.error(where, line, f"file {quoted(file)} is already named on line {first_line[key]}")
+        elif not (Path(base) / key).exists():
+            problems.error(where, line, f"no submission {quoted(file)} in {base}")
+        else:
+            names[key] = (team, run)
+            first_line[key] = line
+    if problems.has_errors:
+        raise InputError(problems)
+    return names
+
+
+def discover_submissions(folder: Path, names: dict[str, tuple[str, str]] | None = None, *,
+                         prefix: str = "", skip: tuple[Path, ...] = ()) -> list[Entry]:
+    """Every submission directly inside ``folder`` (a zip, a folder or a run/answers file), sorted
+    by file name; hidden entries, ``__MACOSX`` and the paths in ``skip`` (the manifest) are not
+    submissions. ``names`` (from ``read_manifest``) is keyed by ``prefix + file name``.
+
+    InputError when the folder is missing or holds no submission, or when two submissions get the
+    same team and run.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise InputError("no such submissions folder", str(folder))
+    skipped = {p.resolve() for p in skip}
+    entries = []
+    for child in sorted(folder.iterdir(), key=lambda p: p.name):
+        if child.name.startswith(".") or child.name == "__MACOSX" or child.resolve() in skipped:
+            continue
+        if not (child.is_file() or child.is_dir()):
+            continue
+        file = prefix + child.name
+        team, run = (names or {}).get(file) or names_from_file(child.name)
+        entries.append(Entry(child, file, team, run))
+    if not entries:
+        raise InputError("no submission here (a zip, a folder or a run file each)", str(folder))
+    problems = Problems()
+    seen: dict[str, Entry] = {}
+    for entry in entries:
+        other = seen.setdefault(entry.name, entry)
+        if other is not entry:
+            problems.error(
+                entry.file, None,
+                f"team {quoted(entry.team)} run {quoted(entry.run)} is also the name of {quoted(other.file)}; "
+                "rename one, or name both in the manifest (--manifest, columns file,team,run)",
+            )
+    if problems.has_errors:
+        raise InputError(problems)
+    return entries
+
+
+# ---------------------------------------------------------------------------------- scoring
+
+
+@dataclass(frozen=True)
+class ScoringOptions:
+    """What ``score_submission`` is given besides the reference and the submission."""
+
+    run_judge_now: bool = True
+    judge_config: Path | None = None  # None: the packaged judge.yaml (endpoint, key from the environment)
+    cache_dir: Path | None = None  # None: the judge's default cache
+
+
+def score_one(reference: Reference, entry_path: Path, options: ScoringOptions, judge_config=None) -> dict:
+    """Score one submission; return what the leaderboard needs of it, as plain data.
+
+    ``{"ok": True, "scores", "warnings", "unit_keys", "unit_values", "unit_values_absent",
+    "per_domain", "per_depth", "judge_reason"}`` or ``{"ok": False, "kind": "input" | "internal",
+    "errors": [lines]}``. An input error's lines are the messages ``reteco score`` prints.
+    """
+    from reteco.scoring.submission import score_submission
+
+    try:
+        result = score_submission(
+            reference, entry_path, judge_config=judge_config, cache_dir=options.cache_dir,
+            run_judge_now=options.run_judge_now, progress=False, per_topic=True,
+        )
+        return {"ok": True, **_extract(reference, result.scores, result.details, result.problems)}
+    except InputError as exc:
+        return {"ok": False, "kind": "input", "errors": exc.problems.lines()}
+    except Exception as exc:  # a bug of reteco: the organizer sees it, the table lists it
+        print(f"{entry_path}: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        if os.environ.get("RETECO_DEBUG"):
+            traceback.print_exc()
+        return {"ok": False, "kind": "internal",
+                "errors": [f"internal error in reteco {__version__} ({type(exc).__name__}); please report it"]}
+
+
+def ranking_candidate(subtrack_id: str) -> str:
+    """The key a sub-track is ranked by when present: its official figure, 2b's judge_mean."""
+    return SUBTRACKS[subtrack_id].official or JUDGE_MEAN
+
+
+def _extract(reference: Reference, scores: dict, details: dict, problems: Problems) -> dict:
+    sub = SUBTRACKS[reference.subtrack]
+    key = ranking_candidate(sub.id)
+    generation = details.get("generation", {})
+    out = {
+        "scores": {k: float(scores[k]) for k in sub.keys if k in scores},
+        "warnings": [str(p) for p in problems.warnings()],
+        "per_domain": _breakdown(sub.keys, details.get("per_domain"), generation.get("per_domain")),
+        "per_depth": _breakdown(sub.keys, details.get("per_depth"), generation.get("per_depth")),
+        "judge_reason": generation.get("judge", {}).get("reason"),
+        "unit_values_absent": None,
+    }
+    if key in scores and sub.takes_run:
+        rows = details["per_unit"]
+        out["unit_keys"] = [row["unit"] for row in rows]
+        out["unit_values"] = [float(row[key]) for row in rows]
+    elif key in scores:
+        out["unit_keys"], out["unit_values"], out["unit_values_absent"] = judge_mean_per_turn(generation["per_turn"])
+    else:
+        out["unit_keys"], out["unit_values"] = [], None
+    if out["unit_values"] is not None and abs(math.fsum(out["unit_values"]) / len(out["unit_values"]) - scores[key]) > _UNIT_MEAN_TOLERANCE:
+        raise RuntimeError(f"the per-unit {key} figures do not average to scores.json's {key}")
+    return out
+
+
+def judge_mean_per_turn(per_turn: list[dict]) -> tuple[list[str], list[float] | None, str | None]:
+    """(turn keys, per-turn judge_mean figures or None, why None) from 2b/2c's ``per_turn`` rows.
+
+    A turn's figure is the mean of its five normalized dimensions, (s - 1) / 4 each; an
+    unanswered turn scores 0 (as in the dimension averages). A turn with an invalid or failed
+    judgment has no figure: then the per-turn figures do not average to judge_mean, and None is
+    returned with the count of such turns.
+    """
+    keys, values, incomplete = [], [], 0
+    for row in per_turn:
+        keys.append(row["turn"])
+        if not row["answered"]:
+            values.append(0.0)
+            continue
+        judgments = row.get("judgments", {})
+        valid = [judgments[d]["normalized"] for d in DIMENSIONS
+                 if d in judgments and judgments[d]["status"] == "ok" and judgments[d]["normalized"] is not None]
+        if len(valid) < len(DIMENSIONS):
+            incomplete += 1
+            continue
+        values.append(math.fsum(valid) / len(DIMENSIONS))
+    if incomplete:
+        return keys, None, (
+            f"{incomplete} answered turns have an invalid or failed judgment, so the per-turn judge means "
+            "do not average to judge_mean; no interval or test for this system"
+        )
+    return keys, values, None
+
+
+def _breakdown(keys: tuple[str, ...], *sources: dict | None) -> dict[str, dict[str, float]]:
+    """Group -> key -> finite figure, merging retrieval's and generation's per-group figures
+    (counts and figures that are None left out)."""
+    out: dict[str, dict[str, float]] = {}
+    for source in sources:
+        for group, figures in (source or {}).items():
+            for k in keys:
+                v = figures.get(k)
+                if isinstance(v, (int, float)) and math.isfinite(v):
+                    out.setdefault(group, {})[k] = float(v)
+    return out
+
+
+_WORKER: dict = {}
+
+
+def _init_worker(reference_dir: str, options: ScoringOptions) -> None:
+    from reteco.arrow_memory import use_scoring_memory_pool
+
+    use_scoring_memory_pool()
+    _WORKER["reference"] = Reference.read(Path(reference_dir))
+    _WORKER["options"] = options
+    _WORKER["judge_config"] = _judge_config(options)
+
+
+def _score_in_worker(path: str) -> dict:
+    return score_one(_WORKER["reference"], Path(path), _WORKER["options"], _WORKER["judge_config"])
+
+
+def _judge_config(options: ScoringOptions):
+    """The judge configuration to pass on (None: score_submission loads the packaged one)."""
+    if options.judge_config is None:
+        return None
+    from reteco.judge import load_judge_config
+
+    return load_judge_config(options.judge_config)
+
+
+def score_entries(reference_dir: Path, entries: list[Entry], options: ScoringOptions, *, jobs: int,
+                  progress: bool, label: str = "") -> list[dict]:
+    """``score_one`` for every entry, in the entries' order, over ``jobs`` worker processes.
+
+    Processes, not threads: scoring is CPU-bound Python and numpy. Each worker reads the
+    reference once (``spawn``, so no lock held by pyarrow's threads is inherited by a fork).
+    With ``jobs`` 1 everything runs in this process. A worker that dies (killed, out of memory)
+    fails its submission as an internal error; the others are still scored.
+    """
+    from tqdm import tqdm
+
+    results: list[dict | None] = [None] * len(entries)
+    bar = tqdm(total=len(entries), disable=not progress, unit="submission", desc=f"{label} scoring".strip())
+    try:
+        if jobs <= 1 or len(entries) <= 1:
+            reference = Reference.read(reference_dir)
+            judge_config = _judge_config(options)
+            for i, entry in enumerate(entries):
+                results[i] = score_one(reference, entry.path, options, judge_config)
+                bar.update()
+        else:
+            with ProcessPoolExecutor(
+                max_workers=min(jobs, len(entries)), mp_context=multiprocessing.get_context("spawn"),
+                initializer=_init_worker, initargs=(str(reference_dir), options),
+            ) as pool:
+                futures = {pool.submit(_score_in_worker, str(entry.path)): i for i, entry in enumerate(entries)}
+                for future in as_completed(futures):
+                    i = futures[future]
+                    try:
+                        results[i] = future.result()
+                    except Exception as exc:  # the worker process died, or could not start
+                        print(f"{entries[i].path}: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+                        results[i] = {"ok": False, "kind": "internal", "errors": [
+                            f"internal error: the scoring process failed ({type(exc).__name__}); please report it"]}
+                    bar.update()
+    finally:
+        bar.close()
+    return results  # type: ignore[return-value]
+
+
+# ------------------------------------------------------------------------------ the table
+
+
+def expected_unit_keys(reference: Reference) -> list[str]:
+    """The units every system's figures must list, in order: the reference's units (retrieval)
+    or its turns (2b)."""
+    if SUBTRACKS[reference.subtrack].takes_run:
+        return list(Units.of(reference).keys)
+    return [t.key for t in reference.topics]
+
+
+def competition_ranks(values: list[float], tolerance: float = TIE_TOLERANCE) -> list[int]:
+    """Ranks of ``values`` sorted best first, ties sharing a rank ("1224"): a value within
+    ``tolerance`` of the previous one takes its rank; otherwise the rank is its position + 1.
+
+    >>> competition_ranks([0.9, 0.8, 0.8, 0.7])
+    [1, 2, 2, 4]
+    """
+    ranks: list[int] = []
+    for i, value in enumerate(values):
+        if i and values[i - 1] - value <= tolerance:
+            ranks.append(ranks[-1])
+        else:
+            ranks.append(i + 1)
+    return ranks
+
+
+def _order_key(entry: Entry) -> tuple:
+    return (entry.team.casefold(), entry.run.casefold(), entry.team, entry.run)
+
+
+def interval_monte_carlo_error(unit_values: np.ndarray, resamples: int, confidence: float) -> np.ndarray:
+    """Approximate Monte Carlo standard error of each end of a percentile bootstrap interval,
+    per system (row).
+
+    The p-quantile of R draws from a distribution with density f has standard error
+    sqrt(p (1 - p) / R) / f(q_p) (asymptotic variance of a sample quantile; e.g. Serfling 1980,
+    2.3.3). The bootstrap distribution of a mean is taken as normal with the plug-in standard
+    error s / sqrt(n) (s with divisor n), so f(q_p) = phi(z_p) / (s / sqrt(n)), z_p the normal
+    p-quantile: SE = sqrt(p (1 - p) / R) * (s / sqrt(n)) / phi(z_p), the same at both ends.
+    """
+    p = (1.0 - confidence) / 2
+    normal = NormalDist()
+    n = unit_values.shape[1]
+    spread = unit_values.std(axis=1) / math.sqrt(n)
+    return math.sqrt(p * (1 - p) / resamples) * spread / normal.pdf(normal.inv_cdf(p))
+
+
+def build_leaderboard(subtrack_id: str, entries: list[Entry], outcomes: list[dict], *, unit_keys: list[str],
+                      resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+                      confidence: float = DEFAULT_CONFIDENCE, reference_info: dict | None = None) -> dict:
+    """The leaderboard of one sub-track, as ``leaderboard.json`` holds it (see the module
+    docstring for the ranking and the statistics).
+
+    ``outcomes[i]`` is ``score_one``'s result for ``entries[i]``; ``unit_keys`` the reference's
+    units in order (``expected_unit_keys``): every system's unit figures must list exactly these,
+    or the figures would be compared on different units (RuntimeError: a bug, not an input).
+    """
+    sub = SUBTRACKS[subtrack_id]
+    candidate = ranking_candidate(subtrack_id)
+    scored = [(e, o) for e, o in zip(entries, outcomes) if o["ok"]]
+    failed = [(e, o) for e, o in zip(entries, outcomes) if not o["ok"]]
+    for entry, outcome in scored:
+        if outcome["unit_values"] is not None and outcome["unit_keys"] != unit_keys:
+            raise RuntimeError(f"{entry.file}: its unit figures are not on the reference's units in order")
+
+    ranked = sorted(((e, o) for e, o in scored if candidate in o["scores"]),
+                    key=lambda pair: (-pair[1]["scores"][candidate], _order_key(pair[0])))
+    unranked = sorted(((e, o) for e, o in scored if candidate not in o["scores"]), key=lambda p: _order_key(p[0]))
+    ranked_by = candidate if ranked else None
+
+    systems = []
+    ranks = competition_ranks([o["scores"][candidate] for _, o in ranked])
+    for rank, (entry, outcome) in zip(ranks, ranked):
+        systems.append({"rank": rank} | _system_row(sub.keys, entry, outcome))
+    unranked_rows = [_system_row(sub.keys, e, o) | {"reason": f"no {candidate}: {_absent_reason(candidate, o)}"}
+                     for e, o in unranked]
+    failed_rows = [{"team": e.team, "run": e.run, "name": e.name, "file": e.file, "kind": o["kind"],
+                    "errors": list(o["errors"])} for e, o in failed]
+
+    tested = [i for i, (_, o) in enumerate(ranked) if o["unit_values"] is not None]
+    for i, (_, outcome) in enumerate(ranked):
+        if outcome["unit_values"] is None:
+            systems[i]["statistics_absent"] = outcome["unit_values_absent"] or "no per-unit figures"
+    pairs: list[dict] = []
+    if tested:
+        matrix = np.array([ranked[i][1]["unit_values"] for i in tested], dtype=np.float64)
+        names = [systems[i]["name"] for i in tested]
+        comparison = compare_systems(matrix, names, confidence=confidence, resamples=resamples, seed=seed)
+        for row, i in enumerate(tested):
+            systems[i]["ci_low"] = float(comparison.ci_low[row])
+            systems[i]["ci_high"] = float(comparison.ci_high[row])
+        pairs = [pair.as_dict() for pair in comparison.pairs]
+        method = _method(comparison.method, sub, candidate, matrix, resamples, confidence)
+    else:
+        method = {"absent": "no ranked system has per-unit figures: no interval and no test"}
+
+    board = {
+        "subtrack": sub.id,
+        "title": sub.name,
+        "official": sub.official,
+        "ranked_by": ranked_by,
+        "keys": [{"key": k, "title": KEYS[k].title} for k in sub.keys],
+        "units": len(unit_keys),
+        "unit": sub.unit,
+        "domains": sorted({d for row in systems + unranked_rows for d in row["per_domain"]}),
+        "depth_groups": [g for g in DEPTH_GROUPS if any(g in row["per_depth"] for row in systems + unranked_rows)],
+        "systems": systems,
+        "unranked": unranked_rows,
+        "failed": failed_rows,
+        "pairs": pairs,
+        "method": method,
+        "scorer": {"name": "reteco", "version": __version__},
+        "reference": reference_info or {},
+    }
+    if ranked_by is None:
+        board["unranked_reason"] = _board_unranked_reason(subtrack_id, [o for _, o in scored])
+    return board
+
+
+def _system_row(keys: tuple[str, ...], entry: Entry, outcome: dict) -> dict:
+    scores = outcome["scores"]
+    row = {"team": entry.team, "run": entry.run, "name": entry.name, "file": entry.file}
+    row |= {k: scores[k] for k in keys if k in scores}
+    absent = {k: _absent_reason(k, outcome) for k in keys if k not in scores}
+    if absent:
+        row["absent"] = absent
+    row["per_domain"] = outcome["per_domain"]
+    row["per_depth"] = outcome["per_depth"]
+    row["warnings"] = list(outcome["warnings"])
+    return row
+
+
+def _absent_reason(key: str, outcome: dict) -> str:
+    if key in JUDGE and outcome.get("judge_reason"):
+        return f"the judge did not run: {outcome['judge_reason']}"
+    return KEYS[key].absent_when or "not reported"
+
+
+def _board_unranked_reason(subtrack_id: str, outcomes: list[dict]) -> str:
+    if not outcomes:
+        return "no submission could be scored"
+    if SUBTRACKS[subtrack_id].official is None:
+        return (f"{subtrack_id} has no official ranking figure; it is ranked by {JUDGE_MEAN} when the judge has "
+                f"judged the answers, and no submission has a {JUDGE_MEAN} here")
+    return f"no submission has the official figure {SUBTRACKS[subtrack_id].official}"
+
+
+def _method(base: dict, sub, key: str, matrix: np.ndarray, resamples: int, confidence: float) -> dict:
+    method = dict(base)
+    method["figure"] = key
+    method["unit"] = sub.unit
+    method["unit_figures"] = (
+        f"the per-unit {key} of details.json (per_unit) as `reteco score` writes it" if sub.takes_run
+        else f"per turn, the mean of the five normalized judge dimensions (details.json generation.per_turn); "
+             "an unanswered turn 0"
+    )
+    method["ranking"] = {"key": key, "order": "descending", "ties": TIES}
+    errors = interval_monte_carlo_error(matrix, resamples, confidence)
+    method["interval"] = dict(method["interval"]) | {
+        "monte_carlo_standard_error": {
+            "formula": "sqrt(p (1 - p) / R) * (s / sqrt(n)) / phi(z_p), p = (1 - confidence) / 2: each end, "
+                       "normal approximation of the bootstrap distribution of the mean (s with divisor n)",
+            "max": float(errors.max()),
+        }
+    }
+    return method
