@@ -2,7 +2,7 @@
 
 ``scoring_program_pages``: the Codabench scoring program run on every sample submission in the
 Development and Evaluation phases (and one refused run), through
-``reteco.outputs.screenshots.build_pages``. ``judged_pages``: 2b and 2c scored with the judge,
+``reteco.commands.screenshots.build_pages``. ``judged_pages``: 2b and 2c scored with the judge,
 a deterministic fake on 127.0.0.1 (``fake_openai_server``) that answers an invalid score to some
 faithfulness prompts, so the page's judge panel has valid and invalid counts to show.
 """
@@ -18,13 +18,13 @@ from pathlib import Path
 
 from fake_openai_server import FakeOpenAI, judgment, user_text
 
-from reteco.codabench import competition, scoring_program
+from reteco.codabench import competition
 from reteco.commands.demo import SAMPLES
+from reteco.commands.screenshots import PHASE_KEYS, SamplePage, build_pages
 from reteco.formats.reference import Reference
 from reteco.judge import load_judge_config
-from reteco.outputs import detailed_results
+from reteco.outputs import detailed_results, results
 from reteco.outputs.charts import number
-from reteco.outputs.screenshots import PHASE_KEYS, SamplePage, build_pages
 from reteco.scoring.submission import score_submission
 from reteco.subtracks import JUDGE_MEAN, SUBTRACKS
 
@@ -74,8 +74,8 @@ def judged_pages(work: Path, reference_root: Path) -> dict[str, tuple[SamplePage
                 phase = competition.phase_record(phases[phase_key], subtrack)
                 details = copy.deepcopy(result.details)
                 if not phase["per_topic"]:
-                    details = scoring_program.withhold_per_topic(details)
-                absent = scoring_program.absent_scores(subtrack, result.scores, details)
+                    details = results.withhold_per_topic(details)
+                absent = results.absent_scores(subtrack, result.scores, details)
                 page = detailed_results.render(
                     subtrack=subtrack, phase=phase, scores=result.scores, details=details, absent=absent,
                     messages=result.problems.lines(),

@@ -24,9 +24,11 @@ from bundle_fixtures import rewrite
 from reteco.codabench import builder, scoring_check
 from reteco.codabench import competition as definition
 from reteco.codabench import worker_simulation as worker
-from reteco.codabench.check_bundle import add_check_bundle_parser, check_bundle
+from reteco.codabench.check_bundle import check_bundle
 from reteco.codabench.competition_rules import effective_time_limit
 from reteco.codabench.logo_image import logo_type
+from reteco.commands import bundle as bundle_command
+from reteco.commands import check_bundle as check_bundle_command
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -47,7 +49,7 @@ def test_the_default_layout_is_per_subtrack_in_the_makefile_the_command_and_the_
     makefile = (REPO / "Makefile").read_text(encoding="utf-8")
     (layout,) = re.findall(r"^LAYOUT \?= (\S+)$", makefile, flags=re.M)
     parser = argparse.ArgumentParser()
-    builder.add_bundle_parser(parser.add_subparsers())
+    bundle_command.add_parser(parser.add_subparsers())
     args = parser.parse_args(["bundle"])
     assert layout == args.layout == builder.BuildOptions().layout == definition.DEFAULT_LAYOUT == "per-subtrack"
 
@@ -105,7 +107,7 @@ def test_effective_time_limit():
 
 def _check_command(path: Path, *extra: str) -> int:
     parser = argparse.ArgumentParser()
-    add_check_bundle_parser(parser.add_subparsers())
+    check_bundle_command.add_parser(parser.add_subparsers())
     args = parser.parse_args(["check-bundle", str(path), "--no-simulate", *extra])
     return args.func(args)
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from reteco.codabench import scoring_program as codabench
+from reteco.outputs import results
 from reteco.codabench import competition as definition
 from reteco.subtracks import JUDGE, SUBTRACKS
 
@@ -110,11 +111,11 @@ def test_generation_keys_absent_with_their_reasons(ref_root, tmp_path, capsys):
     absent = details["absent_scores"]
     assert set(absent) == set(KEYS["2c"]) - set(scores)
     for key in JUDGE:
-        assert key not in scores and absent[key] == codabench.JUDGE_NOT_RUN
+        assert key not in scores and absent[key] == results.JUDGE_NOT_RUN
     assert all(reason for reason in absent.values())
     assert all(key in scores for key in ("ndcg_10", "map_10", "recall_10", "p_10", "mrr", "ndcg_10_domain_macro"))
     out = capsys.readouterr().out
-    assert f"judge_mean: absent: {codabench.JUDGE_NOT_RUN}" in out
+    assert f"judge_mean: absent: {results.JUDGE_NOT_RUN}" in out
     assert "absent: the LLM judge does not run" in page
 
 
@@ -123,20 +124,20 @@ def test_absent_scores_reads_the_scorers_reasons_and_refuses_a_missing_required_
         "temporal": {"ndcg_fc_10_status": "undefined: no query reaches full temporal coverage at 10"},
     }
     scores = {k: 0.5 for k in KEYS["1a"] if k != "ndcg_fc_10"}
-    assert codabench.absent_scores("1a", scores, details) == {
+    assert results.absent_scores("1a", scores, details) == {
         "ndcg_fc_10": "undefined: no query reaches full temporal coverage at 10"
     }
     generation = {"generation": {"judge": {"ran": False, "reason": "no API key"},
                                  "text_metrics": {"meteor": {"available": False, "reason": "no WordNet"}}}}
     scores = {k: 0.5 for k in KEYS["2b"] if k not in JUDGE and k != "meteor"}
-    absent = codabench.absent_scores("2b", scores, generation)
+    absent = results.absent_scores("2b", scores, generation)
     assert absent["meteor"] == "no WordNet" and absent["correctness"] == "the judge did not run: no API key"
     # Without a reason the key maps to "" (check-bundle rejects it); a required key is a bug.
-    assert codabench.absent_scores("1a", {k: 0.5 for k in KEYS["1a"] if k != "ndcg_fc_10"}, {}) == {"ndcg_fc_10": ""}
-    with pytest.raises(codabench.MissingScoreError, match="tp_10"):
-        codabench.absent_scores("1a", {k: 0.5 for k in KEYS["1a"] if k != "tp_10"}, {})
-    with pytest.raises(codabench.MissingScoreError, match="mrr"):
-        codabench.absent_scores("2a", {**{k: 0.5 for k in KEYS["2a"]}, "mrr": float("nan")}, {})
+    assert results.absent_scores("1a", {k: 0.5 for k in KEYS["1a"] if k != "ndcg_fc_10"}, {}) == {"ndcg_fc_10": ""}
+    with pytest.raises(results.MissingScoreError, match="tp_10"):
+        results.absent_scores("1a", {k: 0.5 for k in KEYS["1a"] if k != "tp_10"}, {})
+    with pytest.raises(results.MissingScoreError, match="mrr"):
+        results.absent_scores("2a", {**{k: 0.5 for k in KEYS["2a"]}, "mrr": float("nan")}, {})
 
 
 def test_the_page_escapes_the_participants_text(ref_root, tmp_path):

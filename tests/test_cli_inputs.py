@@ -111,12 +111,14 @@ def test_the_scoring_program_uses_the_same_codes_and_the_same_internal_error_lin
 def test_a_missing_required_score_is_an_internal_error(capsys, monkeypatch, ref_2a, tmp_path):
     input_dir = _program_input(tmp_path, ref_2a)
     (input_dir / "res" / "run.txt").write_text("biology/2_turn_1 Q0 b1 1 1.0 t\n")
-    real = codabench.absent_scores
+    from reteco.outputs import results
+
+    real = results.absent_scores
 
     def lose_mrr(subtrack, scores, details, **kwargs):
         return real(subtrack, {k: v for k, v in scores.items() if k != "mrr"}, details, **kwargs)
 
-    monkeypatch.setattr(codabench, "absent_scores", lose_mrr)
+    monkeypatch.setattr(results, "absent_scores", lose_mrr)
     assert codabench.main([str(input_dir), str(tmp_path / "out")]) == EXIT_INTERNAL
     err = capsys.readouterr().err.splitlines()
     assert err == ["reteco: sub-track 2a scored without mrr", INTERNAL.replace("RuntimeError", "MissingScoreError")]

@@ -18,9 +18,8 @@ from pathlib import Path
 import pytest
 from detailed_results_samples import judged_pages, output_of, scoring_program_pages
 
-from reteco.codabench import scoring_program
 from reteco.formats.reference import Reference
-from reteco.outputs import charts, detailed_results
+from reteco.outputs import charts, detailed_results, results
 from reteco.outputs.charts import Bar, Point, bar_chart, depth_curve, number
 from reteco.scoring.submission import score_submission
 from reteco.subtracks import DIMENSIONS, IDS, JUDGE, JUDGE_MEAN, KEYS, SUBTRACKS
@@ -210,7 +209,7 @@ def test_identical_absent_reasons_are_said_once(program_pages):
     page = read(program_pages["2c-development"].path)
     scores, details = output_of(program_pages["2c-development"])
     absent = details["absent_scores"]
-    assert set(JUDGE) <= set(absent) and absent["judge_mean"] == scoring_program.JUDGE_NOT_RUN
+    assert set(JUDGE) <= set(absent) and absent["judge_mean"] == results.JUDGE_NOT_RUN
     for reason in set(absent.values()):
         assert page.source.count(detailed_results._e(reason)) == 1, reason
     # The scorer's own sentence on why the judge did not run, and the log's restatement, are not added.
@@ -219,7 +218,7 @@ def test_identical_absent_reasons_are_said_once(program_pages):
     # Each absent key in the table points at its note.
     board = page.by_id["leaderboard"]
     assert board.count("absent (a)") == len(JUDGE) and board.count("absent (b)") == 1
-    assert "absent: " + scoring_program.JUDGE_NOT_RUN in page.by_id["headline"]
+    assert "absent: " + results.JUDGE_NOT_RUN in page.by_id["headline"]
 
 
 def test_absent_reasons_grouped_by_hand_and_taken_from_details_when_not_given():

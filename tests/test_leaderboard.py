@@ -549,7 +549,7 @@ def test_command_exits_1_on_unusable_input_with_the_message(built, tmp_path, cap
     (tmp_path / "a-file").write_text("")
     assert main(["leaderboard", "--ref", str(built.ref), "--submissions", str(built.submissions),
                  "--out", str(tmp_path / "a-file" / "out")]) == 1
-    assert "--out cannot be a folder: " in capsys.readouterr().err
+    assert "a-file exists and is not a folder" in capsys.readouterr().err
 
 
 def test_matplotlib_stays_on_the_organizers_side():

@@ -87,6 +87,11 @@ class Problems:
     def __iter__(self) -> Iterator[Problem]:
         return iter(self.items)
 
+    def print(self, stream) -> None:
+        """Every line (``lines``) onto ``stream``, e.g. ``sys.stderr``."""
+        for line in self.lines():
+            print(line, file=stream)
+
     def lines(self) -> list[str]:
         out = [str(p) for p in self.items]
         if self.suppressed_errors:

@@ -30,7 +30,6 @@ bundles, in that order, sharing one staging folder) plus the command that runs i
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import os
@@ -43,9 +42,8 @@ from pathlib import Path
 
 from reteco.codabench import competition as definition
 from reteco.codabench import image, vendor
-from reteco.codabench.check_bundle import add_time_limit_argument, check_bundle, print_report
 from reteco.codabench.competition import PHASES
-from reteco.codabench.upload_storage import megabytes
+from reteco.formats.phase_record import PHASE_FILE
 from reteco.problems import InputError
 from reteco.subtracks import IDS as SUBTRACKS
 
@@ -202,7 +200,7 @@ def _reference_data(options: BuildOptions, subs: tuple[str, ...], work: Path, fi
             staged = work / "staged" / f"{phase.key}_{sub}"
             shutil.copytree(prepared[phase.split] / sub, staged)
             record = definition.phase_record(phase, sub)
-            (staged / definition.PHASE_FILE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+            (staged / PHASE_FILE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
             write_zip(files / definition.reference_path(phase, sub), staged, compression=options.compression)
     return Path(release)
 
@@ -359,80 +357,3 @@ def _write_bundle(path: Path, yaml_text: str, files: Path, members: set[str], co
 
 # =============================================================================================
 # Command line
-
-
-def add_bundle_parser(subparsers) -> argparse.ArgumentParser:
-    """Register ``reteco bundle`` on the CLI's subparsers."""
-    p = subparsers.add_parser("bundle", help="build the Codabench competition bundle(s) and check them")
-    p.add_argument("--release", type=Path, help="organizers' release folder (default: the synthetic release)")
-    p.add_argument("--test-release", type=Path, help="release folder with the hidden test labels (default: --release)")
-    p.add_argument("--dev-split", default="dev", help="split of the Development phase (default: dev)")
-    p.add_argument("--test-split", default="test", help="split of the Evaluation and Post-evaluation phases")
-    p.add_argument("--layout", choices=definition.LAYOUTS, default=definition.DEFAULT_LAYOUT,
-                   help="one competition per sub-track (default), or one with five tasks per phase (loses entries: "
-                   "check-bundle refuses it)")
-    p.add_argument("--subtracks", default=",".join(SUBTRACKS), help="comma-separated (default: all five)")
-    p.add_argument("--code-submission", action="store_true",
-                   help="add the ingestion program and input data (code submissions); off by default")
-    p.add_argument("--python", default=image.PYTHON,
-                   help=f"Python version the vendored wheels target (default: the image's, {image.PYTHON})")
-    p.add_argument("--wheels", choices=vendor.SOURCES, default="pip",
-                   help="pip: download for --python (cached); environment: copy this interpreter's packages")
-    p.add_argument("--out", type=Path, default=Path("dist"))
-    p.add_argument("--build-dir", type=Path, default=Path("build/bundle"))
-    p.add_argument("--cache", type=Path, default=Path("build/wheels"), help="downloaded wheels, reused offline")
-    p.add_argument("--external", action="append", default=[], metavar="PATH=KEY",
-                   help="leave bundle file PATH out and name the Codabench dataset KEY instead (repeatable)")
-    p.add_argument("--no-check", action="store_true", help="do not run check-bundle on the result")
-    p.add_argument("--python-exe", type=Path, help="interpreter for the check's simulated worker")
-    p.add_argument("--write-yaml", type=Path, metavar="FILE",
-                   help="only write the layout's competitions to FILE, one YAML document each (the committed copy)")
-    add_time_limit_argument(p)
-    p.set_defaults(func=cmd_bundle)
-    return p
-
-
-def cmd_bundle(args) -> int:
-    subtracks = tuple(s.strip() for s in args.subtracks.split(",") if s.strip())
-    if args.write_yaml:
-        args.write_yaml.write_text(definition.render_all(args.layout, subtracks), encoding="utf-8")
-        print(f"wrote {args.write_yaml}")
-        return 0
-    external = {}
-    for item in args.external:
-        path, sep, key = item.partition("=")
-        if not sep or not path or not key:
-            raise InputError(f"--external expects PATH=KEY, got {item!r}", "command line")
-        external[path] = key
-    options = BuildOptions(
-        release=args.release,
-        test_release=args.test_release,
-        dev_split=args.dev_split,
-        test_split=args.test_split,
-        layout=args.layout,
-        subtracks=subtracks,
-        code_submission=args.code_submission,
-        python=args.python,
-        wheels=args.wheels,
-        out=args.out,
-        build_dir=args.build_dir,
-        cache=args.cache,
-        external=external,
-    )
-    built = build(options)
-    status = 0
-    for bundle in built:
-        print(f"built {bundle.path} ({megabytes(bundle.sizes['(bundle)'])})")
-        for member, size in sorted(bundle.sizes.items()):
-            if member != "(bundle)" and size > 1 << 20:
-                print(f"  {member}: {megabytes(size)}")
-    if args.no_check:
-        return 0
-    for bundle in built:
-        report = check_bundle(
-            bundle.path, datasets=bundle.external, cache=options.cache, python_exe=args.python_exe,
-            wheels=options.wheels, time_limit=args.time_limit,
-        )
-        print_report(report)
-        status = status or (1 if report.errors else 0)
-    return status

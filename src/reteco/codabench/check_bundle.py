@@ -10,9 +10,8 @@ Two passes; every problem is reported at once, each prefixed with the rule it br
 2. The simulated compute worker (``scoring_check``, on ``worker_simulation``): every solution of
    every task, and the checks of each run's output.
 
-The command's wiring (``add_check_bundle_parser``, ``cmd_check_bundle``) and ``check_bundle``,
-``print_report``, ``find_python``, ``scoring_output_errors`` and ``Report`` stay importable from
-here.
+The command is ``reteco.commands.check_bundle``; ``check_bundle``, ``print_report``,
+``find_python``, ``scoring_output_errors`` and ``Report`` are importable from here.
 """
 
 from __future__ import annotations
@@ -27,10 +26,9 @@ from reteco.codabench.check_report import Report
 from reteco.codabench.competition_rules import PLATFORM_TIME_LIMIT
 from reteco.codabench.scoring_check import find_python, scoring_output_errors
 from reteco.codabench.upload_storage import upload_storage
-from reteco.problems import InputError
 
 __all__ = [
-    "Report", "add_check_bundle_parser", "check_bundle", "cmd_check_bundle", "find_python", "print_report",
+    "Report", "add_time_limit_argument", "check_bundle", "find_python", "print_report",
     "scoring_output_errors",
 ]
 
@@ -105,35 +103,3 @@ def add_time_limit_argument(parser: argparse.ArgumentParser) -> None:
         help=f"the most a run gets on the worker (default {PLATFORM_TIME_LIMIT}: Codabench's default queue sends "
         "min(MAX_EXECUTION_TIME_LIMIT, phase limit)); a custom queue's limit",
     )
-
-
-def add_check_bundle_parser(subparsers) -> argparse.ArgumentParser:
-    """Register ``reteco check-bundle`` on the CLI's subparsers."""
-    p = subparsers.add_parser("check-bundle", help="validate a Codabench bundle offline and simulate the worker")
-    p.add_argument("bundle", type=Path)
-    p.add_argument("--dataset", action="append", default=[], metavar="KEY=FILE",
-                   help="a Codabench dataset key named by the bundle, and the local file it holds (repeatable)")
-    p.add_argument("--no-simulate", action="store_true", help="check the unpacker's rules only")
-    p.add_argument("--cache", type=Path, default=Path("build/wheels"), help="where image wheels are cached")
-    p.add_argument("--python-exe", type=Path, help="interpreter of the bundle's target Python (default: found here)")
-    add_time_limit_argument(p)
-    p.set_defaults(func=cmd_check_bundle)
-    return p
-
-
-def cmd_check_bundle(args) -> int:
-    """Run ``reteco check-bundle``: exit 1 when the bundle breaks a rule."""
-    datasets = {}
-    for item in args.dataset:
-        key, sep, path = item.partition("=")
-        if not sep:
-            raise InputError(f"--dataset expects KEY=FILE, got {item!r}", "command line")
-        datasets[key] = Path(path)
-    if not args.bundle.is_file():
-        raise InputError("no such file", str(args.bundle))
-    report = check_bundle(
-        args.bundle, datasets=datasets, simulate=not args.no_simulate, cache=args.cache, python_exe=args.python_exe,
-        time_limit=args.time_limit,
-    )
-    print_report(report)
-    return 1 if report.errors else 0

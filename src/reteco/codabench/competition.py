@@ -57,6 +57,7 @@ import yaml
 
 from reteco.codabench import image
 from reteco.codabench.leaderboards import columns, ranking_key
+from reteco.formats.phase_record import PHASE_FORMAT
 from reteco.subtracks import IDS as SUBTRACKS
 from reteco.subtracks import SUBTRACKS as SUBTRACK_ROWS
 
@@ -65,8 +66,6 @@ DEFAULT_LAYOUT = "per-subtrack"
 # Reference splits whose labels participants never see: a phase scoring one hides its scoring
 # output (hide_score_output); check-bundle reads the split from phase.json.
 HIDDEN_SPLITS = frozenset({"test"})
-PHASE_FILE = "phase.json"
-PHASE_FORMAT = "reteco-phase/1"
 
 TITLE = "RETECO: Temporal and Conversational Retrieval (SemEval-2027 Task 1)"
 DESCRIPTION = (

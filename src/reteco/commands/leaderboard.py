@@ -23,6 +23,7 @@ import os
 import sys
 from pathlib import Path
 
+from reteco.commands.output_folder import check_output_folder
 from reteco.problems import EXIT_INCOMPLETE, EXIT_OK, InputError
 
 _EPILOG = """\
@@ -89,11 +90,7 @@ def cmd_leaderboard(args) -> int:
     from reteco.outputs.leaderboard_plots import write_plots
     from reteco.outputs.leaderboard_tables import write_tables
 
-    for here in (args.out, *args.out.parents):  # before any work: an --out that cannot be a folder
-        if here.exists():
-            if not here.is_dir():
-                raise InputError(f"--out cannot be a folder: {here} exists and is not a folder", str(args.out))
-            break
+    check_output_folder(args.out, "--out")  # before any work
     subtracks = lb.find_subtracks(args.ref)
     several = not (args.ref / MANIFEST).is_file()
     if not args.submissions.is_dir():

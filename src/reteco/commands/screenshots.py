@@ -1,4 +1,4 @@
-"""``python -m reteco.outputs.screenshots --out DIR``: the detailed results pages, as a person sees them.
+"""``python -m reteco.commands.screenshots --out DIR``: the detailed results pages, as a person sees them.
 
 Builds the synthetic release and its dev reference data (as ``make score`` does), runs the
 Codabench scoring program on every starting-kit sample submission in the Development phase
@@ -376,6 +376,8 @@ def build_pages(work: Path, samples: Path | None = None) -> list[SamplePage]:
     Also one refused submission (2a, a run that is not a TREC run), whose page has no headline.
     """
     from reteco.codabench import competition, scoring_program
+    from reteco.formats.phase_record import PHASE_FILE
+    from reteco.outputs.results import DETAILED_RESULTS
     from reteco.commands.demo import SAMPLES
     from reteco.organizers.prepare import prepare_release
     from reteco.organizers.synthetic.release import write_synthetic_release
@@ -401,11 +403,11 @@ def build_pages(work: Path, samples: Path | None = None) -> list[SamplePage]:
         shutil.rmtree(task, ignore_errors=True)
         shutil.copytree(work / "reference" / subtrack, task / "input" / "ref")
         record = competition.phase_record(phases[phase_key], subtrack)
-        (task / "input" / "ref" / scoring_program.PHASE_FILE).write_text(json.dumps(record), encoding="utf-8")
+        (task / "input" / "ref" / PHASE_FILE).write_text(json.dumps(record), encoding="utf-8")
         shutil.copytree(submission, task / "input" / "res")
         with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
             status = scoring_program.main([str(task / "input"), str(task / "output")])
-        page = task / "output" / scoring_program.DETAILED_RESULTS
+        page = task / "output" / DETAILED_RESULTS
         headline = None
         if status == 0:
             scores = json.loads((task / "output" / "scores.json").read_text(encoding="utf-8"))
@@ -416,7 +418,7 @@ def build_pages(work: Path, samples: Path | None = None) -> list[SamplePage]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m reteco.outputs.screenshots", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m reteco.commands.screenshots", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, required=True, help="folder for the PNGs (and html/ with the pages)")
     parser.add_argument("--build", type=Path, help="working folder (default: a temporary one)")
     parser.add_argument("--page", type=Path, action="append", default=[], help="also photograph this HTML page")

@@ -1,0 +1,27 @@
+"""``reteco prepare``: an organizers' release -> reference data, one folder per sub-track."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reteco.commands.output_folder import check_output_folder
+from reteco.subtracks import IDS
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser("prepare", help="release folder -> reference data, one folder per sub-track")
+    p.add_argument("--release", type=Path, required=True)
+    p.add_argument("--split", required=True, help="train, dev or test")
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--subtracks", default=",".join(IDS), help="comma-separated (default: all)")
+    p.set_defaults(func=cmd_prepare)
+
+
+def cmd_prepare(args) -> int:
+    from reteco.organizers.prepare import format_summary, prepare_release
+
+    check_output_folder(args.out, "--out")
+    subtracks = tuple(s.strip() for s in args.subtracks.split(",") if s.strip())
+    summary = prepare_release(args.release, args.split, args.out, subtracks=subtracks)
+    print(format_summary(summary))
+    return 0

@@ -1,0 +1,34 @@
+"""``reteco synth``: the built-in synthetic release (and the starting kit's sample submissions)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reteco.commands.output_folder import check_output_folder
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser("synth", help="write the built-in synthetic release (and sample submissions)")
+    p.add_argument("--out", type=Path, required=True, help="folder for the release")
+    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--samples", type=Path, help="also write sample runs and answers for the dev split here")
+    p.set_defaults(func=cmd_synth)
+
+
+def cmd_synth(args) -> int:
+    from reteco.organizers.synthetic.release import write_synthetic_release
+    from reteco.organizers.synthetic.sample_runs import write_sample_runs
+
+    check_output_folder(args.out, "--out")
+    if args.samples:
+        check_output_folder(args.samples, "--samples")
+    kwargs = {} if args.seed is None else {"seed": args.seed}
+    release = write_synthetic_release(args.out, **kwargs)
+    print(f"synthetic release written to {release}")
+    if args.samples:
+        from reteco.organizers.synthetic.sample_answers import write_sample_answers
+
+        write_sample_runs(release, args.samples)
+        write_sample_answers(release, args.samples)
+        print(f"sample runs and answers (dev split) written to {args.samples}")
+    return 0

@@ -1,0 +1,186 @@
+"""What one scoring run writes, the same for ``reteco score`` and the Codabench scoring program.
+
+``write_results(output_dir, result, reference, phase)`` applies the phase's rules and writes
+``details.json``, ``detailed_results.html`` (``reteco.outputs.detailed_results``) and, last,
+``scores.json``: the worker takes a ``scores.json`` as success, so none is left behind a later
+failure. ``write_refusal_page`` writes the page of a submission that could not be scored (and
+no ``scores.json``).
+
+The phase's rules: where per-topic figures are not allowed (Evaluation, or no phase record),
+``details.json`` and the page hold only aggregates (``withhold_per_topic``). Every leaderboard
+key of the sub-track (``reteco.subtracks``) is written, except the keys allowed to be absent
+(judge, ``tc_10``, ``ndcg_fc_10``, text metrics); for each absent key ``details.json
+["absent_scores"]``, the page and the log say why (``absent_scores``). A required key missing
+from the scorer's output is a bug: ``MissingScoreError``, never a silent empty column.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from reteco.outputs import detailed_results
+from reteco.outputs.scores import write_details, write_scores
+from reteco.subtracks import JUDGE, SUBTRACKS
+
+DETAILED_RESULTS = "detailed_results.html"
+DETAILED_RESULTS = "detailed_results.html"
+JUDGE_NOT_RUN = (
+    "the LLM judge does not run inside the scoring program; the organizers score the answers with "
+    "`reteco judge` after the phase and fill in these columns"
+)
+
+# Grouped figures kept in every phase; any other "per_*" section is per topic and is withheld
+# when the phase does not allow per-topic figures.
+_AGGREGATE_SECTIONS = frozenset({"per_domain", "per_depth", "per_dimension", "per_stance", "per_group"})
+_TOPIC_FIELDS = frozenset({"unit", "step", "topic", "topic_id", "key", "query", "query_id", "step_id", "turn", "turn_id"})
+_REASON_SECTIONS = ("absent_scores", "unavailable", "absent", "missing", "not_computed", "skipped", "reasons")
+
+
+
+class MissingScoreError(Exception):
+    """A leaderboard key the scorer must always write is missing: a bug in reteco."""
+
+
+def write_results(output_dir: Path, result, subtrack: str, phase: dict, *, judge_skipped: bool = False) -> dict[str, str]:
+    """Write details.json, the page and scores.json (last) of a scored submission under the
+    phase's rules; returns the reasons of the absent keys (also in details["absent_scores"]).
+    ``result`` is a ``reteco.scoring.retrieval.ScoreResult``; with ``judge_skipped`` the judge
+    keys' reason is ``JUDGE_NOT_RUN``."""
+    details = result.details if phase["per_topic"] else withhold_per_topic(result.details)
+    absent = absent_scores(subtrack, result.scores, details, judge_skipped=judge_skipped)
+    details["phase"] = {k: phase.get(k) for k in ("phase", "name", "split", "per_topic")}
+    details["absent_scores"] = absent
+    write_details(output_dir, details)
+    page = detailed_results.render(
+        subtrack=subtrack, phase=phase, scores=result.scores, details=details, absent=absent,
+        messages=result.problems.lines(),
+    )
+    _write_page(output_dir, page)
+    write_scores(output_dir, result.scores)
+    return absent
+
+
+def write_refusal_page(output_dir: Path, subtrack: str | None, phase: dict, messages: list[str]) -> None:
+    """The page of a submission that could not be scored: its errors and what to do."""
+    _write_page(output_dir, detailed_results.render(subtrack=subtrack, phase=phase, messages=messages, failed=True))
+
+
+def withhold_per_topic(details: dict) -> dict:
+    """``details`` without per-topic figures: ``per_*`` sections other than grouped aggregates,
+    and lists of records that name a topic."""
+
+    def scrub(value):
+        if isinstance(value, dict):
+            out = {}
+            for key, item in value.items():
+                if isinstance(key, str) and key.startswith("per_") and key not in _AGGREGATE_SECTIONS:
+                    continue
+                if _names_topics(item):
+                    continue
+                out[key] = scrub(item)
+            return out
+        if isinstance(value, list):
+            return [scrub(v) for v in value]
+        return value
+
+    cleaned = scrub(details)
+    cleaned["per_topic_withheld"] = True
+    return cleaned
+
+
+def _names_topics(value) -> bool:
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(v, dict) for v in value)
+        and any(_TOPIC_FIELDS & set(v) for v in value)
+    )
+
+
+def absent_scores(
+    subtrack: str, scores: dict[str, float], details: dict, *, judge_skipped: bool = False
+) -> dict[str, str]:
+    """Why each leaderboard key of the sub-track is absent from ``scores``.
+
+    Raises MissingScoreError when a key that must always be written is absent or not finite.
+    An optional key without a reason maps to an empty string, which `reteco check-bundle`
+    rejects: a diagnostic that disappears without a word is a bug too.
+    """
+    if subtrack not in SUBTRACKS:
+        return {}  # a graded benchmark (FactIR): its keys are its own, none may be absent
+    row = SUBTRACKS[subtrack]
+    missing = [k for k in row.required_keys() if not _finite(scores.get(k))]
+    if missing:
+        raise MissingScoreError(f"sub-track {subtrack} scored without {', '.join(missing)}")
+    reasons = _reasons(details, set(row.keys), JUDGE)
+    absent = {}
+    for key in row.keys:
+        if key not in scores:
+            # The judge is not run here by design: say so rather than the scorer's "not requested".
+            absent[key] = JUDGE_NOT_RUN if key in JUDGE and judge_skipped else reasons.get(key, "")
+    return absent
+
+
+def _reasons(details: dict, keys: set[str], judge_keys: tuple[str, ...]) -> dict[str, str]:
+    """Reasons the scorer gave for figures it left out, wherever its details hold them.
+
+    Recognised shapes (the scorers' conventions): ``"<key>_status": "undefined: ..."`` (temporal);
+    ``"<key>": {"reason": ...}`` (text metrics); a section named like ``unavailable`` mapping
+    keys to reasons; a ``"judge"`` section with ``"ran": false`` and a ``"reason"`` (every judge
+    key), or, when the judge ran, ``"judge_mean_left_out"`` and per-dimension counts.
+    """
+    found: dict[str, str] = {}
+
+    def note(key: str, reason) -> None:
+        if key in keys and isinstance(reason, str) and reason and key not in found:
+            found[key] = reason
+
+    def walk(value) -> None:
+        if isinstance(value, list):
+            for item in value:
+                walk(item)
+            return
+        if not isinstance(value, dict):
+            return
+        for name, item in value.items():
+            if not isinstance(name, str):
+                continue
+            if name.endswith("_status"):
+                note(name.removesuffix("_status"), item)
+            if isinstance(item, dict) and name in keys:
+                note(name, item.get("reason"))
+            if name in _REASON_SECTIONS and isinstance(item, dict):
+                for key, reason in item.items():
+                    note(key, reason.get("reason") if isinstance(reason, dict) else reason)
+            if name == "judge" and isinstance(item, dict):
+                _judge_reasons(item, judge_keys, note)
+            walk(item)
+
+    walk(details)
+    return found
+
+
+def _judge_reasons(judge: dict, judge_keys: tuple[str, ...], note) -> None:
+    if judge.get("ran") is False or ("ran" not in judge and "reason" in judge):
+        reason = judge.get("reason") or JUDGE_NOT_RUN
+        for key in judge_keys:
+            note(key, f"the judge did not run: {reason}")
+        return
+    note("judge_mean", judge.get("judge_mean_left_out"))
+    for dimension, figure in (judge.get("per_dimension") or {}).items():
+        if isinstance(figure, dict) and figure.get("mean") is None:
+            note(
+                dimension,
+                f"no valid judgment ({figure.get('invalid', 0)} invalid, {figure.get('error', 0)} failed)",
+            )
+
+
+def _finite(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _write_page(output_dir: Path, page: str) -> None:
+    output_dir.mkdir(parents=True, exist_ok=True)
+    (output_dir / DETAILED_RESULTS).write_text(page, encoding="utf-8")
+
