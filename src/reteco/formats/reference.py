@@ -27,7 +27,8 @@ scoring reads that the manifest does not list is refused, so a deleted doc_ids.a
 mean "accept every id". The files are hashed once per read, streamed, in two threads while
 topics and qrels are parsed. A temporal_labels/ folder is verified by its own manifest when
 temporal scoring reads it (``TemporalLabels.read``); here only its presence is checked. Every
-refusal is an ``InputError`` naming the file and never quoting its content (gold ids).
+refusal is a ``ReferenceDataError`` (an ``InputError``: exit 1) naming the file and never
+quoting its content (gold ids).
 
 The duplicate map is held with every chain resolved (a -> b -> c is stored as a -> c, b -> c),
 however it was built, so one lookup maps a run's id the way ``reteco prepare`` mapped the qrels.
@@ -77,6 +78,12 @@ REQUIRED_FILES = (TOPICS, QRELS)
 PREPARE_AGAIN = "prepare it again with `reteco prepare`"
 DAMAGED = f"(the reference data was changed or damaged); {PREPARE_AGAIN}"
 _HASH_THREADS = 2  # hashlib releases the GIL: two files hash while the main thread parses
+
+
+class ReferenceDataError(InputError):
+    """Reference data that cannot be used (missing, damaged, not what its manifest recorded): an
+    ``InputError`` (exit 1) whose remedy is the organizers', not the participant's: prepare the
+    reference again. A caller that shows messages to participants can tell it apart."""
 
 
 @dataclass(frozen=True)
@@ -257,11 +264,11 @@ class DuplicateMap:
         table = _read_ipc(path, {"removed": pa.string(), "kept": pa.string()})
         removed, kept = table.column("removed").combine_chunks(), table.column("kept").combine_chunks()
         if removed.null_count or kept.null_count or len(pc.unique(removed)) != len(removed):
-            raise InputError(f"not a duplicate map reteco wrote {DAMAGED}", str(path))
+            raise ReferenceDataError(f"not a duplicate map reteco wrote {DAMAGED}", str(path))
         try:
             return cls(removed, kept)
         except DuplicateCycle:
-            raise InputError(f"its chains of removed ids never end {DAMAGED}", str(path)) from None
+            raise ReferenceDataError(f"its chains of removed ids never end {DAMAGED}", str(path)) from None
 
     def overlaps(self, index: "DocIdIndex") -> bool:
         """Whether a removed id is also a corpus id (then every run id must be mapped before the
@@ -351,23 +358,23 @@ class Reference:
 
     @classmethod
     def read(cls, root: Path) -> "Reference":
-        """Load a reference folder, verified first (see the module docstring): an ``InputError``
-        naming the file for a manifest or file that is missing, malformed or not the one the
-        manifest recorded."""
+        """Load a reference folder, verified first (see the module docstring): a
+        ``ReferenceDataError`` naming the file when the manifest or a file is missing, malformed
+        or not the one the manifest recorded."""
         root = Path(root)
         manifest = read_manifest(root)
         files: dict[str, str] = manifest["files"]
         _check_listing(root, manifest)
         # Largest first, so the two hashing threads finish together.
         names = sorted(files, key=lambda name: -(root / name).stat().st_size)
-        parse_error: InputError | None = None
+        parse_error: ReferenceDataError | None = None
         with ThreadPoolExecutor(_HASH_THREADS) as pool:
             digests = {name: pool.submit(sha256_file, root / name) for name in names}
             try:
                 topics = _read_topics(root / TOPICS)
                 judgments, judgment_columns = _read_qrels_file(root / QRELS)
                 stance = _read_stance(root / STANCE) if STANCE in files else {}
-            except InputError as exc:
+            except ReferenceDataError as exc:
                 parse_error = exc  # a damaged file is reported as such, once its hash is known
             _check_digests(root, files, digests)
         if parse_error is not None:
@@ -432,31 +439,31 @@ def read_manifest(root: Path) -> dict:
     path = root / MANIFEST
     if not path.is_file():
         if not root.is_dir():
-            raise InputError("reference folder not found", str(root))
-        raise InputError(
+            raise ReferenceDataError("reference folder not found", str(root))
+        raise ReferenceDataError(
             f"missing: this is not a reference folder written by `reteco prepare`, or it was damaged; {PREPARE_AGAIN}",
             str(path),
         )
     try:
         manifest = json.loads(path.read_bytes().decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
-        raise InputError(f"not valid JSON {DAMAGED}", str(path)) from None
+        raise ReferenceDataError(f"not valid JSON {DAMAGED}", str(path)) from None
     if not isinstance(manifest, dict):
-        raise InputError(f"not a JSON object {DAMAGED}", str(path))
+        raise ReferenceDataError(f"not a JSON object {DAMAGED}", str(path))
     found = manifest.get("format")
     if found != FORMAT:
         what = "has no format" if not isinstance(found, str) else f"is of format {quoted(found)}"
-        raise InputError(f"{what}, not {FORMAT!r} {DAMAGED}", str(path))
+        raise ReferenceDataError(f"{what}, not {FORMAT!r} {DAMAGED}", str(path))
     recorded = manifest.get(MANIFEST_DIGEST)
     if not isinstance(recorded, str):
-        raise InputError(
+        raise ReferenceDataError(
             f"records no {MANIFEST_DIGEST} (written by an older reteco, or damaged); {PREPARE_AGAIN}", str(path)
         )
     if recorded != manifest_digest(manifest):
-        raise InputError(f"does not match the sha256 it records of itself ({MANIFEST_DIGEST}) {DAMAGED}", str(path))
+        raise ReferenceDataError(f"does not match the sha256 it records of itself ({MANIFEST_DIGEST}) {DAMAGED}", str(path))
     problem = _manifest_type_problem(manifest)
     if problem:
-        raise InputError(f"{problem} {DAMAGED}", str(path))
+        raise ReferenceDataError(f"{problem} {DAMAGED}", str(path))
     return manifest
 
 
@@ -524,7 +531,7 @@ def _check_listing(root: Path, manifest: dict) -> None:
             problems.error(str(root / MANIFEST), None, f"lists no {name} {DAMAGED}")
     for name in sorted(files):
         if not (root / name).is_file():
-            problems.error(str(root / name), None, f"missing (listed in {MANIFEST}) {DAMAGED}")
+            problems.error(str(root / name), None, f"missing, though {MANIFEST} lists it {DAMAGED}")
     for name in DATA_FILES:
         if name not in files and (root / name).exists():
             problems.error(
@@ -544,7 +551,7 @@ def _check_listing(root: Path, manifest: dict) -> None:
             str(labels), None, f"missing: {MANIFEST} records frozen temporal labels {DAMAGED}"
         )
     if problems.has_errors:
-        raise InputError(problems)
+        raise ReferenceDataError(problems)
 
 
 def _check_digests(root: Path, files: dict[str, str], digests: dict) -> None:
@@ -558,7 +565,7 @@ def _check_digests(root: Path, files: dict[str, str], digests: dict) -> None:
         if found != files[name]:
             problems.error(str(root / name), None, f"does not match the sha256 recorded in {MANIFEST} {DAMAGED}")
     if problems.has_errors:
-        raise InputError(problems)
+        raise ReferenceDataError(problems)
 
 
 def _read_topics(path: Path) -> list[Topic]:
@@ -570,19 +577,19 @@ def _read_topics(path: Path) -> list[Topic]:
             reader = csv.reader(handle, delimiter="\t")
             header = next(reader, None)
             if header is None or tuple(header) != TOPIC_COLUMNS:
-                raise InputError(f"does not start with the header reteco writes {DAMAGED}", str(path), 1)
+                raise ReferenceDataError(f"does not start with the header reteco writes {DAMAGED}", str(path), 1)
             for row in reader:
                 line = reader.line_num
                 if len(row) != len(TOPIC_COLUMNS) or not row[0]:
-                    raise InputError(f"expected {len(TOPIC_COLUMNS)} tab-separated columns {DAMAGED}", str(path), line)
+                    raise ReferenceDataError(f"expected {len(TOPIC_COLUMNS)} tab-separated columns {DAMAGED}", str(path), line)
                 key, domain, topic_id, unit, conversation, depth = row
                 if depth and not (depth.isascii() and depth.isdigit()):
-                    raise InputError(f'"depth" must be a whole number or empty {DAMAGED}', str(path), line)
+                    raise ReferenceDataError(f'"depth" must be a whole number or empty {DAMAGED}', str(path), line)
                 topics.append(Topic(key, domain, topic_id, unit, conversation, int(depth) if depth else None))
     except UnicodeDecodeError:
-        raise InputError(f"not UTF-8 {DAMAGED}", str(path)) from None
+        raise ReferenceDataError(f"not UTF-8 {DAMAGED}", str(path)) from None
     except csv.Error:
-        raise InputError(f"not a tab-separated file reteco wrote {DAMAGED}", str(path), line) from None
+        raise ReferenceDataError(f"not a tab-separated file reteco wrote {DAMAGED}", str(path), line) from None
     return topics
 
 
@@ -603,10 +610,10 @@ def _read_qrels_file(path: Path) -> tuple[list[Judgment], pa.Table | None]:
         )
     except (pa.ArrowException, OSError):
         # Arrow's message quotes the offending line, a judgment: never shown.
-        raise InputError(f"not a qrels file reteco wrote {DAMAGED}", str(path)) from None
+        raise ReferenceDataError(f"not a qrels file reteco wrote {DAMAGED}", str(path)) from None
     table = table.select(["key", "doc_id", "relevance"])
     if table.column("relevance").null_count:
-        raise InputError(f"a judgment has no relevance level {DAMAGED}", str(path))
+        raise ReferenceDataError(f"a judgment has no relevance level {DAMAGED}", str(path))
     judgments = list(
         map(Judgment, table.column("key").to_pylist(), table.column("doc_id").to_pylist(), table.column("relevance").to_pylist())
     )
@@ -620,10 +627,10 @@ def _read_stance(path: Path) -> dict[tuple[str, str], str]:
             for number, line in enumerate(handle, 1):
                 parts = line.rstrip("\n").split("\t")
                 if len(parts) != 3:
-                    raise InputError(f"expected 3 tab-separated columns {DAMAGED}", str(path), number)
+                    raise ReferenceDataError(f"expected 3 tab-separated columns {DAMAGED}", str(path), number)
                 stance[(parts[0], parts[1])] = parts[2]
     except UnicodeDecodeError:
-        raise InputError(f"not UTF-8 {DAMAGED}", str(path)) from None
+        raise ReferenceDataError(f"not UTF-8 {DAMAGED}", str(path)) from None
     return stance
 
 
@@ -643,7 +650,7 @@ def _read_ipc(path: Path, columns: dict[str, pa.DataType]) -> pa.Table:
     try:
         table = pa.ipc.open_file(pa.memory_map(str(path), "r")).read_all()
     except (pa.ArrowException, OSError):
-        raise InputError(f"not an Arrow file reteco wrote {DAMAGED}", str(path)) from None
+        raise ReferenceDataError(f"not an Arrow file reteco wrote {DAMAGED}", str(path)) from None
     if dict(zip(table.schema.names, table.schema.types)) != columns or len(table.schema) != len(columns):
-        raise InputError(f"not the columns reteco writes {DAMAGED}", str(path))
+        raise ReferenceDataError(f"not the columns reteco writes {DAMAGED}", str(path))
     return table

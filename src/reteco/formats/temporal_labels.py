@@ -24,7 +24,8 @@ Two kinds of files, both keyed by the reference's query key ``<domain>/<query id
    reference folder (copied there by ``reteco prepare`` from the release's
    ``track1_tempo/temporal_labels_<split>/``, or written by ``reteco label-temporal``)::
 
-       manifest.json   format, split, file hashes, content hash, counts, history of changes
+       manifest.json   format, split, file hashes, content hash, counts, history of changes, and
+                       manifest_sha256 (a sha256 of its own content, checked like the files)
        periods.jsonl   the required periods the labels refer to (as above, without oracle fields)
        labels.jsonl    append-only verdicts, one per line:
            {"query": "bitcoin/122291_22", "doc_id": "bitcoin/x.txt",
@@ -41,9 +42,12 @@ Two kinds of files, both keyed by the reference's query key ``<domain>/<query id
    period (as unjudged documents are non-relevant in TREC); scoring counts such documents.
 
    ``manifest.json`` records the sha256 of periods.jsonl and labels.jsonl and a content hash
-   over both; reading refuses files whose bytes no longer match (labels are never changed
-   silently: edits go through ``reteco label-import``, which appends override rows and updates
-   the manifest). Scoring reports the content hash in details.json.
+   over both, and a sha256 of its own content (``manifest_sha256``, as ``reference.json``
+   does); reading refuses files, or a manifest, whose bytes no longer match (labels are never
+   changed silently: edits go through ``reteco label-import``, which appends override rows and
+   updates the manifest). Scoring reports the content hash in details.json. In a reference
+   folder the label folder is verified by this manifest alone (``reference.json`` lists only
+   the folder's own files), since labelling adds to it after ``reteco prepare``.
 
 Messages about these files name the file, the line and the field, never a document id or a
 label: a scoring log can be shown to participants.
