@@ -364,3 +364,17 @@ def test_a_cycle_is_an_error(tmp_path):
     write_raw_map(tmp_path / "cycle.arrow", ["a", "b"], ["b", "a"])
     with pytest.raises(InputError, match="cycle.arrow: error: its chains of removed ids never end"):
         DuplicateMap.read(tmp_path / "cycle.arrow")
+
+
+def test_an_in_memory_fingerprint_covers_the_corpus_and_the_duplicate_map():
+    def ref(corpus, mapping):
+        index = DocIdIndex.from_pairs([("d", x) for x in corpus], ["d"])
+        dup = DuplicateMap.from_mapping(mapping) if mapping else None
+        return Reference({"subtrack": "2a", "domains": ["d"]}, [Topic("d/t", "d", "t", "d/t")], [Judgment("d/t", "a", 1)],
+                         index, dup)
+
+    base = ref(["a", "b"], {"x": "a"})
+    assert base.fingerprint() == ref(["a", "b"], {"x": "a"}).fingerprint()
+    assert base.fingerprint() != ref(["a", "c"], {"x": "a"}).fingerprint()
+    assert base.fingerprint() != ref(["a", "b"], {"x": "b"}).fingerprint()
+    assert base.fingerprint() != ref(["a", "b"], None).fingerprint()

@@ -49,7 +49,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
-from reteco.formats.arrow_arrays import to_numpy
+from reteco.formats.arrow_arrays import from_numpy, to_numpy
 from reteco.formats.file_digest import MANIFEST_DIGEST, manifest_digest, sha256_file
 from reteco.formats.temporal_labels import LABELS_DIR, LABELS_MANIFEST, PERIODS_FILE
 from reteco.problems import InputError, Problems, quoted
@@ -423,9 +423,9 @@ class Reference:
             add([j.key, j.doc_id, j.relevance])
         add(sorted([key, doc, stance] for (key, doc), stance in self.stance.items()))
         if self.doc_index is not None:
-            add([self.doc_index.doc_ids.to_pylist(), self.doc_index.masks.tolist()])
+            digest.update(_ipc_bytes(self.doc_index.doc_ids, from_numpy(self.doc_index.masks)))
         if self.duplicate_map is not None:
-            add([self.duplicate_map.removed.to_pylist(), self.duplicate_map.kept.to_pylist()])
+            digest.update(_ipc_bytes(self.duplicate_map.removed, self.duplicate_map.kept))
         return digest.hexdigest()
 
 
@@ -642,6 +642,16 @@ def _single_chunk(column: pa.ChunkedArray) -> pa.Array:
 def _write_ipc(path: Path, table: pa.Table) -> None:
     with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
         writer.write_table(table)
+
+
+def _ipc_bytes(*arrays: pa.Array) -> pa.Buffer:
+    """The arrays as one Arrow IPC stream (what their content is, as bytes, without a Python
+    object per id: 1.2M ids in milliseconds)."""
+    batch = pa.record_batch(list(arrays), names=[str(i) for i in range(len(arrays))])
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, batch.schema) as writer:
+        writer.write_batch(batch)
+    return sink.getvalue()
 
 
 def _read_ipc(path: Path, columns: dict[str, pa.DataType]) -> pa.Table:
