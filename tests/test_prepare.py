@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +17,7 @@ from reteco.formats import release as rel
 from reteco.formats.reference import Reference
 from reteco.organizers.prepare import format_summary, prepare_release
 from reteco.problems import InputError
+from reteco.synthetic.release import write_synthetic_release
 
 SAMPLE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "reteco_sample"
 
@@ -370,14 +374,18 @@ def test_only_2b_builds_its_passages_without_leftovers(tmp_path):
 
 
 def test_missing_split_files_are_reported(tmp_path):
+    # A split without files used to give an empty 1a (0 topics, with this warning): now it is
+    # refused, with the same account of the missing files, and nothing is written.
     root = build_release(tmp_path / "rel")
-    summary = prepare_release(root, "train", tmp_path / "out", subtracks=("1a",))
-    assert summary["subtracks"]["1a"]["topics"] == 0
-    text = "\n".join(summary["warnings"])
+    with pytest.raises(InputError) as excinfo:
+        prepare_release(root, "train", tmp_path / "out", subtracks=("1a",))
+    text = _error_text(excinfo)
     assert (
-        "1a: no examples_train.jsonl in 2 domain(s): bitcoin, law; files without split suffix (not used) in: bitcoin"
+        "sub-track 1a: split 'train' gives no topic: no examples_train.jsonl in 2 domain(s): bitcoin, law; "
+        "files without split suffix (not used) in: bitcoin"
         in text
     )
+    assert not (tmp_path / "out").exists()
 
 
 def test_unknown_subtrack_and_missing_release(tmp_path):
@@ -535,3 +543,154 @@ def test_layout_detection(tmp_path):
     with pytest.raises(InputError, match="both flat data files and domain folders"):
         rel.detect_layout(track)
     assert rel.detect_layout(tmp_path / "absent") is None
+
+
+# ---------------------------------------------------------------------------------------------
+# duplicate-map chains and cycles
+
+
+def raw_duplicate_map(path: Path) -> dict[str, str]:
+    """duplicate_map.arrow as written, read without DuplicateMap (which resolves chains itself)."""
+    table = pa.ipc.open_file(pa.memory_map(str(path), "r")).read_all()
+    return dict(zip(table.column("removed").to_pylist(), table.column("kept").to_pylist()))
+
+
+def test_duplicate_map_chains_are_written_resolved(tmp_path):
+    root = build_release(tmp_path / "rel")
+    # old -> mid -> kept: the qrels' "old" is mapped to "kept" (as before), and so is the
+    # reference's map, so a run naming "old" or "mid" is mapped the same way.
+    write_text(
+        root / "track1_tempo" / "bitcoin" / "duplicate_map.json",
+        json.dumps({"bitcoin/old.txt": "bitcoin/mid.txt", "bitcoin/mid.txt": "bitcoin/kept.txt"}),
+    )
+    prepare_release(root, "dev", tmp_path / "out", subtracks=("1a",))
+    ref = Reference.read(tmp_path / "out" / "1a")
+    assert qrels_of(ref)["bitcoin/q2"] == {"bitcoin/kept.txt"}
+    assert raw_duplicate_map(tmp_path / "out" / "1a" / "duplicate_map.arrow") == {
+        "bitcoin/old.txt": "bitcoin/kept.txt",
+        "bitcoin/mid.txt": "bitcoin/kept.txt",
+    }
+
+
+def test_a_duplicate_map_cycle_is_an_error_naming_the_ids_and_the_file(tmp_path):
+    root = build_release(tmp_path / "rel")
+    path = root / "track1_tempo" / "bitcoin" / "duplicate_map.json"
+    write_text(path, json.dumps({"bitcoin/old.txt": "bitcoin/a.txt", "bitcoin/a.txt": "bitcoin/b.txt",
+                                 "bitcoin/b.txt": "bitcoin/a.txt"}))
+    with pytest.raises(InputError) as excinfo:
+        prepare_release(root, "dev", tmp_path / "out")
+    assert _error_text(excinfo) == (
+        f"{path}: error: removed ids form a cycle, 'bitcoin/a.txt' -> 'bitcoin/b.txt' -> 'bitcoin/a.txt': "
+        "no id is kept for them"
+    )
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_cycle_across_domains_names_both_files(tmp_path):
+    root = build_release(tmp_path / "rel")
+    bitcoin = root / "track1_tempo" / "bitcoin" / "duplicate_map.json"
+    law = root / "track1_tempo" / "law" / "duplicate_map.json"
+    write_text(bitcoin, json.dumps({"shared/x.txt": "shared/y.txt"}))
+    write_text(law, json.dumps({"shared/y.txt": "shared/x.txt"}))
+    with pytest.raises(InputError) as excinfo:
+        prepare_release(root, "dev", tmp_path / "out", subtracks=("1a",))
+    text = _error_text(excinfo)
+    assert "removed ids form a cycle across domains, 'shared/x.txt' -> 'shared/y.txt' -> 'shared/x.txt'" in text
+    assert str(bitcoin) in text and str(law) in text
+
+
+# ---------------------------------------------------------------------------------------------
+# splits that do not exist, sub-tracks without a topic: refused, nothing written
+
+
+def test_a_split_that_does_not_exist_is_refused_listing_the_splits(tmp_path):
+    release = write_synthetic_release(tmp_path / "synthetic")
+    out = tmp_path / "out"
+    with pytest.raises(InputError) as excinfo:
+        prepare_release(release, "nosuch", out)
+    text = _error_text(excinfo)
+    for sub in ("1a", "1b", "2a", "2b", "2c"):
+        assert f"sub-track {sub}: split 'nosuch' gives no topic" in text
+    assert "no examples_nosuch.jsonl in 3 domain(s)" in text
+    assert text.endswith(
+        f"{release}: error: split 'nosuch' is not in this release: the splits its file names give are "
+        "dev, test, train; nothing was written"
+    )
+    assert not out.exists()
+    # The same through the command: exit 1, the splits listed, no traceback.
+    done = subprocess.run(
+        [sys.executable, "-m", "reteco.cli", "prepare", "--release", str(release), "--split", "nosuch", "--out", str(out)],
+        capture_output=True, text=True,
+    )
+    assert done.returncode == 1 and "dev, test, train" in done.stderr and "Traceback" not in done.stderr
+    assert not out.exists()
+
+
+def test_a_subtrack_without_topics_is_refused_and_nothing_is_written(tmp_path):
+    root = build_release(tmp_path / "rel")
+    for path in (root / "track2_recor").glob("*/benchmark_dev.json*"):
+        path.rename(path.with_name(path.name.replace("_dev", "_train")))
+    out = tmp_path / "out"
+    with pytest.raises(InputError) as excinfo:
+        prepare_release(root, "dev", out)
+    text = _error_text(excinfo)
+    assert "sub-track 2a: split 'dev' gives no topic" in text and "sub-track 1a" not in text
+    assert "sub-track 2a: split 'dev' gives no topic: no benchmark_dev.json(l) in 2 domain(s): biology, drones" in text
+    assert "(the splits its file names give: dev, train); nothing was written" in text
+    assert not out.exists()  # Track 1 had topics, but nothing is written when a sub-track asked for has none
+    summary = prepare_release(root, "dev", out, subtracks=("1a", "1b"))  # what does exist still prepares
+    assert sorted(p.name for p in out.iterdir()) == ["1a", "1b"] and summary["subtracks"]["1a"]["topics"] == 3
+
+
+def test_topics_without_any_relevant_document_are_no_topics(tmp_path):
+    root = build_release(tmp_path / "rel")
+    (root / "track1_tempo" / "law" / "examples_dev.jsonl").unlink()
+    write_text(root / "track1_tempo" / "bitcoin" / "qrels_dev.txt", "q1\t0\tbitcoin/a.txt\t0\n")
+    with pytest.raises(InputError) as excinfo:
+        prepare_release(root, "dev", tmp_path / "out", subtracks=("1a",))
+    text = _error_text(excinfo)
+    assert "sub-track 1a: split 'dev' gives no topic: its 3 topics have no relevant document" in text
+    assert "have no relevant document; no examples_dev.jsonl in 1 domain(s): law" in text
+
+
+def sample_copy(tmp_path: Path, suffix: str | None) -> Path:
+    if not SAMPLE.is_dir():
+        pytest.skip(f"the organizers' sample is not at {SAMPLE} (expected beside the repository, in ../shared)")
+    copy = tmp_path / "sample"
+    shutil.copytree(SAMPLE, copy)
+    if suffix is not None:
+        for path in [*copy.glob("track*/*.jsonl"), *copy.glob("track*/qrels*.txt")]:
+            if path.name != "documents.jsonl":
+                path.rename(path.with_name(f"{path.stem}_{suffix}{path.suffix}"))
+    return copy
+
+
+def test_the_sample_with_split_suffixes_refuses_another_split(tmp_path):
+    copy = sample_copy(tmp_path, "train")
+    with pytest.raises(InputError) as excinfo:
+        prepare_release(copy, "nosuch", tmp_path / "out")
+    text = _error_text(excinfo)
+    assert "the splits its file names give are train; nothing was written" in text
+    assert "sub-track 1a: split 'nosuch' gives no topic: no examples file in flat track1_tempo/" in text
+    assert not (tmp_path / "out").exists()
+    summary = prepare_release(copy, "train", tmp_path / "out")
+    assert summary["subtracks"]["1a"]["topics"] == 5 and summary["subtracks"]["2a"]["topics"] == 13
+
+
+def test_the_sample_without_a_topic_file_is_refused(tmp_path):
+    copy = sample_copy(tmp_path, None)
+    (copy / "track2_recor" / "benchmark.jsonl").unlink()
+    with pytest.raises(InputError) as excinfo:
+        prepare_release(copy, "dev", tmp_path / "out", subtracks=("1a", "2b"))
+    text = _error_text(excinfo)
+    assert "sub-track 2b: split 'dev' gives no topic: no benchmark file in flat track2_recor/" in text
+    assert "no file name of this release names a split (the flat sample's files serve any split)" in text
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_sample_files_without_a_split_serve_any_split(tmp_path):
+    # The public sample's file names carry no split: whatever split is asked, they are its data.
+    copy = sample_copy(tmp_path, None)
+    summary = prepare_release(copy, "anything", tmp_path / "out", subtracks=("1a",))
+    assert summary["subtracks"]["1a"]["topics"] == 5
+    assert Reference.read(tmp_path / "out" / "1a").manifest["split"] == "anything"

@@ -172,6 +172,32 @@ def find_file(folder: Path, stem: str, split: str, extensions: tuple[str, ...], 
     return present[0] if present else None
 
 
+# The file names that carry a split: ``examples_<split>.jsonl`` ... (``qrels_steps`` before
+# ``qrels``, or ``qrels_steps_dev.txt`` would name a split "steps_dev").
+_SPLIT_FILE = re.compile(
+    r"^(?:(?:examples|steps)_(?P<a>.+)\.jsonl|benchmark_(?P<b>.+)\.jsonl?|qrels_steps_(?P<c>.+)\.txt|qrels_(?P<d>.+)\.txt)$"
+)
+
+
+def splits_in_release(release: Path) -> list[str]:
+    """The splits the file names of a release folder give, sorted: from ``examples_<split>.jsonl``,
+    ``steps_<split>.jsonl``, ``benchmark_<split>.json(l)`` and ``qrels[_steps]_<split>.txt``
+    directly in a track folder (flat layout) or in its domain folders. The flat public sample's
+    files carry no split: none is found there."""
+    found: set[str] = set()
+    for track in (TRACK1_DIR, TRACK2_DIR):
+        folder = Path(release) / track
+        if not folder.is_dir():
+            continue
+        folders = [folder] + [p for p in sorted(folder.iterdir()) if p.is_dir() and not p.name.startswith((".", "_"))]
+        for directory in folders:
+            for path in directory.iterdir():
+                match = _SPLIT_FILE.match(path.name) if path.is_file() else None
+                if match:
+                    found.add(next(v for v in match.groups() if v is not None))
+    return sorted(found)
+
+
 def unsuffixed_files(folder: Path, stem: str, extensions: tuple[str, ...]) -> list[str]:
     """Names of ``<stem><ext>`` files present (in a release they are ignored; callers say so)."""
     return [f"{stem}{ext}" for ext in extensions if (folder / f"{stem}{ext}").is_file()]

@@ -24,7 +24,8 @@ Two kinds of files, both keyed by the reference's query key ``<domain>/<query id
    reference folder (copied there by ``reteco prepare`` from the release's
    ``track1_tempo/temporal_labels_<split>/``, or written by ``reteco label-temporal``)::
 
-       manifest.json   format, split, file hashes, content hash, counts, history of changes
+       manifest.json   format, split, file hashes, content hash, counts, history of changes, and
+                       manifest_sha256 (a sha256 of its own content, checked like the files)
        periods.jsonl   the required periods the labels refer to (as above, without oracle fields)
        labels.jsonl    append-only verdicts, one per line:
            {"query": "bitcoin/122291_22", "doc_id": "bitcoin/x.txt",
@@ -41,9 +42,12 @@ Two kinds of files, both keyed by the reference's query key ``<domain>/<query id
    period (as unjudged documents are non-relevant in TREC); scoring counts such documents.
 
    ``manifest.json`` records the sha256 of periods.jsonl and labels.jsonl and a content hash
-   over both; reading refuses files whose bytes no longer match (labels are never changed
-   silently: edits go through ``reteco label-import``, which appends override rows and updates
-   the manifest). Scoring reports the content hash in details.json.
+   over both, and a sha256 of its own content (``manifest_sha256``, as ``reference.json``
+   does); reading refuses files, or a manifest, whose bytes no longer match (labels are never
+   changed silently: edits go through ``reteco label-import``, which appends override rows and
+   updates the manifest). Scoring reports the content hash in details.json. In a reference
+   folder the label folder is verified by this manifest alone (``reference.json`` lists only
+   the folder's own files), since labelling adds to it after ``reteco prepare``.
 
 Messages about these files name the file, the line and the field, never a document id or a
 label: a scoring log can be shown to participants.
@@ -63,7 +67,7 @@ from pathlib import Path
 from typing import Any
 
 from reteco import __version__
-from reteco.formats.file_digest import sha256_file
+from reteco.formats.file_digest import MANIFEST_DIGEST, manifest_digest, sha256_file
 from reteco.problems import InputError
 
 try:  # advisory locking of a label folder while it changes; absent on Windows
@@ -81,6 +85,11 @@ LABEL_PERIODS = "periods.jsonl"
 LABEL_ROWS = "labels.jsonl"
 
 SOURCES = ("llm", "human")
+# What a damaged label folder's message says to do about it.
+_RESTORE = (
+    "restore the folder, record changes with `reteco label-import`, or prepare the reference again with "
+    "`reteco prepare` (which copies the release's frozen labels)"
+)
 GRANULARITIES = ("decade", "year", "month", "date")  # coarse to fine
 _PERIOD_ID = re.compile(r"^p[1-9][0-9]*$")
 _ISO = re.compile(r"^-?\d{1,4}(-\d{2}(-\d{2})?)?$")
@@ -275,22 +284,33 @@ class TemporalLabels:
         if not manifest_path.is_file():
             raise InputError(f"no {LABELS_MANIFEST}: not a temporal label folder", str(root))
         try:
-            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            raise InputError("not valid JSON", str(manifest_path)) from None
+            manifest = json.loads(manifest_path.read_bytes().decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            raise InputError(f"not valid JSON; {_RESTORE}", str(manifest_path)) from None
         if not isinstance(manifest, dict) or manifest.get("format") != LABELS_FORMAT:
             found = manifest.get("format") if isinstance(manifest, dict) else None
-            raise InputError(f"label format {found!r} is not {LABELS_FORMAT!r}", str(manifest_path))
-        recorded = manifest.get("files", {})
+            shown = repr(found) if isinstance(found, str) and len(found) <= 80 else "missing"
+            raise InputError(f"label format {shown} is not {LABELS_FORMAT!r}; {_RESTORE}", str(manifest_path))
+        # The manifest records a sha256 of itself (as reference.json does), so an edit of the
+        # split, the counts or the history is found like an edit of the label files.
+        if manifest.get(MANIFEST_DIGEST) != manifest_digest(manifest):
+            raise InputError(
+                f"does not match the sha256 it records of itself ({MANIFEST_DIGEST}): it was changed outside "
+                f"reteco's tools (or a write was interrupted); frozen labels are never changed silently. {_RESTORE}",
+                str(manifest_path),
+            )
+        recorded = manifest.get("files")
+        if not isinstance(recorded, dict) or manifest.get("content_hash") != content_hash_or_none(recorded):
+            raise InputError(f'"files" and "content_hash" do not agree; {_RESTORE}', str(manifest_path))
         for name in (LABEL_PERIODS, LABEL_ROWS):
             path = root / name
             if not path.is_file():
-                raise InputError(f"{name} is missing from the temporal label folder", str(root))
+                raise InputError(f"{name} is missing from the temporal label folder; {_RESTORE}", str(root))
             if recorded.get(name) != sha256_file(path):
                 raise InputError(
                     f"{name} does not match the sha256 recorded in {LABELS_MANIFEST}: it was changed outside "
                     "reteco's tools (or a write was interrupted); frozen labels are never changed silently. "
-                    "Restore the file, or record changes with `reteco label-import`",
+                    f"{_RESTORE}",
                     str(path),
                 )
         periods = read_periods(root / LABEL_PERIODS)
@@ -400,6 +420,7 @@ class TemporalLabels:
             {"at": utc_now(), "by": f"reteco {__version__}", "what": note, "rows_added": added,
              "content_hash": self.manifest["content_hash"]}
         )
+        self.manifest[MANIFEST_DIGEST] = manifest_digest(self.manifest)
         _atomic_write(self.root / LABELS_MANIFEST, json.dumps(self.manifest, indent=2, sort_keys=True) + "\n")
 
 
@@ -407,6 +428,13 @@ def content_hash(files: dict[str, str]) -> str:
     """sha256 over the label files' own sha256s (periods.jsonl, labels.jsonl)."""
     text = "".join(f"{name}:{files[name]}\n" for name in sorted(files))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def content_hash_or_none(files: dict) -> str | None:
+    """``content_hash`` of a manifest's "files", or None when they are not name -> hex strings."""
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
+        return None
+    return content_hash(files)
 
 
 

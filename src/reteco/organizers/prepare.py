@@ -15,7 +15,13 @@ Decisions worth knowing:
   score) and counted.
 - A removed id of a ``duplicate_map.json`` in qrels or gold ids is replaced by its kept id,
   using the map of the topic's own domain; all domains' maps are merged into the reference's
-  DuplicateMap so scoring can map runs the same way.
+  DuplicateMap so scoring can map runs the same way. Chains (a -> b -> kept) are followed to
+  their end, here and in the written map alike; a cycle (a -> b -> a) is an error naming the
+  ids and the file.
+- Every sub-track asked for must get at least one topic: a split whose files do not exist (or
+  whose topics all lack a relevant document) is an error that lists the splits the release's
+  file names give, raised after the topic files are read and before anything is written. The
+  flat sample's files carry no split and serve whichever split is asked.
 - In the flat layout the corpus is not split by domain: a Track-1 document belongs to the
   domain its id is prefixed with, a Track-2 document to the domains whose gold ids cite it; an
   unattributable document is accepted in every domain.
@@ -45,10 +51,12 @@ from reteco.formats.reference import (
     SUBTRACKS,
     TURNS,
     DocIdIndex,
+    DuplicateCycle,
     DuplicateMap,
     Judgment,
     Reference,
     Topic,
+    resolve_chains,
 )
 from reteco.formats.temporal_labels import (
     GRANULARITIES,
@@ -64,7 +72,7 @@ from reteco.formats.temporal_labels import (
     write_periods,
 )
 from reteco.formats.topic_ids import canonical_domain, topic_key, turn_topic_id
-from reteco.problems import InputError
+from reteco.problems import InputError, Problems, quoted
 
 TRACK1_SUBTRACKS = ("1a", "1b")
 TRACK2_SUBTRACKS = ("2a", "2b", "2c")
@@ -110,13 +118,26 @@ class _Set:
         if rel.unsuffixed_files(folder, stem, extensions):
             self.unsuffixed.setdefault(expected, []).append(domain)
 
-    def warn_missing(self, ctx: "_Context") -> None:
-        """One warning per missing file name, listing the domains (13 lines say less than one)."""
+    # why the set may hold no topic: a flat layout's missing file ("no examples file in flat ...")
+    absent: list[str] = field(default_factory=list)
+
+    def missing_messages(self) -> list[str]:
+        """One line per missing file name, listing the domains (13 lines say less than one)."""
+        out = []
         for expected, domains in self.missing_files.items():
             message = f"{self.name}: no {expected} in {len(domains)} domain(s): {', '.join(domains)}"
             if self.unsuffixed.get(expected):
                 message += f"; files without split suffix (not used) in: {', '.join(self.unsuffixed[expected])}"
+            out.append(message)
+        return out
+
+    def warn_missing(self, ctx: "_Context") -> None:
+        for message in self.missing_messages():
             ctx.warn(message)
+
+    def note_absent(self, ctx: "_Context", message: str) -> None:
+        self.absent.append(message)
+        ctx.warn(message)
 
     def add(self, draft: _Draft) -> None:
         if draft.key in self.drafts:
@@ -135,20 +156,15 @@ class _Set:
 
 
 class _Mapper:
-    """Removed -> kept document ids of one domain (chains followed), counting what it changed."""
+    """Removed -> kept document ids of one domain, chains already resolved (``resolve_chains``),
+    counting what it changed."""
 
     def __init__(self, mapping: dict[str, str]):
         self.mapping = mapping
         self.changed = 0
 
     def __call__(self, doc_id: str) -> str:
-        seen = {doc_id}
-        while doc_id in self.mapping:
-            doc_id = self.mapping[doc_id]
-            if doc_id in seen:  # a cycle in the map: stop where we are rather than loop
-                break
-            seen.add(doc_id)
-        return doc_id
+        return self.mapping.get(doc_id, doc_id)
 
     def many(self, doc_ids: list[str] | None) -> list[str] | None:
         if doc_ids is None:
@@ -162,7 +178,61 @@ class _Mapper:
         return out
 
 
-_IDENTITY = _Mapper({})
+@dataclass
+class _DuplicateMaps:
+    """The duplicate_map.json of each domain of a track (domain "": the flat layout's), each
+    with its chains resolved; a cycle is an error naming its ids and the file (organizers' data)."""
+
+    maps: dict[str, dict[str, str]] = field(default_factory=dict)
+    paths: dict[str, Path] = field(default_factory=dict)
+
+    def read(self, domain: str, path: Path) -> None:
+        try:
+            self.maps[domain] = resolve_chains(rel.read_duplicate_map(path))
+        except DuplicateCycle as exc:
+            raise InputError(f"removed ids form a cycle, {_cycle_text(exc.ids)}: no id is kept for them", str(path)) from None
+        self.paths[domain] = path
+
+    def mapper(self, domain: str) -> _Mapper:
+        return _Mapper(self.maps.get(domain, {}))
+
+    def merged(self, ctx: "_Context", track: str) -> DuplicateMap | None:
+        """All domains' maps as the reference's one map (scoring maps every run id with it)."""
+        merged: dict[str, str] = {}
+        conflicts = 0
+        for domain in sorted(self.maps):
+            for removed, kept in self.maps[domain].items():
+                if removed in merged and merged[removed] != kept:
+                    conflicts += 1
+                    continue
+                merged[removed] = kept
+        if conflicts:
+            ctx.warn(
+                f"{track}: {conflicts} removed ids map to different kept ids in different domains' duplicate_map.json; "
+                "the reference keeps the first domain's (alphabetical), qrels use each domain's own"
+            )
+        if not merged:
+            return None
+        try:
+            resolved = resolve_chains(merged)
+        except DuplicateCycle as exc:
+            files = [str(self.paths[d]) for d in sorted(self.maps) if set(exc.ids) & set(self.maps[d])]
+            raise InputError(
+                f"removed ids form a cycle across domains, {_cycle_text(exc.ids)}, in {' and '.join(files)}: "
+                "no id is kept for them",
+                str(ctx.release),
+            ) from None
+        across = sum(1 for removed, kept in merged.items() if resolved[removed] != kept)
+        if across:
+            ctx.warn(
+                f"{track}: {across} removed ids lead, through another domain's duplicate_map.json, to a further id; "
+                "the reference follows such chains to their end, qrels use each domain's own map"
+            )
+        return DuplicateMap.from_mapping(resolved)
+
+
+def _cycle_text(ids: list[str]) -> str:
+    return " -> ".join(quoted(i) for i in ids + ids[:1])
 
 
 # =============================================================================================
@@ -181,7 +251,8 @@ def prepare_release(
     sample layout; ``split`` picks the ``*_<split>`` files (``train``, ``dev``, ...). A track
     whose folder is absent is skipped and said so. Returns the summary: per track and per
     sub-track counts, and a list of warnings for the organizers. Raises ``InputError`` (file and
-    line) on malformed release files.
+    line) on malformed release files, and (writing nothing) when a sub-track asked for of a
+    present track gets no topic.
     """
     release = Path(release)
     out = Path(out)
@@ -207,9 +278,12 @@ def prepare_release(
     }
     context = _Context(release, split, out, summary)
     present = 0
-    for track_dir, subs, run in (
-        (rel.TRACK1_DIR, TRACK1_SUBTRACKS, _prepare_track1),
-        (rel.TRACK2_DIR, TRACK2_SUBTRACKS, _prepare_track2),
+    collected: list[tuple[_Collected, object]] = []
+    # First every track's topic files, then (only if every sub-track asked for has topics) the
+    # corpora and the folders: a split that gives nothing is refused before anything is written.
+    for track_dir, subs, collect, build in (
+        (rel.TRACK1_DIR, TRACK1_SUBTRACKS, _collect_track1, _build_track1),
+        (rel.TRACK2_DIR, TRACK2_SUBTRACKS, _collect_track2, _build_track2),
     ):
         mine = [s for s in wanted if s in subs]
         folder = release / track_dir
@@ -226,19 +300,59 @@ def prepare_release(
                 summary["subtracks"][sub] = {"status": "skipped", "reason": reason}
             summary["warnings"].append(f"{track_dir}: {reason}; sub-tracks {', '.join(mine)} not written")
             continue
+        collected.append((collect(context, folder, layout, mine), build))
+    if present == 0:
+        raise InputError(
+            f"neither {rel.TRACK1_DIR}/ nor {rel.TRACK2_DIR}/ found: not an organizers' release folder", str(release)
+        )
+    _refuse_subtracks_without_topics(context, [c for c, _ in collected])
+    for track, build in collected:
         try:
-            run(context, folder, layout, mine)
+            build(context, track)
         finally:
             # Whatever was not moved into place is incomplete: never leave it behind.
             for staging in context.staged:
                 if staging.exists():
                     shutil.rmtree(staging)
             context.staged.clear()
-    if present == 0:
-        raise InputError(
-            f"neither {rel.TRACK1_DIR}/ nor {rel.TRACK2_DIR}/ found: not an organizers' release folder", str(release)
-        )
     return summary
+
+
+def _refuse_subtracks_without_topics(ctx: "_Context", tracks: list["_Collected"]) -> None:
+    """An ``InputError`` when a sub-track asked for gives no topic (a split that does not exist,
+    a topic file missing, every topic without a relevant document), saying why, one line per
+    sub-track, and which splits the release's file names hold."""
+    problems = Problems()
+    where = str(ctx.release)
+    for track in tracks:
+        for sub in track.wanted:
+            target = track.sets[sub]
+            if track.settled[sub][1]:
+                continue
+            reasons = []
+            if target.stats["dropped_topics"]:
+                reasons.append(f"its {target.stats['dropped_topics']} topics have no relevant document")
+            if target.stats["topics_without_domain"]:
+                reasons.append(f"its {target.stats['topics_without_domain']} topics have no gold id to tell their domain")
+            prefix = f"{target.name}: "
+            reasons += [m.removeprefix(prefix) for m in target.missing_messages() + target.absent]
+            problems.error(
+                where, None, f"sub-track {sub}: split {ctx.split!r} gives no topic: {'; '.join(reasons) or 'no topic file'}"
+            )
+    if not problems.has_errors:
+        return
+    found = rel.splits_in_release(ctx.release)
+    if ctx.split in found:
+        listing = (
+            f"the release's files of split {ctx.split!r} give no topic for these sub-tracks (the splits its file "
+            f"names give: {', '.join(found)})"
+        )
+    elif found:
+        listing = f"split {ctx.split!r} is not in this release: the splits its file names give are {', '.join(found)}"
+    else:
+        listing = "no file name of this release names a split (the flat sample's files serve any split)"
+    problems.error(where, None, f"{listing}; nothing was written")
+    raise InputError(problems)
 
 
 def format_summary(summary: dict) -> str:
@@ -392,23 +506,6 @@ def _missing_from_corpus(judgments: list[Judgment], topics: list[Topic], index: 
     return int(np.count_nonzero(index.lookup(docs, bits) < 0))
 
 
-def _merge_duplicate_maps(maps: dict[str, dict[str, str]], ctx: _Context, track: str) -> DuplicateMap | None:
-    merged: dict[str, str] = {}
-    conflicts = 0
-    for domain in sorted(maps):
-        for removed, kept in maps[domain].items():
-            if removed in merged and merged[removed] != kept:
-                conflicts += 1
-                continue
-            merged[removed] = kept
-    if conflicts:
-        ctx.warn(
-            f"{track}: {conflicts} removed ids map to different kept ids in different domains' duplicate_map.json; "
-            "the reference keeps the first domain's (alphabetical), qrels use each domain's own"
-        )
-    return DuplicateMap.from_mapping(merged) if merged else None
-
-
 def _manifest(ctx: _Context, sub: str, unit: str, domains: list[str], counts: dict, layout: str) -> dict:
     return {
         "subtrack": sub,
@@ -476,18 +573,33 @@ def _warn_stats(ctx: _Context, sub: str, stats: Counter, missing: int) -> None:
 # Track 1 (TEMPO)
 
 
-def _prepare_track1(ctx: _Context, folder: Path, layout: str, wanted: list[str]) -> None:
-    name = rel.TRACK1_DIR
+@dataclass
+class _Collected:
+    """A track's topic files read and settled, before its corpus is read or anything written."""
+
+    folder: Path
+    layout: str
+    wanted: list[str]
+    domains: list[str]
+    corpora: dict[str, Path]
+    dup: DuplicateMap | None
+    sets: dict[str, _Set]  # sub-track -> its drafts (Track 2's three share one set)
+    settled: dict[str, tuple[list[_Draft], list[Topic], list[Judgment]]]  # sub-track -> _settle(...)
+    temporal: "_Temporal | None" = None  # Track 1
+    conversations: set[str] = field(default_factory=set)  # Track 2
+
+
+def _collect_track1(ctx: _Context, folder: Path, layout: str, wanted: list[str]) -> _Collected:
     queries = _Set("1a")
     steps = _Set("1b")
     temporal = _Temporal()
-    duplicate_maps: dict[str, dict[str, str]] = {}
+    duplicates = _DuplicateMaps()
     corpora: dict[str, Path] = {}
 
     if layout == rel.RELEASE:
         dirs = rel.domain_dirs(folder)
         for domain, d in dirs.items():
-            mapper = _domain_corpus(domain, d, corpora, duplicate_maps)
+            mapper = _domain_corpus(domain, d, corpora, duplicates)
             # Both files are read for either sub-track: a query's steps are its required periods
             # (temporal coverage, 1a and 1b), its qrels the temporal oracle of 1b.
             _release_track1_file(ctx, d, domain, "examples", "qrels", queries, mapper, is_steps=False)
@@ -499,10 +611,21 @@ def _prepare_track1(ctx: _Context, folder: Path, layout: str, wanted: list[str])
         if "1b" in wanted:
             steps.warn_missing(ctx)
     else:
-        mapper = _domain_corpus("", folder, corpora, duplicate_maps)  # the flat layout: one corpus
+        mapper = _domain_corpus("", folder, corpora, duplicates)  # the flat layout: one corpus
         _flat_track1(ctx, folder, list(TRACK1_SUBTRACKS), queries, steps, mapper)
         _flat_guidance(ctx, folder, queries, steps, temporal, mapper)
         domains = sorted({d.domain for s in (queries, steps) for d in s.drafts.values()})
+    dup = duplicates.merged(ctx, rel.TRACK1_DIR)
+    settled = {"1a": _settle(queries), "1b": _settle(steps)}
+    return _Collected(folder, layout, wanted, domains, corpora, dup, {"1a": queries, "1b": steps}, settled, temporal)
+
+
+def _build_track1(ctx: _Context, track: _Collected) -> None:
+    name = rel.TRACK1_DIR
+    folder, layout, wanted, domains, corpora, dup = (
+        track.folder, track.layout, track.wanted, track.domains, track.corpora, track.dup
+    )
+    queries, steps, settled, temporal = track.sets["1a"], track.sets["1b"], track.settled, track.temporal
 
     # Corpus: ids only, streamed; texts of Track 1 are never needed for scoring.
     if not corpora:
@@ -526,9 +649,7 @@ def _prepare_track1(ctx: _Context, folder: Path, layout: str, wanted: list[str])
                 )
         _warn_duplicate_docs(ctx, name, index, lines_per_domain)
 
-    dup = _merge_duplicate_maps(duplicate_maps, ctx, name)
     ctx.summary["tracks"][name] = _track_summary(layout, domains, index, dup)
-    settled = {"1a": _settle(queries), "1b": _settle(steps)}
     periods = _temporal_periods(ctx, queries, steps, settled, temporal, wanted)
     frozen = _frozen_labels(ctx, folder, periods)
     for sub, target, unit in (("1a", queries, "query"), ("1b", steps, "query")):
@@ -596,14 +717,14 @@ def _release_track1_file(
     _add_domain_qrels(target, domain, qrels, mapper)
 
 
-def _domain_corpus(domain: str, folder: Path, corpora: dict[str, Path], duplicate_maps: dict[str, dict[str, str]]) -> "_Mapper":
+def _domain_corpus(domain: str, folder: Path, corpora: dict[str, Path], duplicates: _DuplicateMaps) -> "_Mapper":
     """Note a release-layout domain's documents.jsonl and duplicate_map.json (domain "": the flat
     layout's, at the top of the track folder); its id mapper."""
     if (folder / "documents.jsonl").is_file():
         corpora[domain] = folder / "documents.jsonl"
     if (folder / "duplicate_map.json").is_file():
-        duplicate_maps[domain] = rel.read_duplicate_map(folder / "duplicate_map.json")
-    return _Mapper(duplicate_maps.get(domain, {}))
+        duplicates.read(domain, folder / "duplicate_map.json")
+    return duplicates.mapper(domain)
 
 
 def _track_summary(layout: str, domains: list[str], index: DocIdIndex | None, dup: DuplicateMap | None) -> dict:
@@ -660,7 +781,7 @@ def _flat_track1(
                 _Draft(key, domain, query.query_id, key, gold=gold, file=query.file, line=query.line, text=query.query)
             )
     elif "1a" in wanted:
-        ctx.warn(f"1a: no examples file in flat {folder.name}/")
+        queries.note_absent(ctx, f"1a: no examples file in flat {folder.name}/")
     if "1a" in wanted and qrels_path is not None:
         _assign_flat_qrels(qrels_lines, queries, mapper, doc_prefix_decides=True)
     if queries.stats["topics_without_domain"]:
@@ -672,7 +793,7 @@ def _flat_track1(
         return
     steps_path = rel.find_file(folder, "steps", ctx.split, (".jsonl",), rel.SAMPLE)
     if steps_path is None:
-        ctx.warn(f"1b: no steps file in flat {folder.name}/")
+        steps.note_absent(ctx, f"1b: no steps file in flat {folder.name}/")
         return
     step_qrels_path = rel.find_file(folder, "qrels_steps", ctx.split, (".txt",), rel.SAMPLE)
     step_qrels = list(rel.read_qrels(step_qrels_path)) if step_qrels_path else []
@@ -958,10 +1079,9 @@ def _warn_duplicate_docs(ctx: _Context, track: str, index: DocIdIndex, lines: Co
 # Track 2 (RECOR)
 
 
-def _prepare_track2(ctx: _Context, folder: Path, layout: str, wanted: list[str]) -> None:
-    name = rel.TRACK2_DIR
+def _collect_track2(ctx: _Context, folder: Path, layout: str, wanted: list[str]) -> _Collected:
     turns = _Set("2x")
-    duplicate_maps: dict[str, dict[str, str]] = {}
+    duplicates = _DuplicateMaps()
     corpora: dict[str, Path] = {}
     conversations: set[str] = set()
 
@@ -969,7 +1089,7 @@ def _prepare_track2(ctx: _Context, folder: Path, layout: str, wanted: list[str])
         dirs = rel.domain_dirs(folder)
         domains = sorted(dirs)
         for domain, d in dirs.items():
-            mapper = _domain_corpus(domain, d, corpora, duplicate_maps)
+            mapper = _domain_corpus(domain, d, corpora, duplicates)
             path = rel.find_file(d, "benchmark", ctx.split, (".json", ".jsonl"), rel.RELEASE)
             if path is None:
                 turns.note_missing(d, domain, "benchmark", f"benchmark_{ctx.split}.json(l)", (".json", ".jsonl"))
@@ -988,10 +1108,10 @@ def _prepare_track2(ctx: _Context, folder: Path, layout: str, wanted: list[str])
                 "folder's domain; the folder was used"
             )
     else:
-        mapper = _domain_corpus("", folder, corpora, duplicate_maps)  # the flat layout: one corpus
+        mapper = _domain_corpus("", folder, corpora, duplicates)  # the flat layout: one corpus
         path = rel.find_file(folder, "benchmark", ctx.split, (".json", ".jsonl"), rel.SAMPLE)
         if path is None:
-            ctx.warn(f"2x: no benchmark file in flat {folder.name}/")
+            turns.note_absent(ctx, f"2x: no benchmark file in flat {folder.name}/")
         else:
             for conversation in rel.read_benchmark(path):
                 if not conversation.task:
@@ -1006,8 +1126,21 @@ def _prepare_track2(ctx: _Context, folder: Path, layout: str, wanted: list[str])
             _assign_flat_qrels(list(rel.read_qrels(qrels)), turns, mapper, doc_prefix_decides=False)
         domains = sorted({d.domain for d in turns.drafts.values()})
 
-    kept, topics, judgments = _settle(turns)
-    dup = _merge_duplicate_maps(duplicate_maps, ctx, name)
+    dup = duplicates.merged(ctx, rel.TRACK2_DIR)
+    settled = _settle(turns)
+    return _Collected(
+        folder, layout, wanted, domains, corpora, dup, {s: turns for s in TRACK2_SUBTRACKS},
+        {s: settled for s in TRACK2_SUBTRACKS}, conversations=conversations,
+    )
+
+
+def _build_track2(ctx: _Context, track: _Collected) -> None:
+    name = rel.TRACK2_DIR
+    folder, layout, wanted, domains, corpora, dup = (
+        track.folder, track.layout, track.wanted, track.domains, track.corpora, track.dup
+    )
+    turns, conversations = track.sets["2a"], track.conversations
+    kept, topics, judgments = track.settled["2a"]
 
     need_text = bool({"2b", "2c"} & set(wanted))
     full_db: Path | None = None
