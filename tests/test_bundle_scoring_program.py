@@ -34,6 +34,7 @@ def ref_root(tmp_path_factory) -> Path:
 def _input(tmp_path: Path, ref_root: Path, subtrack: str, phase_key: str | None) -> Path:
     ref = tmp_path / "input" / "ref"
     shutil.copytree(ref_root / subtrack, ref)
+    (ref / "phase.json").unlink()  # prepare's local record: each case decides the phase
     if phase_key is not None:
         phase = next(p for p in definition.PHASES if p.key == phase_key)
         (ref / "phase.json").write_text(json.dumps(definition.phase_record(phase, subtrack)))
@@ -71,6 +72,19 @@ def test_per_topic_figures_only_in_phases_that_allow_them(ref_root, tmp_path, ph
     # The same scores in every phase: only what is shown differs.
     expected = score_submission(Reference.read(ref_root / "1b"), SAMPLES / "1b", per_topic=False).scores
     assert scores == pytest.approx(expected, abs=0)
+
+
+def test_prepare_writes_a_local_phase_record_with_per_topic_figures(ref_root, tmp_path, capsys):
+    """The starting kit's copy-into-input/ref flow: reference data from `reteco prepare` scores
+    as local dev data (per-topic figures written), not as hidden labels."""
+    assert json.loads((ref_root / "2a" / "phase.json").read_text())["per_topic"] is True
+    ref = tmp_path / "input" / "ref"
+    shutil.copytree(ref_root / "2a", ref)
+    (tmp_path / "input" / "res").mkdir()
+    shutil.copy(SAMPLES / "2a" / "run.txt", tmp_path / "input" / "res" / "run.txt")
+    status, _, details, _ = _run(tmp_path / "input", tmp_path)
+    assert status == 0 and "per_unit" in details and details["phase"]["name"] == "local (dev split)"
+    assert "phase local (dev split)" in capsys.readouterr().out
 
 
 def test_without_a_phase_record_per_topic_figures_are_withheld(ref_root, tmp_path, capsys):

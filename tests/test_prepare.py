@@ -17,7 +17,7 @@ from reteco.formats import release as rel
 from reteco.formats.reference import Reference
 from reteco.organizers.prepare import format_summary, prepare_release
 from reteco.problems import InputError
-from reteco.synthetic.release import write_synthetic_release
+from reteco.organizers.synthetic.release import write_synthetic_release
 
 SAMPLE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "reteco_sample"
 
@@ -619,7 +619,7 @@ def test_a_split_that_does_not_exist_is_refused_listing_the_splits(tmp_path):
     assert not out.exists()
     # The same through the command: exit 1, the splits listed, no traceback.
     done = subprocess.run(
-        [sys.executable, "-m", "reteco.cli", "prepare", "--release", str(release), "--split", "nosuch", "--out", str(out)],
+        [sys.executable, "-m", "reteco", "prepare", "--release", str(release), "--split", "nosuch", "--out", str(out)],
         capture_output=True, text=True,
     )
     assert done.returncode == 1 and "dev, test, train" in done.stderr and "Traceback" not in done.stderr

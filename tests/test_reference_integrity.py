@@ -16,7 +16,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from reteco import cli, codabench
+from reteco import commands as cli
+from reteco.codabench import scoring_program as codabench
 from reteco.formats.file_digest import MANIFEST_DIGEST, manifest_digest, sha256_file
 from reteco.formats.qrels import benchmark_reference
 from reteco.formats.reference import (
@@ -29,10 +30,10 @@ from reteco.formats.reference import (
     resolve_chains,
 )
 from reteco.formats.temporal_labels import LABELS_DIR, PERIODS_FILE, LabelRow, TemporalLabels, read_periods
-from reteco.prepare import prepare_release
+from reteco.organizers.prepare import prepare_release
 from reteco.problems import InputError
-from reteco.synthetic.release import write_synthetic_release
-from reteco.tracks.scoring import score_run
+from reteco.organizers.synthetic.release import write_synthetic_release
+from reteco.scoring.retrieval import score_run
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "starting_kit" / "sample_submissions"

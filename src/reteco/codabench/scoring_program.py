@@ -56,7 +56,7 @@ def main(argv: list[str]) -> int:
 def _main(input_dir: Path, output_dir: Path) -> int:
     use_scoring_memory_pool()
     from reteco.formats.phase_record import read_phase
-    from reteco.formats.reference import Reference
+    from reteco.formats.reference import Reference, ReferenceDataError
     from reteco.outputs.results import MissingScoreError, write_refusal_page, write_results
     from reteco.scoring.submission import score_submission
 
@@ -77,9 +77,14 @@ def _main(input_dir: Path, output_dir: Path) -> int:
         result = score_submission(reference, input_dir / "res", per_topic=bool(phase["per_topic"]), run_judge_now=False)
     except InputError as exc:
         lines = exc.problems.lines()
+        if isinstance(exc, ReferenceDataError):
+            # The organizers' files, not the participant's: say so, and whom to tell.
+            lines.append("the task's reference data cannot be used; this is not a problem of your submission: "
+                         "please tell the organizers")
         for line in lines:
             print(line, file=sys.stderr)
-        print("the submission could not be scored: fix the errors above and submit again", file=sys.stderr)
+        if not isinstance(exc, ReferenceDataError):
+            print("the submission could not be scored: fix the errors above and submit again", file=sys.stderr)
         write_refusal_page(output_dir, subtrack, phase, lines)
         return EXIT_INPUT
 

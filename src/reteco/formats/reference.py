@@ -440,6 +440,14 @@ def read_manifest(root: Path) -> dict:
     if not path.is_file():
         if not root.is_dir():
             raise ReferenceDataError("reference folder not found", str(root))
+        inside = sorted(p.name for p in root.iterdir() if (p / MANIFEST).is_file())
+        if inside:
+            # `reteco prepare --out REF` writes REF/1a ... REF/2c: the parent was given.
+            raise InputError(
+                f"holds the reference folders {', '.join(inside)}, one per sub-track; give one of them, "
+                f"e.g. --ref {root / inside[0]}",
+                str(root),
+            )
         raise ReferenceDataError(
             f"missing: this is not a reference folder written by `reteco prepare`, or it was damaged; {PREPARE_AGAIN}",
             str(path),

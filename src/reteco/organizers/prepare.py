@@ -45,6 +45,7 @@ import pyarrow as pa
 
 from reteco import __version__
 from reteco.formats import release as rel
+from reteco.formats.phase_record import local_phase, write_phase
 from reteco.formats.reference import (
     MANIFEST,
     PASSAGES,
@@ -417,7 +418,10 @@ def _staging(ctx: _Context, name: str) -> Path:
     return staging
 
 
-def _install(staging: Path, final: Path) -> None:
+def _install(staging: Path, final: Path, split: str) -> None:
+    """Move a written reference folder into place, with a local phase record beside its manifest
+    (per-topic figures on; the bundle builder writes each phase's own record over it)."""
+    write_phase(staging, local_phase(split))
     _check_destination(final)
     if final.exists():
         shutil.rmtree(final)
@@ -666,7 +670,7 @@ def _build_track1(ctx: _Context, track: _Collected) -> None:
         manifest["temporal"] = _write_temporal(staging, topics, periods, frozen)
         reference = Reference(manifest, topics, judgments, index, dup)
         reference.write(staging)
-        _install(staging, ctx.out / sub)
+        _install(staging, ctx.out / sub, ctx.split)
         ctx.summary["subtracks"][sub] = _subtrack_summary(ctx.out / sub, counts, target.stats)
         ctx.summary["subtracks"][sub]["temporal"] = manifest["temporal"]
         _warn_stats(ctx, sub, target.stats, missing)
@@ -1206,7 +1210,7 @@ def _build_track2(ctx: _Context, track: _Collected) -> None:
         reference.write(staging[sub])
         extra_all[sub] = sub_counts
     for sub in wanted:
-        _install(staging[sub], ctx.out / sub)
+        _install(staging[sub], ctx.out / sub, ctx.split)
         ctx.summary["subtracks"][sub] = _subtrack_summary(ctx.out / sub, extra_all[sub], turns.stats)
     _warn_stats(ctx, "2a/2b/2c", turns.stats, missing)
 
