@@ -100,6 +100,8 @@ def _parser(all_commands: bool = True) -> argparse.ArgumentParser:
 
         for add in (add_bundle_parser, add_check_bundle_parser, add_judge_parser, add_setup_wordnet_parser, add_pool_parser, add_label_temporal_parser, add_label_export_parser, add_label_import_parser):
             add(sub)
+        from reteco.commands.judge_meta import add_judge_meta_parser
+        add_judge_meta_parser(sub)
 
     p = sub.add_parser("factir-qrels", help="FactIR's evidence.csv + qrel_processed -> qrels.txt, stance.tsv")
     p.add_argument("--evidence", type=Path, required=True)
