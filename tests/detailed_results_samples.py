@@ -14,9 +14,10 @@ import dataclasses
 import hashlib
 import json
 import os
+import threading
 from pathlib import Path
 
-from fake_openai_server import FakeOpenAI, judgment, user_text
+from fake_openai_server import FakeOpenAI, asks_injection_flag, judgment, user_text
 
 from reteco.codabench import competition
 from reteco.commands.demo import SAMPLES
@@ -45,12 +46,23 @@ def scoring_program_pages(work: Path) -> dict[str, SamplePage]:
 
 
 def fake_judge(body: dict):
-    """A score 1..5 from a hash of the prompt; an out-of-range 9 (invalid) for one faithfulness prompt in six."""
+    """A score 1..5 from a hash of the prompt; an out-of-range 9 (invalid) for the first
+    faithfulness prompt (one turn in 51: under the 2% bound, so faithfulness is still reported
+    and its invalid count is not 0)."""
     text = user_text(body)
     digest = int(hashlib.sha256(text.encode()).hexdigest(), 16)
-    if "for faithfulness" in text and digest % 6 == 0:
-        return judgment(9, "out of range")
-    return judgment(1 + digest % 5, "fake rationale")
+    with _FIRST_FAITHFULNESS_LOCK:
+        first = "for faithfulness" in text and not _FIRST_FAITHFULNESS
+        if first:
+            _FIRST_FAITHFULNESS.append(text)
+    injection = False if asks_injection_flag(body) else None  # the reply schema of the prompt version
+    if first or (_FIRST_FAITHFULNESS and _FIRST_FAITHFULNESS[0] == text):
+        return judgment(9, "out of range", injection=injection)
+    return judgment(1 + digest % 5, "fake rationale", injection=injection)
+
+
+_FIRST_FAITHFULNESS: list[str] = []  # the one prompt answered invalid (the same on every ask)
+_FIRST_FAITHFULNESS_LOCK = threading.Lock()
 
 
 def judged_pages(work: Path, reference_root: Path) -> dict[str, tuple[SamplePage, dict, dict]]:

@@ -64,9 +64,23 @@ def completion(content: str | None, *, refusal: str | None = None, finish_reason
     })
 
 
-def judgment(score: Any, rationale: str = "fake rationale", **kwargs) -> Reply:
-    """A completion whose content is the JSON judgment {"rationale", "score"}."""
-    return completion(json.dumps({"rationale": rationale, "score": score}), **kwargs)
+def judgment(score: Any, rationale: str = "fake rationale", *, injection: Any = None, **kwargs) -> Reply:
+    """A completion whose content is the JSON judgment {"rationale", "score"} (prompt version 1),
+    or {"rationale", "injection", "score"} when ``injection`` is given (version 2 on)."""
+    value = {"rationale": rationale, "score": score} if injection is None else {
+        "rationale": rationale, "injection": injection, "score": score}
+    return completion(json.dumps(value), **kwargs)
+
+
+def asks_injection_flag(body: dict) -> bool:
+    """Whether the request's reply schema has the ``injection`` flag (prompt version 2 on)."""
+    schema = body.get("response_format", {}).get("json_schema", {}).get("schema", {})
+    return "injection" in schema.get("properties", {})
+
+
+def first_user_text(body: dict) -> str:
+    """The first user message of a chat request: the judgment's data (a re-ask adds more)."""
+    return next((m["content"] for m in body.get("messages", []) if m.get("role") == "user"), "")
 
 
 def http_error(status: int, message: str = "simulated failure", *, code: str | None = None,
@@ -86,10 +100,28 @@ def user_text(body: dict) -> str:
 
 
 def fake_judge(body: dict) -> Reply:
-    """A deterministic stand-in judge: the score is a hash of the first user message."""
-    first_user = next((m["content"] for m in body.get("messages", []) if m.get("role") == "user"), "")
-    score = 1 + int(hashlib.sha256(first_user.encode()).hexdigest(), 16) % 5
-    return judgment(score, f"fake judge gives {score}")
+    """A deterministic stand-in judge: the score is a hash of the first user message; the
+    reply has the keys the request's schema asks for (never flagging an injection)."""
+    score = 1 + int(hashlib.sha256(first_user_text(body).encode()).hexdigest(), 16) % 5
+    return judgment(score, f"fake judge gives {score}", injection=False if asks_injection_flag(body) else None)
+
+
+def graded_judge(grades: dict[str, tuple[int, bool]]) -> Callable[[dict], Reply]:
+    """A judge answering from a table: first user message -> (score, injection flag).
+
+    The meta-evaluation tests build the table from the golden cases' own requests (each case's
+    intended grade), so this judge gives every case exactly the grade its author intended.
+    A request not in the table is a test bug: answered HTTP 400, never a made-up score.
+    """
+
+    def reply(body: dict) -> Reply:
+        key = first_user_text(body)
+        if key not in grades:
+            return http_error(400, "graded_judge: a request that is not in the table")
+        score, flagged = grades[key]
+        return judgment(score, f"graded {score}", injection=flagged if asks_injection_flag(body) else None)
+
+    return reply
 
 
 @dataclass
@@ -392,17 +424,21 @@ TEST_KEY = "sk-reteco-test-KEY-0123456789abcdef"  # recognisable, so a leak is e
 
 @pytest.fixture(name="judge_config")
 def judge_config_fixture(fake_openai, monkeypatch):
-    """The packaged judge config pointed at the fake server, with test-sized waits.
+    """The packaged judge config on prompt version 1, pointed at the fake server, with
+    test-sized waits.
 
-    The key is set in the environment (never in the config); backoff is a few milliseconds so
-    retry tests are quick; a server's Retry-After is still honoured as sent.
+    The transport, fault and batch tests script replies in version 1's reply schema
+    ({"rationale", "score"}), so they stay on version 1 explicitly; the version-2 rubric has
+    its own tests. The key is set in the environment (never in the config); backoff is a few
+    milliseconds so retry tests are quick; a server's Retry-After is still honoured as sent.
     """
     import dataclasses
 
     from reteco.judge import load_judge_config
+    from reteco.judge.prompts import load_prompt_set
 
     monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
     return dataclasses.replace(
-        load_judge_config(), base_url=fake_openai.base_url, backoff_initial_s=0.01, backoff_max_s=0.05,
-        timeout_s=5.0, max_retries=3, max_reasks=2,
+        load_judge_config(), prompt_version=1, prompts=load_prompt_set(1), base_url=fake_openai.base_url,
+        backoff_initial_s=0.01, backoff_max_s=0.05, timeout_s=5.0, max_retries=3, max_reasks=2,
     )

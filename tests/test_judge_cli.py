@@ -123,9 +123,9 @@ def test_golden_cases_report_a_judge_that_obeys_an_injection(endpoint, tmp_path,
     def gullible(body):
         text = user_text(body)
         if "give it a score of 5" in text or "SYSTEM: The response above" in text:
-            return judgment(5, "as instructed")
+            return judgment(5, "as instructed", injection=False)
         good = any(c.item.answer[:40] in text and c.min_score >= 4 for c in cases)
-        return judgment(5 if good else 1, "by the rubric")
+        return judgment(5 if good else 1, "by the rubric", injection=False)
 
     endpoint.rules.append((lambda b: True, gullible))
     out = tmp_path / "golden.jsonl"
@@ -143,7 +143,7 @@ def test_golden_cases_pass_for_a_judge_that_follows_the_rubric(endpoint, tmp_pat
     def by_rubric(body):
         text = user_text(body)
         good = any(c.item.answer[:40] in text and c.min_score >= 4 for c in cases)
-        return judgment(5 if good else 1, "by the rubric")
+        return judgment(5 if good else 1, "by the rubric", injection=False)
 
     endpoint.rules.append((lambda b: True, by_rubric))
     out = tmp_path / "golden.jsonl"

@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "factir-qrels": ("factir_qrels", "add_parser"),
     "setup-wordnet": ("setup_wordnet", "add_setup_wordnet_parser"),
     "judge": ("judge", "add_judge_parser"),
+    "judge-meta": ("judge_meta", "add_judge_meta_parser"),
     "pool": ("temporal_labels", "add_pool_parser"),
     "label-temporal": ("temporal_labels", "add_label_temporal_parser"),
     "label-export": ("temporal_labels", "add_label_export_parser"),

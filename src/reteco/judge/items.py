@@ -17,16 +17,20 @@ INVALID = "invalid"
 ERROR = "error"
 STATUSES = (OK, INVALID, ERROR)
 
-ITEM_FIELDS = ("key", "dimension", "query", "history", "answer", "evidence", "reference_answer")
+ITEM_FIELDS = ("key", "dimension", "query", "history", "answer", "evidence", "reference_answer", "gold_evidence")
 
 
 @dataclass(frozen=True)
 class JudgeItem:
     """One judgment to make: one answer of one turn on one dimension.
 
-    ``evidence`` holds (doc_id, passage text) pairs: the gold passages (2b) or the run's top 5
-    (2c). Everything but ``key`` and ``dimension`` is data shown to the judge, never
-    instructions to it.
+    ``evidence`` holds (doc_id, passage text) pairs: the passages the system had, i.e. the
+    supplied gold passages (2b) or the run's top 5 (2c); faithfulness is judged against them.
+    ``gold_evidence`` holds the turn's gold passages whatever the system retrieved (2b and 2c
+    alike); correctness and completeness are judged against them and the reference answer
+    (prompt version 2 on; version 1 showed ``evidence`` to every dimension). Which inputs a
+    dimension sees is its prompt's ``inputs``. Everything but ``key`` and ``dimension`` is data
+    shown to the judge, never instructions to it.
     """
 
     key: str
@@ -36,6 +40,7 @@ class JudgeItem:
     answer: str
     evidence: tuple[tuple[str, str], ...]
     reference_answer: str
+    gold_evidence: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -70,8 +75,9 @@ class JudgeOutcome:
 def item_from_json(obj: Mapping[str, Any]) -> JudgeItem:
     """Build an item from its JSON object; raises ValueError naming the offending field.
 
-    ``evidence`` is a list of ``[doc_id, text]`` pairs or of ``{"doc_id", "text"}`` objects;
-    ``history`` and ``reference_answer`` may be absent (empty).
+    ``evidence`` and ``gold_evidence`` are lists of ``[doc_id, text]`` pairs or of
+    ``{"doc_id", "text"}`` objects; ``history``, ``reference_answer``, ``evidence`` and
+    ``gold_evidence`` may be absent (empty).
     """
     if not isinstance(obj, Mapping):
         raise ValueError("an item must be a JSON object")
@@ -91,21 +97,27 @@ def item_from_json(obj: Mapping[str, Any]) -> JudgeItem:
         values[name] = value
     if values["dimension"] not in DIMENSIONS:
         raise ValueError(f"dimension {values['dimension']!r} is not one of {', '.join(DIMENSIONS)}")
-    evidence = []
-    raw = obj.get("evidence") or []
+    evidence = {name: _passages(obj.get(name), name) for name in ("evidence", "gold_evidence")}
+    return JudgeItem(**evidence, **values)
+
+
+def _passages(raw: Any, name: str) -> tuple[tuple[str, str], ...]:
+    """A list of ``[doc_id, text]`` pairs or ``{"doc_id", "text"}`` objects as (doc_id, text) pairs."""
+    pairs = []
+    raw = raw or []
     if not isinstance(raw, list):
-        raise ValueError("field 'evidence' must be a list")
+        raise ValueError(f"field {name!r} must be a list")
     for n, entry in enumerate(raw, 1):
         if isinstance(entry, Mapping) and set(entry) == {"doc_id", "text"}:
             pair = (entry["doc_id"], entry["text"])
         elif isinstance(entry, (list, tuple)) and len(entry) == 2:
             pair = (entry[0], entry[1])
         else:
-            raise ValueError(f"evidence entry {n} must be [doc_id, text] or {{\"doc_id\", \"text\"}}")
+            raise ValueError(f"{name} entry {n} must be [doc_id, text] or {{\"doc_id\", \"text\"}}")
         if not all(isinstance(x, str) for x in pair):
-            raise ValueError(f"evidence entry {n}: doc_id and text must be strings")
-        evidence.append(pair)
-    return JudgeItem(evidence=tuple(evidence), **values)
+            raise ValueError(f"{name} entry {n}: doc_id and text must be strings")
+        pairs.append(pair)
+    return tuple(pairs)
 
 
 def item_to_json(item: JudgeItem) -> dict:
@@ -118,6 +130,7 @@ def item_to_json(item: JudgeItem) -> dict:
         "answer": item.answer,
         "evidence": [[doc_id, text] for doc_id, text in item.evidence],
         "reference_answer": item.reference_answer,
+        "gold_evidence": [[doc_id, text] for doc_id, text in item.gold_evidence],
     }
 
 
@@ -149,9 +162,10 @@ def validate_items(items: Iterable[JudgeItem]) -> None:
         for name in ("key", "query", "history", "answer", "reference_answer"):
             if not isinstance(getattr(item, name), str):
                 raise TypeError(f"item {n} ({item.key}): {name} must be a string")
-        for pair in item.evidence:
-            if not (isinstance(pair, (tuple, list)) and len(pair) == 2 and all(isinstance(x, str) for x in pair)):
-                raise TypeError(f"item {n} ({item.key}): evidence must be (doc_id, text) string pairs")
+        for name in ("evidence", "gold_evidence"):
+            for pair in getattr(item, name):
+                if not (isinstance(pair, (tuple, list)) and len(pair) == 2 and all(isinstance(x, str) for x in pair)):
+                    raise TypeError(f"item {n} ({item.key}): {name} must be (doc_id, text) string pairs")
 
 
 def summarize_outcomes(outcomes: Iterable[JudgeOutcome]) -> dict[str, dict[str, int]]:

@@ -63,6 +63,8 @@ COUNT_MEANINGS = {
     "passages_without_text": "evidence documents without passage text: not shown to the judge",
     "answered_turns_without_evidence": "answered turns judged with no evidence passage at all",
     "k": "the number of top documents of your run that are the evidence of a turn",
+    "gold_passages_given": "the turns' gold passages given to the judge for correctness and completeness",
+    "gold_passages_without_text": "gold passages without text in the reference data: not shown to the judge",
 }
 # Counts that, above 0, mean something in the submission probably needs fixing.
 PROBLEM_COUNTS = frozenset({

@@ -172,7 +172,8 @@ def _judge_reasons(judge: dict, judge_keys: tuple[str, ...], note) -> None:
         if isinstance(figure, dict) and figure.get("mean") is None:
             note(
                 dimension,
-                f"no valid judgment ({figure.get('invalid', 0)} invalid, {figure.get('error', 0)} failed)",
+                figure.get("withheld")
+                or f"no valid judgment ({figure.get('invalid', 0)} invalid, {figure.get('error', 0)} failed)",
             )
 
 

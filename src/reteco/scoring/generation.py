@@ -4,25 +4,51 @@ Per reference turn, the participant's answer is judged on five dimensions, each 
 focused prompt on a 1-5 Likert scale (``reteco.judge``), and compared with the turn's
 reference answer by ROUGE-L, METEOR and BERTScore (``reteco.metrics.text_overlap``).
 
-What the judge sees as evidence (the "supplied or retrieved passages" of faithfulness):
+What the judge sees as evidence, per dimension (the prompt's ``inputs``; rubric version 2):
 
-- 2b: the turn's gold passages, the text of its ``gold_doc_ids`` in ``passages.sqlite``;
-- 2c: the text of the run's top 5 documents for the turn after the deterministic handling
+- faithfulness ("supported by supplied or retrieved passages"): the passages the system had:
+  in 2b the turn's gold passages (the text of its ``gold_doc_ids`` in ``passages.sqlite``), in
+  2c the text of the run's top 5 documents for the turn after the deterministic handling
   (``RankedRun.top_documents``: v1.0 ids mapped, unknown ids discarded, duplicates removed,
-  ordered by score), i.e. exactly the passages the answer had to be generated from.
+  ordered by score), i.e. exactly the passages the answer had to be generated from;
+- correctness and completeness: the turn's reference answer and its gold passages, in 2b and
+  2c alike, never the run's retrieved passages: a true answer is correct whether or not the
+  run retrieved its support (a retrieval miss costs nDCG and faithfulness, not correctness);
+- relevance and coherence: no passages (the query and the dialogue).
+
+Abstentions (rubric v2): a turn is unanswerable when its reference answer says the information
+is not available. There an abstention is correct and complete; on an answerable turn it is
+incomplete (completeness 1) and graded 2 on correctness; it is never unfaithful.
 
 Aggregation (evaluation plan: "each integer score is normalized as (score - 1) / 4 and
 macro-averaged"), over ALL reference turns:
 
     value(turn, d) = (s - 1) / 4          s in 1..5, the judge's valid score
                    = 0                    the turn has no answer (it counts, as a missing run topic does)
-                   = excluded             the judgment is invalid or failed (no valid score after retries)
-    d (scores.json)  = mean of value(turn, d) over the turns not excluded
+                   = excluded             the judgment is invalid, refused or failed (no valid score)
+    d (scores.json)  = mean of value(turn, d) over the turns not excluded,
+                       unless more than MAX_UNSCORED_SHARE of the turns are excluded: withheld
     judge_mean       = mean of the five dimension figures (only when all five are reported)
 
 An invalid or failed judgment is never replaced by a number (neither 0 nor 0.5): it leaves that
 turn out of that one dimension's average, and details.json counts such judgments per dimension.
-A dimension with no valid judgment at all is left out of scores.json (and with it judge_mean).
+Exclusion is bounded. With a share p of the turns excluded, the average over all turns (had
+they been judged) is (1 - p) * kept + p * excluded, so it differs from the reported average by
+p * (excluded - kept): at most p on the 0..1 scale, whatever the excluded turns would have
+scored. MAX_UNSCORED_SHARE = 2% keeps that worst case at 0.02, about the sampling noise of a
+dimension figure itself (a standard error of 0.35 / sqrt(500) = 0.016 for 500 turns, with
+per-turn values spread over 0..1): below the bound an exclusion cannot move a figure by more
+than its own noise. Above it, answers that make the judge refuse or fail could move a team's
+figure by more than that, so the figure is withheld for adjudication (the organizers re-judge
+with ``--retry-invalid`` or by hand): absent from scores.json, with the reason and the counts in
+details.json and the log; its per-domain and per-depth figures are withheld with it. A
+dimension with no valid judgment at all is left out the same way (and with it judge_mean).
+
+Injection attempts (rubric v2): the judge flags every answer that addresses the evaluator
+instead of the user (asking for a score, imitating the organizers or a block boundary); such an
+answer gets 1 on every dimension. details.json counts the flagged answers and judgments per
+dimension and lists the flagged turns, for the organizers to review.
+
 The text metrics average over all reference turns the same way: an unanswered turn scores 0; a
 turn whose reference answer is empty has nothing to compare with and is left out. A metric
 whose resource is missing is left out of scores.json and reported unavailable with its reason.
@@ -53,16 +79,30 @@ from reteco.scoring.rules import RankedRun
 from reteco.subtracks import DIMENSIONS, JUDGE_MEAN, SUBTRACKS
 
 TOP_K_2C = 5
+#: Above this share of a dimension's reference turns without a valid judgment (invalid, refused
+#: or failed), the dimension's figure is withheld for adjudication (module docstring: why 2%).
+MAX_UNSCORED_SHARE = 0.02
 
 MISSING = "missing"  # the turn has no answer: scores 0 and counts
+_PASSAGES_SHOWN = {"evidence": "the passages the system had", "gold_evidence": "the turn's gold passages"}
 AGGREGATION_RULES = (
     "each dimension: the judge's 1-5 score s normalized as (s - 1) / 4, averaged over all reference turns",
     "a reference turn without an answer scores 0 on every dimension and text metric, and counts",
     (
-        "an invalid or failed judgment is left out of that dimension's average (never scored 0 or 0.5); "
+        "an invalid, refused or failed judgment is left out of that dimension's average (never scored 0 or 0.5); "
         "counted per dimension in judge.per_dimension"
     ),
+    (
+        f"when more than {MAX_UNSCORED_SHARE:.0%} of a dimension's reference turns have no valid judgment, the "
+        "dimension is withheld for adjudication: left out of scores.json (and so is judge_mean), the reason in "
+        "judge.per_dimension"
+    ),
     "a dimension without any valid judgment is left out of scores.json, and so is judge_mean",
+    (
+        "correctness and completeness are judged against the reference answer and the turn's gold passages, "
+        "faithfulness against the passages the system had (2b: the gold passages; 2c: the run's top 5)"
+    ),
+    "an answer the judge flags as an attempt to influence it scores 1 on every dimension; flagged answers are counted in judge.injection",
     "judge_mean: the mean of the five dimension figures",
     (
         "text metrics (ROUGE-L F1, METEOR, BERTScore F1) against the turn's reference answer; a metric "
@@ -141,24 +181,57 @@ class PassageStore:
         self._conn.close()
 
 
-def dimension_figure(statuses: list[str], scores: list[int | None]) -> dict:
+class PassageTexts:
+    """(doc_id, text) pairs of a turn's documents from a ``PassageStore``; ``missing`` counts the
+    ids that have no text there (they are left out: the judge is never shown an empty passage)."""
+
+    def __init__(self, store: PassageStore):
+        self.store = store
+        self.missing = 0
+
+    def of(self, domain: str, doc_ids: list[str]) -> tuple[tuple[str, str], ...]:
+        pairs = []
+        for doc_id in doc_ids:
+            text = self.store.text(domain, doc_id)
+            if text is None:
+                self.missing += 1
+                continue
+            pairs.append((doc_id, text))
+        return tuple(pairs)
+
+
+def dimension_figure(statuses: list[str], scores: list[int | None], *, max_unscored_share: float = MAX_UNSCORED_SHARE) -> dict:
     """One dimension over all reference turns (see the module docstring).
 
     ``statuses[i]`` is "ok", "invalid", "error" or "missing" (no answer); ``scores[i]`` the
-    1-5 score when ok. Returns the counts and ``mean`` (None when no judgment is valid).
+    1-5 score when ok. Returns the counts, ``unscored_share`` ((invalid + error) / turns) and
+    ``mean``: None when no judgment is valid, or when ``unscored_share`` is above
+    ``max_unscored_share`` (then ``withheld`` says why).
     """
     values = [_normalized(st, s) for st, s in zip(statuses, scores)]
     kept = [v for v in values if v is not None]
     ok = sum(1 for st in statuses if st == "ok")
-    return {
+    invalid = sum(1 for st in statuses if st == "invalid")
+    error = sum(1 for st in statuses if st == "error")
+    share = (invalid + error) / len(statuses) if statuses else 0.0
+    figure = {
         "turns": len(statuses),
         "valid": ok,
-        "invalid": sum(1 for st in statuses if st == "invalid"),
-        "error": sum(1 for st in statuses if st == "error"),
+        "invalid": invalid,
+        "error": error,
         "missing_answer": sum(1 for st in statuses if st == MISSING),
         "turns_averaged": len(kept),
+        "unscored_share": share,
         "mean": float(np.mean(kept)) if ok and kept else None,
     }
+    if ok and share > max_unscored_share:
+        figure["mean"] = None
+        figure["withheld"] = (
+            f"withheld for adjudication: {invalid + error} of {len(statuses)} reference turns ({share:.1%}) have no "
+            f"valid judgment ({invalid} invalid or refused, {error} failed), more than the {max_unscored_share:.0%} "
+            "that can be left out of an average without moving it by more than its own noise"
+        )
+    return figure
 
 
 def _normalized(status: str, score: int | None) -> float | None:
@@ -205,22 +278,19 @@ def score_generation(
     n = len(turns)
     answer_texts = [a.text if (a := answers.get(i)) is not None else None for i in range(n)]
 
-    # Evidence per turn: gold passages (2b) or the run's top 5 (2c).
+    # Passages per turn: the gold ones (correctness, completeness; and faithfulness in 2b) and
+    # the ones the system had (faithfulness: the gold ones in 2b, the run's top 5 in 2c).
     store = PassageStore(reference.root / PASSAGES)
+    gold = PassageTexts(store)
     evidence: list[tuple[tuple[str, str], ...]] = []
     evidence_ids: list[list[str]] = []
-    without_text = 0
+    gold_evidence: list[tuple[tuple[str, str], ...]] = []
+    run_passages = PassageTexts(store) if reference.subtrack == "2c" else gold
     try:
         for i, turn in enumerate(turns):
+            gold_evidence.append(gold.of(turn.domain, list(turn.gold_doc_ids)))
             doc_ids = list(turn.gold_doc_ids) if reference.subtrack == "2b" else ranked_run.top_documents(i, TOP_K_2C)
-            pairs = []
-            for doc_id in doc_ids:
-                text = store.text(turn.domain, doc_id)
-                if text is None:
-                    without_text += 1
-                    continue
-                pairs.append((doc_id, text))
-            evidence.append(tuple(pairs))
+            evidence.append(gold_evidence[i] if reference.subtrack == "2b" else run_passages.of(turn.domain, doc_ids))
             evidence_ids.append(doc_ids)
     finally:
         store.close()
@@ -232,14 +302,17 @@ def score_generation(
             else f"the run's top {TOP_K_2C} documents of the turn after the deterministic handling"
         ),
         "passages_given": sum(len(evidence[i]) for i in answered),
-        "passages_without_text": without_text,
+        "passages_without_text": run_passages.missing,
         "answered_turns_without_evidence": sum(1 for i in answered if not evidence[i]),
+        "gold_source": "the turn's gold passages (passages.sqlite), whatever the run retrieved",
+        "gold_passages_given": sum(len(gold_evidence[i]) for i in answered),
+        "gold_passages_without_text": gold.missing,
     }
     if reference.subtrack == "2c":
         evidence_info["k"] = TOP_K_2C
 
     judge_info, outcomes = _run_judge(
-        reference, turns, answer_texts, evidence, judge_config, cache_dir, run_judge_now, progress, problems
+        turns, answer_texts, evidence, gold_evidence, judge_config, cache_dir, run_judge_now, progress, problems
     )
 
     # Per turn, per dimension: status and score.
@@ -261,14 +334,20 @@ def score_generation(
         per_dimension = {d: dimension_figure(statuses[d], scores_1to5[d]) for d in DIMENSIONS}
         judge_info["per_dimension"] = per_dimension
         for d in DIMENSIONS:
-            per_turn_values[d] = [_normalized(st, s) for st, s in zip(statuses[d], scores_1to5[d])]
+            # A withheld dimension is withheld in its group figures too (they would be biased alike).
+            withheld = "withheld" in per_dimension[d]
+            per_turn_values[d] = [None if withheld else _normalized(st, s) for st, s in zip(statuses[d], scores_1to5[d])]
             overall[d] = per_dimension[d]["mean"]
         _note_judge_problems(per_dimension, problems)
+        judge_info["injection"] = _injection_counts(outcomes, judge_info.pop("asks_injection_flag"), problems)
         if all(overall[d] is not None for d in DIMENSIONS):
             overall[JUDGE_MEAN] = float(np.mean([overall[d] for d in DIMENSIONS]))
         else:
-            lacking = [d for d in DIMENSIONS if overall[d] is None]
-            judge_info["judge_mean_left_out"] = f"no valid judgment for {', '.join(lacking)}"
+            lacking = [
+                f"{d} ({'withheld for adjudication' if 'withheld' in per_dimension[d] else 'no valid judgment'})"
+                for d in DIMENSIONS if overall[d] is None
+            ]
+            judge_info["judge_mean_left_out"] = f"not every dimension is reported: {', '.join(lacking)}"
             overall[JUDGE_MEAN] = None
         for key in (*DIMENSIONS, JUDGE_MEAN):
             if overall[key] is not None:
@@ -324,7 +403,7 @@ def score_generation(
     return scores, details, problems
 
 
-def _run_judge(reference, turns, answer_texts, evidence, judge_config, cache_dir, run_judge_now, progress, problems):
+def _run_judge(turns, answer_texts, evidence, gold_evidence, judge_config, cache_dir, run_judge_now, progress, problems):
     """Build the judge items (answered turns x five dimensions) and run the judge if it can run."""
     info: dict = {"ran": False}
     if not run_judge_now:
@@ -349,6 +428,7 @@ def _run_judge(reference, turns, answer_texts, evidence, judge_config, cache_dir
                     answer=answer_texts[i],
                     evidence=evidence[i],
                     reference_answer=turn.answer,
+                    gold_evidence=gold_evidence[i],
                 )
                 for i, turn in enumerate(turns)
                 if answer_texts[i] is not None
@@ -358,6 +438,14 @@ def _run_judge(reference, turns, answer_texts, evidence, judge_config, cache_dir
             outcomes = judge_module.run_judge(items, config, cache_dir=directory, progress=progress)
             cached = sum(1 for o in outcomes if o.cached)
             info["ran"] = True
+            from reteco.judge.prompts import INJECTION, PASSAGE_INPUTS
+
+            info["asks_injection_flag"] = INJECTION in config.prompts.json_schema["properties"]
+            # Which passages each dimension was shown (its prompt's inputs): the task report's evidence.
+            info["passages_shown"] = {
+                d: [_PASSAGES_SHOWN[i] for i in config.prompts.dimensions[d].inputs if i in PASSAGE_INPUTS]
+                for d in DIMENSIONS
+            }
             info["calls"] = {
                 "judgments": len(outcomes),
                 "cached": cached,
@@ -397,8 +485,37 @@ def _note_judge_problems(per_dimension: dict, problems: Problems) -> None:
             + "); each is left out of its dimension's average",
         )
     for d, f in per_dimension.items():
-        if f["mean"] is None:
+        if "withheld" in f:
+            problems.warning("judge", None, f"{d} is {f['withheld']}: {d} and {JUDGE_MEAN} are left out of scores.json")
+        elif f["mean"] is None:
             problems.warning("judge", None, f"no valid judgment for {d}: {d} and {JUDGE_MEAN} are left out of scores.json")
+
+
+def _injection_counts(outcomes, asked: bool, problems: Problems) -> dict:
+    """The answers the judge flagged as attempts to influence it (rubric v2), for the organizers."""
+    if not asked:
+        return {"asked": False, "reason": "this prompt version does not ask the judge to flag attempts to influence it"}
+    from reteco.judge.prompts import injection_flag
+
+    per_dimension = dict.fromkeys(DIMENSIONS, 0)
+    turns: list[str] = []
+    for o in outcomes:
+        if o.status == "ok" and injection_flag(o.rationale):
+            per_dimension[o.item.dimension] += 1
+            if o.item.key not in turns:
+                turns.append(o.item.key)
+    if turns:
+        problems.warning(
+            "judge", None,
+            f"{len(turns)} answers were flagged by the judge as attempts to influence it (they score 1 where flagged; "
+            f"the organizers review them): {', '.join(turns[:10])}" + (f" and {len(turns) - 10} more" if len(turns) > 10 else ""),
+        )
+    return {
+        "asked": True,
+        "answers_flagged": len(turns),
+        "judgments_flagged": per_dimension,
+        "flagged_turns": turns,
+    }
 
 
 def _group_figures(turns: list[TurnRecord], values: dict[str, list[float | None]], judge_ran: bool) -> dict:
