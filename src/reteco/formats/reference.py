@@ -55,7 +55,6 @@ from reteco.formats.temporal_labels import LABELS_DIR, LABELS_MANIFEST, PERIODS_
 from reteco.problems import InputError, Problems, quoted
 
 FORMAT = "reteco-reference/1"
-SUBTRACKS = ("1a", "1b", "2a", "2b", "2c")
 MAX_DOMAINS = 64  # one bit each in the uint64 mask of doc_ids.arrow
 NO_DOMAIN = 254  # a row whose topic is not a reference topic: no corpus accepts its id
 SEVERAL_DOMAINS = 255  # an id in more than one domain's corpus: its mask decides

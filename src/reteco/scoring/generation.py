@@ -58,23 +58,18 @@ judge key appears in scores.json; details.json and the log say that it did not r
 
 from __future__ import annotations
 
-import json
 import math
-import sqlite3
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from reteco.formats.answers import Answers
-from reteco.formats.reference import PASSAGES, TURNS, Reference
+from reteco.formats.passages import PassageStore, PassageTexts
+from reteco.formats.reference import PASSAGES, Reference
 from reteco.formats.topic_ids import DEPTH_GROUPS, depth_group
-from reteco.metrics.text_overlap import (
-    TEXT_METRICS,
-    BertScoreConfig,
-    text_overlap_values,
-)
-from reteco.problems import InputError, Problems
+from reteco.formats.turns import TurnRecord, read_turns
+from reteco.metrics.text_overlap import TEXT_METRICS, BertScoreConfig, text_overlap_values
+from reteco.problems import Problems
 from reteco.scoring.rules import RankedRun
 from reteco.subtracks import DIMENSIONS, JUDGE_MEAN, SUBTRACKS
 
@@ -109,95 +104,6 @@ AGGREGATION_RULES = (
         "that cannot run here is left out of scores.json and reported unavailable with its reason"
     ),
 )
-
-
-@dataclass(frozen=True)
-class TurnRecord:
-    """One target turn of turns.jsonl."""
-
-    key: str
-    domain: str
-    depth: int | None
-    query: str
-    history: str
-    answer: str
-    gold_doc_ids: tuple[str, ...]
-
-
-def read_turns(reference: Reference) -> list[TurnRecord]:
-    """turns.jsonl of a 2b/2c reference, in the reference's topic order."""
-    if reference.root is None:
-        raise ValueError("the reference has no folder: generation scoring needs turns.jsonl and passages.sqlite")
-    path = reference.root / TURNS
-    if not path.is_file():
-        raise InputError(f"no {TURNS}: the reference of sub-track {reference.subtrack} is incomplete", str(reference.root))
-    records: dict[str, dict] = {}
-    with open(path, encoding="utf-8") as handle:
-        for line in handle:
-            if line.strip():
-                record = json.loads(line)
-                records[record["key"]] = record
-    turns = []
-    for topic in reference.topics:
-        record = records.get(topic.key)
-        if record is None:
-            raise InputError(f"{TURNS} has no record for a reference turn; prepare the reference again", str(path))
-        turns.append(
-            TurnRecord(
-                key=topic.key,
-                domain=topic.domain,
-                depth=topic.depth,
-                query=record.get("query") or "",
-                history=_history(record.get("history") or ""),
-                answer=record.get("answer") or "",
-                gold_doc_ids=tuple(record.get("gold_doc_ids") or ()),
-            )
-        )
-    return turns
-
-
-#: RECOR writes this sentence as the history of a conversation's first turn; the judge is given
-#: an empty history instead, which its prompt renders as "the current turn opens the conversation".
-NO_HISTORY = "No previous conversation."
-
-
-def _history(text: str) -> str:
-    return "" if text.strip() == NO_HISTORY else text
-
-
-class PassageStore:
-    """Passage text by (domain, doc_id) from a reference's passages.sqlite, opened read-only."""
-
-    def __init__(self, path: Path):
-        if not Path(path).is_file():
-            raise InputError(f"no {PASSAGES}: the reference is incomplete", str(Path(path).parent))
-        self._conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
-
-    def text(self, domain: str, doc_id: str) -> str | None:
-        row = self._conn.execute("SELECT text FROM passages WHERE domain = ? AND doc_id = ?", (domain, doc_id)).fetchone()
-        return None if row is None else row[0]
-
-    def close(self) -> None:
-        self._conn.close()
-
-
-class PassageTexts:
-    """(doc_id, text) pairs of a turn's documents from a ``PassageStore``; ``missing`` counts the
-    ids that have no text there (they are left out: the judge is never shown an empty passage)."""
-
-    def __init__(self, store: PassageStore):
-        self.store = store
-        self.missing = 0
-
-    def of(self, domain: str, doc_ids: list[str]) -> tuple[tuple[str, str], ...]:
-        pairs = []
-        for doc_id in doc_ids:
-            text = self.store.text(domain, doc_id)
-            if text is None:
-                self.missing += 1
-                continue
-            pairs.append((doc_id, text))
-        return tuple(pairs)
 
 
 def dimension_figure(statuses: list[str], scores: list[int | None], *, max_unscored_share: float = MAX_UNSCORED_SHARE) -> dict:
