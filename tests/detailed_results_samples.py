@@ -87,7 +87,7 @@ def judged_pages(work: Path, reference_root: Path) -> dict[str, tuple[SamplePage
                 details = copy.deepcopy(result.details)
                 if not phase["per_topic"]:
                     details = results.withhold_per_topic(details)
-                absent = results.absent_scores(subtrack, result.scores, details)
+                absent = results.absent_scores(subtrack, result.scores, result.absent)
                 page = detailed_results.render(
                     subtrack=subtrack, phase=phase, scores=result.scores, details=details, absent=absent,
                     messages=result.problems.lines(),

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from reteco.codabench import competition as definition
 from reteco.codabench import scoring_program as codabench
 from reteco.outputs import results
-from reteco.codabench import competition as definition
 from reteco.subtracks import JUDGE, SUBTRACKS
 
 KEYS = {s: row.keys for s, row in SUBTRACKS.items()}
@@ -133,19 +133,12 @@ def test_generation_keys_absent_with_their_reasons(ref_root, tmp_path, capsys):
     assert "absent: the LLM judge does not run" in page
 
 
-def test_absent_scores_reads_the_scorers_reasons_and_refuses_a_missing_required_key():
-    details = {
-        "temporal": {"ndcg_fc_10_status": "undefined: no query reaches full temporal coverage at 10"},
-    }
+def test_absent_scores_takes_the_scorers_reasons_and_refuses_a_missing_required_key():
     scores = {k: 0.5 for k in KEYS["1a"] if k != "ndcg_fc_10"}
-    assert results.absent_scores("1a", scores, details) == {
+    reasons = {"ndcg_fc_10": "undefined: no query reaches full temporal coverage at 10", "mrr": "not used: mrr is there"}
+    assert results.absent_scores("1a", scores, reasons) == {
         "ndcg_fc_10": "undefined: no query reaches full temporal coverage at 10"
     }
-    generation = {"generation": {"judge": {"ran": False, "reason": "no API key"},
-                                 "text_metrics": {"meteor": {"available": False, "reason": "no WordNet"}}}}
-    scores = {k: 0.5 for k in KEYS["2b"] if k not in JUDGE and k != "meteor"}
-    absent = results.absent_scores("2b", scores, generation)
-    assert absent["meteor"] == "no WordNet" and absent["correctness"] == "the judge did not run: no API key"
     # Without a reason the key maps to "" (check-bundle rejects it); a required key is a bug.
     assert results.absent_scores("1a", {k: 0.5 for k in KEYS["1a"] if k != "ndcg_fc_10"}, {}) == {"ndcg_fc_10": ""}
     with pytest.raises(results.MissingScoreError, match="tp_10"):

@@ -14,21 +14,17 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from fake_openai_server import (  # noqa: F401 (the fake_openai fixture)
-    asks_injection_flag,
-    fake_openai_fixture,
-    judgment,
-    user_text,
-)
+from fake_openai_server import asks_injection_flag, fake_openai_fixture, judgment, user_text  # noqa: F401 (the fake_openai fixture)
 from tiny_track2 import write_tiny_reference
 
 from reteco.formats.answers import read_answers
 from reteco.judge import load_judge_config
-from reteco.problems import InputError
 from reteco.judge.prompts import load_prompt_set
+from reteco.problems import InputError
 from reteco.scoring.generation import DIMENSIONS, MAX_UNSCORED_SHARE, dimension_figure, score_generation
 from reteco.scoring.retrieval import score_run
 from reteco.scoring.submission import score_submission, validate_submission
+from reteco.subtracks import JUDGE
 
 KEY_ENV = "RETECO_TEST_JUDGE_KEY"
 REPO = Path(__file__).resolve().parents[1]
@@ -145,12 +141,14 @@ def test_a_dimension_without_any_valid_judgment_has_no_figure():
 def test_no_judge_path_reports_no_judge_key_at_all(tmp_path):
     ref = write_tiny_reference(tmp_path / "2b", "2b")
     answers = read_answers(ANSWERS.encode(), "answers.jsonl", ref)
-    scores, details, problems = score_generation(ref, answers, run_judge_now=False)
+    scores, details, problems, absent = score_generation(ref, answers, run_judge_now=False)
     assert set(scores) == {"rouge_l", "meteor"}  # no judge key, no BERTScore (no model here)
     assert scores["rouge_l"] == pytest.approx(sum(ROUGE) / 3, abs=1e-12)
     assert scores["meteor"] == pytest.approx(sum(METEOR) / 3, abs=1e-12)
     assert details["judge"] == {"ran": False, "reason": "this scoring was asked not to call the judge (the judge runs separately, with `reteco judge`)"}
     assert details["text_metrics"]["bertscore_f1"]["available"] is False
+    not_run = f"the judge did not run: {details['judge']['reason']}"
+    assert absent == {**{k: not_run for k in JUDGE}, "bertscore_f1": details["text_metrics"]["bertscore_f1"]["reason"]}
     assert problems.lines()[0] == (
         "judge: warning: the judge did not run: this scoring was asked not to call the judge (the judge runs separately, with `reteco judge`). "
         "Not reported: correctness, completeness, relevance, coherence, faithfulness, judge_mean"
@@ -184,7 +182,7 @@ def test_judge_without_a_key_does_not_run_and_says_why(tmp_path, monkeypatch):
 def test_every_score_is_finite(tmp_path):
     ref = write_tiny_reference(tmp_path / "2b", "2b")
     answers = read_answers(ANSWERS.encode(), "answers.jsonl", ref)
-    scores, _, _ = score_generation(ref, answers, run_judge_now=False)
+    scores, _, _, _ = score_generation(ref, answers, run_judge_now=False)
     assert all(math.isfinite(v) for v in scores.values())
 
 
@@ -229,7 +227,7 @@ def test_2b_end_to_end_hand_computed_then_all_from_the_cache(tmp_path, fake_open
     # The leaderboard's page says why each judge key is absent.
     from reteco.outputs.results import absent_scores
 
-    absent = absent_scores("2b", result.scores, result.details)
+    absent = absent_scores("2b", result.scores, result.absent)
     assert absent["faithfulness"] == WITHHELD
     assert absent["judge_mean"] == "not every dimension is reported: faithfulness (withheld for adjudication)"
     # The withheld dimension is withheld in the group figures too.

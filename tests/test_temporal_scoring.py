@@ -12,15 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reteco.formats.reference import DocIdIndex, Judgment, Reference, Topic
-from reteco.formats.temporal_labels import (
-    LABELS_DIR,
-    PERIODS_FILE,
-    LabelRow,
-    Period,
-    QueryPeriods,
-    TemporalLabels,
-    write_periods,
-)
+from reteco.formats.temporal_labels import LABELS_DIR, PERIODS_FILE, LabelRow, Period, QueryPeriods, TemporalLabels, write_periods
 from reteco.formats.trec_run import read_trec_run
 from reteco.organizers.prepare import prepare_release
 from reteco.organizers.synthetic.release import write_synthetic_release
@@ -108,6 +100,7 @@ def test_ndcg_fc_left_out_when_no_query_is_fully_covered(ref_1a):
     t = result.details["temporal"]
     assert t["overall"]["ndcg_fc_10"] is None
     assert t["ndcg_fc_10_status"] == "undefined: no query reaches full temporal coverage at 10"
+    assert result.absent == {"ndcg_fc_10": "undefined: no query reaches full temporal coverage at 10"}  # typed, for scores.json's readers
     assert result.details["per_domain"]["d"]["ndcg_fc_10"] is None
 
 
@@ -271,6 +264,7 @@ def test_1a_without_periods_file_has_no_coverage_and_says_so():
     assert result.scores["tp_10"] == 1.0
     assert "tc_10" not in result.scores and "ndcg_fc_10" not in result.scores
     assert result.details["temporal"]["tc_10_status"] == "undefined: no query has a required period"
+    assert result.absent == {"tc_10": "undefined: no query has a required period", "ndcg_fc_10": "undefined: no query has a required period"}
 
 
 def test_track_2_has_no_temporal_keys():

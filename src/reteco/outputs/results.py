@@ -34,7 +34,6 @@ JUDGE_NOT_RUN = (
 # when the phase does not allow per-topic figures.
 _AGGREGATE_SECTIONS = frozenset({"per_domain", "per_depth", "per_dimension", "per_stance", "per_group"})
 _TOPIC_FIELDS = frozenset({"unit", "step", "topic", "topic_id", "key", "query", "query_id", "step_id", "turn", "turn_id"})
-_REASON_SECTIONS = ("absent_scores", "unavailable", "absent", "missing", "not_computed", "skipped", "reasons")
 
 
 
@@ -48,7 +47,10 @@ def write_results(output_dir: Path, result, subtrack: str, phase: dict, *, judge
     ``result`` is a ``reteco.scoring.retrieval.ScoreResult``; with ``judge_skipped`` the judge
     keys' reason is ``JUDGE_NOT_RUN``."""
     details = result.details if phase["per_topic"] else withhold_per_topic(result.details)
-    absent = absent_scores(subtrack, result.scores, details, judge_skipped=judge_skipped)
+    reasons = dict(result.absent)
+    if judge_skipped:  # not run here by design: say so rather than the scorer's "not asked to"
+        reasons.update({key: JUDGE_NOT_RUN for key in JUDGE if key not in result.scores})
+    absent = absent_scores(subtrack, result.scores, reasons)
     details["phase"] = {k: phase.get(k) for k in ("phase", "name", "split", "per_topic")}
     details["absent_scores"] = absent
     write_details(output_dir, details)
@@ -98,14 +100,13 @@ def _names_topics(value) -> bool:
     )
 
 
-def absent_scores(
-    subtrack: str, scores: dict[str, float], details: dict, *, judge_skipped: bool = False
-) -> dict[str, str]:
-    """Why each leaderboard key of the sub-track is absent from ``scores``.
+def absent_scores(subtrack: str, scores: dict[str, float], reasons: dict[str, str]) -> dict[str, str]:
+    """Why each leaderboard key of the sub-track is absent from ``scores``: the scorer's reasons
+    (``ScoreResult.absent``).
 
-    Raises MissingScoreError when a key that must always be written is absent or not finite.
-    An optional key without a reason maps to an empty string, which `reteco check-bundle`
-    rejects: a diagnostic that disappears without a word is a bug too.
+    Raises MissingScoreError when a key that must always be written is absent or not finite. An
+    optional key the scorer gave no reason for maps to an empty string, which `reteco
+    check-bundle` rejects: a diagnostic that disappears without a word is a bug too.
     """
     if subtrack not in SUBTRACKS:
         return {}  # a graded benchmark (FactIR): its keys are its own, none may be absent
@@ -113,68 +114,7 @@ def absent_scores(
     missing = [k for k in row.required_keys() if not _finite(scores.get(k))]
     if missing:
         raise MissingScoreError(f"sub-track {subtrack} scored without {', '.join(missing)}")
-    reasons = _reasons(details, set(row.keys), JUDGE)
-    absent = {}
-    for key in row.keys:
-        if key not in scores:
-            # The judge is not run here by design: say so rather than the scorer's "not requested".
-            absent[key] = JUDGE_NOT_RUN if key in JUDGE and judge_skipped else reasons.get(key, "")
-    return absent
-
-
-def _reasons(details: dict, keys: set[str], judge_keys: tuple[str, ...]) -> dict[str, str]:
-    """Reasons the scorer gave for figures it left out, wherever its details hold them.
-
-    Recognised shapes (the scorers' conventions): ``"<key>_status": "undefined: ..."`` (temporal);
-    ``"<key>": {"reason": ...}`` (text metrics); a section named like ``unavailable`` mapping
-    keys to reasons; a ``"judge"`` section with ``"ran": false`` and a ``"reason"`` (every judge
-    key), or, when the judge ran, ``"judge_mean_left_out"`` and per-dimension counts.
-    """
-    found: dict[str, str] = {}
-
-    def note(key: str, reason) -> None:
-        if key in keys and isinstance(reason, str) and reason and key not in found:
-            found[key] = reason
-
-    def walk(value) -> None:
-        if isinstance(value, list):
-            for item in value:
-                walk(item)
-            return
-        if not isinstance(value, dict):
-            return
-        for name, item in value.items():
-            if not isinstance(name, str):
-                continue
-            if name.endswith("_status"):
-                note(name.removesuffix("_status"), item)
-            if isinstance(item, dict) and name in keys:
-                note(name, item.get("reason"))
-            if name in _REASON_SECTIONS and isinstance(item, dict):
-                for key, reason in item.items():
-                    note(key, reason.get("reason") if isinstance(reason, dict) else reason)
-            if name == "judge" and isinstance(item, dict):
-                _judge_reasons(item, judge_keys, note)
-            walk(item)
-
-    walk(details)
-    return found
-
-
-def _judge_reasons(judge: dict, judge_keys: tuple[str, ...], note) -> None:
-    if judge.get("ran") is False or ("ran" not in judge and "reason" in judge):
-        reason = judge.get("reason") or JUDGE_NOT_RUN
-        for key in judge_keys:
-            note(key, f"the judge did not run: {reason}")
-        return
-    note("judge_mean", judge.get("judge_mean_left_out"))
-    for dimension, figure in (judge.get("per_dimension") or {}).items():
-        if isinstance(figure, dict) and figure.get("mean") is None:
-            note(
-                dimension,
-                figure.get("withheld")
-                or f"no valid judgment ({figure.get('invalid', 0)} invalid, {figure.get('error', 0)} failed)",
-            )
+    return {key: reasons.get(key, "") for key in row.keys if key not in scores}
 
 
 def _finite(value) -> bool:

@@ -165,7 +165,7 @@ def score_generation(
     wordnet_path: Path | None = None,
     bertscore: BertScoreConfig | None = None,
     per_topic: bool = True,
-) -> tuple[dict[str, float], dict, Problems]:
+) -> tuple[dict[str, float], dict, Problems, dict[str, str]]:
     """Score answers of sub-track 2b (gold-passage evidence) or 2c (the run's top 5 as evidence).
 
     ``judge_config``: a judge configuration (``reteco.judge.load_judge_config``); None
@@ -306,7 +306,30 @@ def score_generation(
     }
     if per_topic:
         details["per_turn"] = _per_turn(reference, turns, answers, evidence, evidence_ids, by_turn, per_turn_values)
-    return scores, details, problems
+    return scores, details, problems, _absent_reasons(scores, judge_info, text_info)
+
+
+def _absent_reasons(scores: dict[str, float], judge_info: dict, text_info: dict) -> dict[str, str]:
+    """Why each generation key is absent from ``scores``: the judge did not run (one reason for
+    all its keys), a dimension was withheld or had no valid judgment, judge_mean lacks a
+    dimension, a text metric's resource is missing or no turn has a reference answer."""
+    absent: dict[str, str] = {}
+    for key in (*DIMENSIONS, JUDGE_MEAN):
+        if key in scores:
+            continue
+        if not judge_info["ran"]:
+            absent[key] = f"the judge did not run: {judge_info.get('reason', 'not configured')}"
+        elif key == JUDGE_MEAN:
+            absent[key] = judge_info.get("judge_mean_left_out") or "not every dimension is reported"
+        else:
+            figure = judge_info["per_dimension"][key]
+            absent[key] = figure.get("withheld") or (
+                f"no valid judgment ({figure.get('invalid', 0)} invalid, {figure.get('error', 0)} failed)"
+            )
+    for name, info in text_info.items():
+        if name not in scores:
+            absent[name] = info.get("reason") or "no reference turn has a reference answer to compare with"
+    return absent
 
 
 def _run_judge(turns, answer_texts, evidence, gold_evidence, judge_config, cache_dir, run_judge_now, progress, problems):

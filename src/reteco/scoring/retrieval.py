@@ -34,6 +34,9 @@ class ScoreResult:
     details: dict
     problems: Problems = field(default_factory=Problems)
     ranked: RankedRun | None = None  # the decided rankings (2c takes its top 5 passages from them)
+    # Every key of the sub-track left out of scores, with the scorer's reason (a figure that
+    # does not apply is absent with a reason, never 0).
+    absent: dict[str, str] = field(default_factory=dict)
 
 
 def retrieval_score_keys(reference: Reference) -> list[str]:
@@ -114,7 +117,7 @@ def score_run(
     temporal = temporal_diagnostics(reference, ranked, topic_values["ndcg_10"]) if temporal_applies(reference) else None
     if temporal is not None:
         add_temporal(scores, details, temporal)
-    return ScoreResult(scores, details, problems, ranked)
+    return ScoreResult(scores, details, problems, ranked, dict(temporal.absent) if temporal is not None else {})
 
 
 def per_topic_metrics_trec_eval(reference: Reference, ranked: RankedRun) -> dict[str, np.ndarray]:

@@ -82,7 +82,7 @@ def score_submission(
 
     problems = Problems()
     result, ranked, answers, run_name = _read_both(reference, opened, problems, engine, per_topic)
-    scores, generation, notes = score_generation(
+    scores, generation, notes, absent = score_generation(
         reference,
         answers,
         ranked,
@@ -108,6 +108,7 @@ def score_submission(
         }
     result.problems.extend(problems)
     result.scores.update(scores)
+    result.absent.update(absent)
     result.details["warnings"] = [str(p) for p in result.problems.warnings()]
     result.details["generation"] = generation
     return result

@@ -42,13 +42,7 @@ import numpy as np
 
 from reteco.formats.arrow_arrays import from_numpy
 from reteco.formats.reference import Reference
-from reteco.formats.temporal_labels import (
-    LABELS_DIR,
-    LABELS_MANIFEST,
-    PERIODS_FILE,
-    TemporalLabels,
-    read_periods,
-)
+from reteco.formats.temporal_labels import LABELS_DIR, LABELS_MANIFEST, PERIODS_FILE, TemporalLabels, read_periods
 from reteco.metrics.ranking import RankedRows
 from reteco.metrics.temporal import (
     covered_periods_at_k,
@@ -103,6 +97,7 @@ class TemporalResult:
     per_unit: list[dict]  # aligned with the reference's units (Units.of order)
     per_step: list[dict] | None  # 1b: aligned with the reference's topics
     per_domain: dict[str, dict]
+    absent: dict[str, str] = field(default_factory=dict)  # scores.json key left out -> why
 
 
 def applies(reference: Reference) -> bool:
@@ -370,20 +365,21 @@ def temporal_diagnostics(
         details["labels"] = source.info
     else:
         details["oracle"] = source.info
+    absent = {}
     if overall["ndcg_fc_10"] is None:
-        details["ndcg_fc_10_status"] = (
+        absent["ndcg_fc_10"] = details["ndcg_fc_10_status"] = (
             "undefined: no query has a required period" if overall["tc_10"] is None
             else "undefined: no query reaches full temporal coverage at 10"
         )
     if overall["tc_10"] is None:
-        details["tc_10_status"] = "undefined: no query has a required period"
+        absent["tc_10"] = details["tc_10_status"] = "undefined: no query has a required period"
     if unlabelled_unit is not None:
         details["unlabelled_top10"] = overall["unlabelled_top10"]
     else:
         details["unlabelled_top10"] = "not applicable: the oracle labels every document (gold documents relevant, all others not)"
     if step_mean is not None:
         details["step_mean"] = step_mean
-    return TemporalResult(scores, details, per_unit, per_step, per_domain)
+    return TemporalResult(scores, details, per_unit, per_step, per_domain, absent)
 
 
 def _figures(
