@@ -55,7 +55,7 @@ def test_items_in_outcomes_out_same_order(endpoint, tmp_path, capsys):
     assert all(x["status"] == "ok" and 1 <= x["score"] <= 5 for x in lines)
     assert {x["judge_signature"] for x in lines} == {lines[0]["judge_signature"]}
     assert set(lines[0]) == {"key", "dimension", "status", "score", "rationale", "cached", "attempts",
-                             "system_fingerprint", "cache_key", "judge_signature"}
+                             "system_fingerprint", "reported_model", "endpoint", "cache_key", "judge_signature"}
     err = capsys.readouterr().err
     assert f"judge {lines[0]['judge_signature']}: gpt-4o-2024-08-06" in err
     assert "6 judgments: 0 from the cache, 6 asked now" in err
