@@ -166,13 +166,15 @@ def cmd_judge(args) -> int:
 
 
 def _print_provenance(stats) -> None:
+    from reteco.judge.report import model_mismatch_warning
+
     p = stats.provenance
     models = ", ".join(f"{m} x {n}" for m, n in p["reported_models"].items()) or "none (no verdict came from a reply)"
     print(f"endpoint {p['endpoint']}: configured model {p['configured_model']}; reported: {models}; "
           f"{stats.http_requests} HTTP requests (preflight {stats.calls.preflight})", file=sys.stderr)
-    if p["reported_model_differs"]:
-        print("WARNING: the server reported another model than the configured one; each outcome records the "
-              "reported model (reported_model)", file=sys.stderr)
+    mismatch = model_mismatch_warning(p)
+    if mismatch:
+        print(f"WARNING: {mismatch} (reported_model)", file=sys.stderr)
     if stats.calls.preflight_detail and stats.calls.preflight == "passed":
         print(f"WARNING: preflight: {stats.calls.preflight_detail}", file=sys.stderr)
 

@@ -396,7 +396,7 @@ class StructuredCaller:
                 if self.log:
                     self.log.warning("preflight: %s", warning)
             return
-        if self.limit_reached:
+        if sent.stopped:  # the deadline or the budget came first: no answer, but no refusal either
             self.preflight_status, self.preflight_detail = PREFLIGHT_NOT_SENT, sent.failure
             return
         self.preflight_status = PREFLIGHT_FAILED

@@ -117,7 +117,9 @@ def rejected_parameter(status: int | None, body_text: str, error: object, reques
     """
     if status not in (400, 422, 500):
         return None
-    text = body_text or ""
+    # The decoded message first: in the raw JSON body a newline is the two characters "\n",
+    # which would glue an "n" to the name that follows it.
+    text = f"{_error_message(error)}\n{body_text or ''}"
     if status == 500 and not _INVALID_INPUT.search(text):
         return None
     declared = _declared_param(error)
@@ -127,6 +129,13 @@ def rejected_parameter(status: int | None, body_text: str, error: object, reques
         if name in request and re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", text):
             return name
     return None
+
+
+def _error_message(error: object) -> str:
+    """The ``message`` of an OpenAI-style error body (``{"error": {"message"}}``), or ""."""
+    inner = error.get("error", error) if isinstance(error, dict) else None
+    message = inner.get("message") if isinstance(inner, dict) else None
+    return message if isinstance(message, str) else ""
 
 
 def _declared_param(error: object) -> str | None:
