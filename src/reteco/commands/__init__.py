@@ -98,6 +98,7 @@ def _parser(all_commands: bool = True) -> argparse.ArgumentParser:
         p.set_defaults(func=func)
 
     if all_commands:
+        from reteco.commands.agreement import add_agreement_parser
         from reteco.codabench.builder import add_bundle_parser
         from reteco.codabench.check_bundle import add_check_bundle_parser
         from reteco.commands.judge import add_judge_parser
@@ -110,6 +111,8 @@ def _parser(all_commands: bool = True) -> argparse.ArgumentParser:
         )
 
         for add in (add_bundle_parser, add_check_bundle_parser, add_judge_parser, add_setup_wordnet_parser, add_pool_parser, add_label_temporal_parser, add_label_export_parser, add_label_import_parser):
+            add(sub)
+        for add in (add_agreement_parser,):
             add(sub)
 
     p = sub.add_parser("factir-qrels", help="FactIR's evidence.csv + qrel_processed -> qrels.txt, stance.tsv")
