@@ -46,6 +46,11 @@ def test_the_signature_is_who_judged_not_how_the_calls_were_made():
         assert dataclasses.replace(base, **change).signature == base.signature, change
 
 
+def test_equal_values_written_differently_are_one_signature():
+    base = load_judge_config()
+    assert dataclasses.replace(base, temperature=0).signature == dataclasses.replace(base, temperature=0.0).signature
+
+
 def test_unknown_keys_and_bad_values_are_errors_naming_the_file(tmp_path):
     path = tmp_path / "judge.yaml"
     path.write_text("prompt_version: 1\nmodel: m\nconcurency: 8\n", encoding="utf-8")

@@ -100,6 +100,7 @@ def _parser(all_commands: bool = True) -> argparse.ArgumentParser:
     if all_commands:
         from reteco.commands.agreement import add_agreement_parser
         from reteco.commands.human_sample import add_human_sample_parser
+        from reteco.commands.judge_report import add_judge_report_parser
         from reteco.codabench.builder import add_bundle_parser
         from reteco.codabench.check_bundle import add_check_bundle_parser
         from reteco.commands.judge import add_judge_parser
@@ -113,7 +114,7 @@ def _parser(all_commands: bool = True) -> argparse.ArgumentParser:
 
         for add in (add_bundle_parser, add_check_bundle_parser, add_judge_parser, add_setup_wordnet_parser, add_pool_parser, add_label_temporal_parser, add_label_export_parser, add_label_import_parser):
             add(sub)
-        for add in (add_agreement_parser, add_human_sample_parser):
+        for add in (add_agreement_parser, add_human_sample_parser, add_judge_report_parser):
             add(sub)
 
     p = sub.add_parser("factir-qrels", help="FactIR's evidence.csv + qrel_processed -> qrels.txt, stance.tsv")

@@ -68,7 +68,8 @@ class JudgeConfig(LLMConfig):
             "prompt_files": dict(self.prompts.file_hashes),
             "rendered": self._prompts_hash,
             "model": self.model,
-            "temperature": self.temperature,
+            # 0 and 0.0 are one temperature (a YAML "0" is an int, the default a float).
+            "temperature": None if self.temperature is None else float(self.temperature),
             "seed": self.seed,
             "max_completion_tokens": self.max_completion_tokens,
             "token_limit_param": self.token_limit_param,
