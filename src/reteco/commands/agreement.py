@@ -20,17 +20,9 @@ import os
 import sys
 from pathlib import Path
 
+from reteco.commands.judge import count_argument
 from reteco.problems import InputError
 
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be 1 or more")
-    return value
 
 
 def add_agreement_parser(subparsers) -> argparse.ArgumentParser:
@@ -47,7 +39,7 @@ def add_agreement_parser(subparsers) -> argparse.ArgumentParser:
     # Defaults are the library's (reteco.metrics.agreement), read when the command runs: importing
     # scipy to build the parser would slow every other command down.
     p.add_argument("--seed", type=int, help="bootstrap seed (default: reteco.metrics.agreement.DEFAULT_SEED)")
-    p.add_argument("--resamples", type=_positive,
+    p.add_argument("--resamples", type=count_argument(1),
                    help="bootstrap resamples (default: reteco.metrics.agreement.DEFAULT_RESAMPLES)")
     p.set_defaults(func=cmd_agreement)
     return p

@@ -17,17 +17,9 @@ import json
 import sys
 from pathlib import Path
 
+from reteco.commands.judge import count_argument
 from reteco.problems import EXIT_INCOMPLETE, EXIT_OK, InputError
 
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be 1 or more")
-    return value
 
 
 def add_human_sample_parser(subparsers) -> argparse.ArgumentParser:
@@ -41,7 +33,7 @@ def add_human_sample_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--ref", type=Path, required=True, help="reference folder of sub-track 2b or 2c")
     p.add_argument("--submissions", type=Path, help="folder holding one submission (file, zip or folder) per system")
     p.add_argument("answers", type=Path, nargs="*", help="more submissions (answers files, zips or folders)")
-    p.add_argument("--n", type=_positive, required=True, help="items to sample (all when fewer are available)")
+    p.add_argument("--n", type=count_argument(1), required=True, help="items to sample (all when fewer are available)")
     p.add_argument("--seed", type=int, required=True)
     p.add_argument("--out", type=Path, required=True, help="the rating sheet (CSV) to write")
     p.add_argument("--context", type=Path, help="the annotators' context file (default: SHEET with .context.jsonl)")

@@ -61,20 +61,25 @@ def add_judge_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--cache", type=Path, help="cache folder (default: $RETECO_CACHE_DIR, $XDG_CACHE_HOME/reteco/judge)")
     p.add_argument("--retry-invalid", action="store_true", help="ask again the judgments cached as invalid")
     p.add_argument("--batch", action="store_true", help="send first asks through the Batch API")
-    p.add_argument("--max-calls", type=_non_negative, help="at most this many HTTP requests (0: from the cache only)")
+    p.add_argument("--max-calls", type=count_argument(0), help="at most this many HTTP requests (0: from the cache only)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_judge)
     return p
 
 
-def _non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError("must be 0 or more")
-    return value
+def count_argument(minimum: int):
+    """An argparse ``type``: an integer of at least ``minimum`` (argparse reports anything else)."""
+
+    def count(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be {minimum} or more")
+        return value
+
+    return count
 
 
 def read_items(path: Path) -> list:
