@@ -10,6 +10,17 @@ deterministic fake judge scoring 1..5 from a hash of the user message. Batch lin
 through the same choice. ``latency_s`` delays every chat answer (the bench's injected
 latency); ``Reply.delay_s`` delays one.
 
+Preflight requests (reteco's one tiny request before a run, recognised by
+``reteco.llm.compatibility.PREFLIGHT_MESSAGE``) are answered by ``server.preflight(body)``, by
+default a small valid completion, before the script and the rules (so scripted replies stay
+the judgments'), and recorded in ``server.preflight_requests``, not in ``server.requests``:
+``chat_calls`` counts judgment requests, ``all_chat_calls`` every chat request.
+
+``mode=LLAMA_CPP_PYTHON`` behaves like llama-cpp-python's server (0.3.x): every chat request
+whose ``response_format.type`` is ``json_schema`` gets HTTP 500 with its pydantic validation
+text, and the cap on completion tokens is ignored (the preflight's reply reports more tokens
+than it allowed).
+
 ``echo_auth=True`` makes the server hostile: it copies the request's Authorization header
 into every body it sends (errors, completions, batch files), to prove the key never leaks.
 
@@ -33,6 +44,17 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+
+from reteco.llm.compatibility import PREFLIGHT_MESSAGE, token_limit_param
+
+LLAMA_CPP_PYTHON = "llama-cpp-python"
+# What llama-cpp-python's server (FastAPI + pydantic v2) answers to a json_schema response_format:
+# its route error handler wraps the validation error's text as a 500 "internal_server_error".
+LLAMA_CPP_PYTHON_REJECTION = (
+    "1 validation error for CreateChatCompletionRequest\nresponse_format.type\n  Input should be 'text' or "
+    "'json_object' [type=literal_error, input_value='json_schema', input_type=str]\n    For further information "
+    "visit https://errors.pydantic.dev/2.11/v/literal_error"
+)
 
 
 @dataclass
@@ -135,12 +157,26 @@ class Recorded:
     at: float
 
 
+def is_preflight(body: dict) -> bool:
+    """Whether a chat request is reteco's preflight."""
+    return any(m.get("content") == PREFLIGHT_MESSAGE for m in body.get("messages", []) if isinstance(m, dict))
+
+
+def llama_cpp_python_rejection() -> Reply:
+    """llama-cpp-python's answer to a json_schema response_format."""
+    return Reply(500, {"error": {"message": LLAMA_CPP_PYTHON_REJECTION, "type": "internal_server_error",
+                                 "param": None, "code": None}})
+
+
 class FakeOpenAI:
     """The server. ``start()`` returns the base URL (http://127.0.0.1:PORT/v1)."""
 
-    def __init__(self, *, latency_s: float = 0.0, echo_auth: bool = False):
+    def __init__(self, *, latency_s: float = 0.0, echo_auth: bool = False, mode: str | None = None):
         self.latency_s = latency_s
         self.echo_auth = echo_auth
+        self.mode = mode
+        self.preflight_requests: list[Recorded] = []
+        self.preflight: Callable[[dict], Reply] = self.default_preflight
         self.script: deque[Reply] = deque()
         self.rules: list[tuple[Callable[[dict], bool], Reply | Callable[[dict], Reply]]] = []
         self.judge: Callable[[dict], Reply] = fake_judge
@@ -191,6 +227,12 @@ class FakeOpenAI:
         return len(self.chat_requests)
 
     @property
+    def all_chat_calls(self) -> int:
+        """Every chat completion request that reached the server, preflights included."""
+        with self._lock:
+            return len(self.preflight_requests) + sum(1 for r in self.requests if r.path == "/v1/chat/completions")
+
+    @property
     def batch_lines(self) -> int:
         """How many requests were submitted inside batches."""
         with self._lock:
@@ -207,6 +249,24 @@ class FakeOpenAI:
             if predicate(body):
                 return reply(body) if callable(reply) else reply
         return self.judge(body)
+
+    def default_preflight(self, body: dict) -> Reply:
+        """A small completion within the request's cap (beyond it, in llama-cpp-python mode)."""
+        reply = completion('{"ok": true}')
+        cap = body.get(token_limit_param(body) or "", 16)
+        used = cap + 24 if self.mode == LLAMA_CPP_PYTHON else min(cap, 5)
+        reply.body["usage"] = {"prompt_tokens": 12, "completion_tokens": used, "total_tokens": 12 + used}
+        return reply
+
+    def answer_chat(self, headers: dict[str, str], body: dict) -> Reply:
+        """The reply to one chat request (recorded here): the mode, the preflight, then ``choose``."""
+        rejected = self.mode == LLAMA_CPP_PYTHON and (body.get("response_format") or {}).get("type") == "json_schema"
+        if is_preflight(body):
+            with self._lock:
+                self.preflight_requests.append(Recorded("POST", "/v1/chat/completions", headers, body, time.monotonic()))
+            return llama_cpp_python_rejection() if rejected else self.preflight(body)
+        self.record("POST", "/v1/chat/completions", headers, body)
+        return llama_cpp_python_rejection() if rejected else self.choose(body)
 
     def record(self, method: str, path: str, headers: dict[str, str], body: Any) -> None:
         with self._lock:
@@ -325,12 +385,11 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {k.lower(): v for k, v in self.headers.items()}
         if path == "/v1/chat/completions":
             body = json.loads(raw)
-            self.fake.record("POST", path, headers, body)
             with self.fake._lock:
                 self.fake.in_flight += 1
                 self.fake.max_in_flight = max(self.fake.max_in_flight, self.fake.in_flight)
             try:
-                reply = self.fake.choose(body)
+                reply = self.fake.answer_chat(headers, body)
                 delay = self.fake.latency_s + reply.delay_s
                 if delay:
                     time.sleep(delay)

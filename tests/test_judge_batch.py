@@ -46,7 +46,9 @@ def test_a_batch_job_judges_everything_without_live_calls(fake_openai, judge_con
     with sqlite3.connect(tmp_path / CACHE_FILE) as conn:
         vias = {row[0] for row in conn.execute("SELECT via FROM calls")}
         batches = conn.execute("SELECT status, collected_at FROM batches").fetchall()
-    assert vias == {f"batch:{next(iter(fake_openai.batches))}"}
+    # The one live call is the preflight, sent before a batch is paid for.
+    assert vias == {f"batch:{next(iter(fake_openai.batches))}", "preflight"}
+    assert len(fake_openai.preflight_requests) == 1
     assert batches[0][0] == "completed" and batches[0][1]
     # Re-scoring: nothing is sent, neither live nor as a batch.
     requests_before = len(fake_openai.requests)

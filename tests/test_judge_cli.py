@@ -55,7 +55,7 @@ def test_items_in_outcomes_out_same_order(endpoint, tmp_path, capsys):
     assert all(x["status"] == "ok" and 1 <= x["score"] <= 5 for x in lines)
     assert {x["judge_signature"] for x in lines} == {lines[0]["judge_signature"]}
     assert set(lines[0]) == {"key", "dimension", "status", "score", "rationale", "cached", "attempts",
-                             "system_fingerprint", "cache_key", "judge_signature"}
+                             "system_fingerprint", "reported_model", "endpoint", "cache_key", "judge_signature"}
     err = capsys.readouterr().err
     assert f"judge {lines[0]['judge_signature']}: gpt-4o-2024-08-06" in err
     assert "6 judgments: 0 from the cache, 6 asked now" in err
@@ -107,13 +107,15 @@ def test_without_a_key_the_judge_does_not_run_and_writes_nothing(endpoint, tmp_p
 def test_failed_judgments_are_reported_loudly(endpoint, tmp_path, capsys):
     endpoint.rules.append((lambda b: "q1" in user_text(b), http_error(400, "too long")))
     items = write_items(tmp_path / "items.jsonl", ITEMS)
-    assert reteco_judge("--items", str(items), "--out", str(tmp_path / "out.jsonl"), "--no-progress") == 0
+    # EXIT_INCOMPLETE (4): some judgments failed, the others are written (it was 0 before).
+    assert reteco_judge("--items", str(items), "--out", str(tmp_path / "out.jsonl"), "--no-progress") == 4
     lines = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
     assert [x["status"] for x in lines] == ["ok", "ok", "error", "error", "ok", "ok"]
     assert all(x["score"] is None for x in lines if x["status"] == "error")
     err = capsys.readouterr().err
     assert "WARNING: 2 judgments failed (status error, score null)" in err
     assert "correctness         2        0      1" in err
+    assert "error: 2 of 6 judgments failed" in err
 
 
 def test_golden_cases_report_a_judge_that_obeys_an_injection(endpoint, tmp_path, capsys):

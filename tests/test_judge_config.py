@@ -36,11 +36,19 @@ def test_the_packaged_config_is_the_frozen_gpt4o_judge():
 
 def test_the_signature_is_who_judged_not_how_the_calls_were_made():
     base = load_judge_config()
-    for change in ({"model": "other"}, {"temperature": 0.7}, {"seed": 1}, {"max_completion_tokens": 50}, {"max_reasks": 0}):
+    # Who answers is part of who judged: another endpoint or another response format is
+    # another judge (a llama.cpp server answering under the name gpt-4o must not pass for it).
+    for change in ({"model": "other"}, {"temperature": 0.7}, {"seed": 1}, {"max_completion_tokens": 50}, {"max_reasks": 0},
+                   {"base_url": "http://127.0.0.1:9/v1"}, {"response_format": "json_object"}):
         assert dataclasses.replace(base, **change).signature != base.signature, change
-    for change in ({"concurrency": 64}, {"timeout_s": 5.0}, {"base_url": "http://127.0.0.1:9/v1"},
-                   {"use_batch_api": True}, {"max_retries": 1}, {"api_key_env": "OTHER"}):
+    for change in ({"concurrency": 64}, {"timeout_s": 5.0}, {"use_batch_api": True}, {"max_retries": 1},
+                   {"api_key_env": "OTHER"}, {"max_calls_per_run": 10}):
         assert dataclasses.replace(base, **change).signature == base.signature, change
+
+
+def test_equal_values_written_differently_are_one_signature():
+    base = load_judge_config()
+    assert dataclasses.replace(base, temperature=0).signature == dataclasses.replace(base, temperature=0.0).signature
 
 
 def test_unknown_keys_and_bad_values_are_errors_naming_the_file(tmp_path):

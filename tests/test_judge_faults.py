@@ -151,16 +151,27 @@ def test_a_slow_answer_past_the_timeout_is_retried(fake_openai, judge_config, tm
     assert (kind, status) == ("timeout", None) and "0.3 s" in message
 
 
-def test_always_too_slow_ends_as_error(judge_config, tmp_path):
+def test_always_too_slow_ends_as_error(fake_openai, judge_config, tmp_path):
+    fake_openai.rules.append((lambda b: True, Reply(**{**judgment(1).__dict__, "delay_s": 1.0})))
+    config = dataclasses.replace(judge_config, timeout_s=0.2, max_retries=1)
+    (o,) = judge(config, tmp_path)
+    assert (o.status, o.score, o.attempts) == ("error", None, 2)
+    assert "no response within 0.2 s" in o.rationale
+
+
+def test_a_server_too_slow_even_for_the_preflight_gets_nothing_else(judge_config, tmp_path):
     server = FakeOpenAI(latency_s=1.0)
     server.start()
     try:
         config = dataclasses.replace(judge_config, base_url=server.base_url, timeout_s=0.2, max_retries=1)
-        (o,) = judge(config, tmp_path)
+        outcomes = judge(config, tmp_path, [one(n=i) for i in range(5)])
     finally:
         server.stop()
-    assert (o.status, o.score, o.attempts) == ("error", None, 2)
-    assert "no response within 0.2 s" in o.rationale
+    assert len(server.preflight_requests) == 2 and server.chat_calls == 0  # the preflight and its one retry
+    assert outcomes.stats.calls.preflight == "failed" and outcomes.stats.http_requests == 2
+    for o in outcomes:
+        assert (o.status, o.score, o.attempts) == ("error", None, 0)
+        assert o.rationale.startswith("not sent: the preflight request to ") and "no response within 0.2 s" in o.rationale
 
 
 def test_a_body_that_is_not_a_chat_completion_is_retried(fake_openai, judge_config, tmp_path):
@@ -178,9 +189,11 @@ def test_connection_refused_ends_as_error(judge_config, tmp_path):
     url = server.base_url
     server.stop()  # nobody listens there any more
     config = dataclasses.replace(judge_config, base_url=url, max_retries=1)
-    (o,) = judge(config, tmp_path)
-    assert (o.status, o.score, o.attempts) == ("error", None, 2)
-    assert "connection failed" in o.rationale
+    outcomes = judge(config, tmp_path, [one(n=i) for i in range(4)])
+    # The preflight is tried (with its retry) and fails: no judgment request follows.
+    assert outcomes.stats.http_requests == 2 and outcomes.stats.calls.preflight == "failed"
+    assert all((o.status, o.score, o.attempts) == ("error", None, 0) for o in outcomes)
+    assert all("connection failed" in o.rationale for o in outcomes)
 
 
 # --- requests that no retry can fix -------------------------------------------------------------

@@ -118,9 +118,13 @@ def test_the_cache_is_keyed_by_the_full_request(fake_openai, judge_config, tmp_p
     run_judge(items, dataclasses.replace(judge_config, concurrency=3, timeout_s=9.0), cache_dir=tmp_path, progress=False)
     assert fake_openai.chat_calls == 4
     with db(tmp_path) as conn:
-        stored = {row[0]: json.loads(row[1]) for row in conn.execute("SELECT request_hash, request_json FROM requests")}
-    for h, body in stored.items():
-        assert request_hash(body, judge_config.prompt_version) == h
+        stored = {row[0]: (json.loads(row[1]), row[2])
+                  for row in conn.execute("SELECT request_hash, request_json, prompt_version FROM requests")}
+    # Every key is the hash of the body, its prompt version and the endpoint (the preflight
+    # requests are recorded under version 0).
+    assert {version for _, version in stored.values()} == {0, judge_config.prompt_version}
+    for h, (body, version) in stored.items():
+        assert request_hash(body, version, judge_config.endpoint()) == h
 
 
 def test_the_cache_holds_requests_raw_responses_and_fingerprints(fake_openai, judge_config, tmp_path):
@@ -128,7 +132,7 @@ def test_the_cache_holds_requests_raw_responses_and_fingerprints(fake_openai, ju
     (outcome,) = run_judge(turns(1, ["relevance"]), judge_config, cache_dir=tmp_path, progress=False)
     with db(tmp_path) as conn:
         call = conn.execute("SELECT request_hash, response_json, http_status, system_fingerprint, model, via, "
-                            "started_at, finished_at FROM calls").fetchone()
+                            "started_at, finished_at FROM calls WHERE via = 'chat'").fetchone()
         row = conn.execute("SELECT status, score, rationale, attempts, system_fingerprint, signature, call_ids "
                            "FROM judgments WHERE cache_key = ?", (outcome.cache_key,)).fetchone()
     assert call[0] == outcome.cache_key

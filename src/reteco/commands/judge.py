@@ -7,9 +7,16 @@
 ITEMS.jsonl: one JudgeItem per line ({"key", "dimension", "query", "history", "answer",
 "evidence": [[doc_id, text], ...], "reference_answer"}). OUT.jsonl: one outcome per line, in
 the items' order ({"key", "dimension", "status", "score", "rationale", "cached", "attempts",
-"system_fingerprint", "cache_key", "judge_signature"}). A summary per dimension goes to
-stderr. Exit 1 when the items or the config cannot be used, or no key is configured (the
-judge then did not run and nothing is written).
+"system_fingerprint", "reported_model", "endpoint", "cache_key", "judge_signature"}). A
+summary per dimension, the endpoint and the models the server reported go to stderr.
+
+Exit codes: 0 every judgment has a verdict (ok, or invalid: no usable reply after the
+re-asks, counted in the summary); 1 the judge could not run: the items or the config cannot
+be used, no key is configured, or the server refused (or never answered) the preflight request
+(the message names the rejected parameter and the setting to change; nothing is written: every
+answer received is in the cache); 4 (``EXIT_INCOMPLETE``) some judgments failed (status
+"error": transport failures, the run stopped, the deadline or the call budget): the outcomes
+are written, the rest is kept, and running the same command again asks only the failed ones.
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ import os
 import sys
 from pathlib import Path
 
-from reteco.problems import InputError, Problems
+from reteco.problems import EXIT_INCOMPLETE, EXIT_OK, InputError, Problems
 
 _EPILOG = """\
 items: one JSON object per line: {"key", "dimension", "query", "history", "answer",
@@ -29,7 +36,8 @@ items: one JSON object per line: {"key", "dimension", "query", "history", "answe
   completeness, relevance, coherence, faithfulness.
 outcomes: one JSON object per line, in the items' order: {"key", "dimension", "status" (ok,
   invalid or error), "score" (1-5, null unless ok), "rationale", "cached", "attempts",
-  "system_fingerprint", "cache_key", "judge_signature"}.
+  "system_fingerprint", "reported_model", "endpoint", "cache_key", "judge_signature"}.
+exit: 0 done; 1 the judge could not run (nothing written); 4 some judgments failed (written).
 endpoint and key: from the config (default: $OPENAI_BASE_URL, $OPENAI_API_KEY); the key is
   never printed or stored. Every request and raw response is kept in the cache, so running
   the same command again makes no HTTP call.
@@ -53,9 +61,25 @@ def add_judge_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--cache", type=Path, help="cache folder (default: $RETECO_CACHE_DIR, $XDG_CACHE_HOME/reteco/judge)")
     p.add_argument("--retry-invalid", action="store_true", help="ask again the judgments cached as invalid")
     p.add_argument("--batch", action="store_true", help="send first asks through the Batch API")
+    p.add_argument("--max-calls", type=count_argument(0), help="at most this many HTTP requests (0: from the cache only)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_judge)
     return p
+
+
+def count_argument(minimum: int):
+    """An argparse ``type``: an integer of at least ``minimum`` (argparse reports anything else)."""
+
+    def count(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be {minimum} or more")
+        return value
+
+    return count
 
 
 def read_items(path: Path) -> list:
@@ -120,21 +144,44 @@ def cmd_judge(args) -> int:
     print(f"cache: {cache_dir}", file=sys.stderr)
     try:
         outcomes = run_judge(items, config, cache_dir=cache_dir, progress=not args.no_progress,
-                             retry_invalid=args.retry_invalid)
+                             retry_invalid=args.retry_invalid, max_calls=args.max_calls)
     except JudgeCacheError as exc:
         raise InputError(str(exc), "--cache") from None
+    stats = outcomes.stats
+    if stats.calls.preflight == "failed":
+        raise InputError(f"the judge did not run: {stats.calls.preflight_detail}; nothing was written "
+                         f"(config: {config.source or 'packaged judge.yaml'})", "judge")
     if cases is not None:
         lines = [golden_result_json(r) for r in check_golden(cases, outcomes)]
     else:
         lines = [outcome_to_json(o, config.signature) for o in outcomes]
     _write_jsonl(args.out, lines)
     _print_summary(outcomes, summarize_outcomes(outcomes))
+    _print_provenance(stats)
     if cases is not None:
         failed = [line["id"] for line in lines if not line["passed"]]
         print(f"golden: {len(lines) - len(failed)}/{len(lines)} passed"
               + (f"; failed: {', '.join(failed)}" if failed else ""), file=sys.stderr)
     print(f"wrote {len(lines)} lines to {args.out}", file=sys.stderr)
-    return 0
+    if stats.unfinished:
+        print(f"error: {stats.unfinished} of {stats.judgments} judgments failed (see the WARNING above); the others are "
+              "written and cached. Run the same command again to ask only the failed ones.", file=sys.stderr)
+        return EXIT_INCOMPLETE
+    return EXIT_OK
+
+
+def _print_provenance(stats) -> None:
+    from reteco.judge.report import model_mismatch_warning
+
+    p = stats.provenance
+    models = ", ".join(f"{m} x {n}" for m, n in p["reported_models"].items()) or "none (no verdict came from a reply)"
+    print(f"endpoint {p['endpoint']}: configured model {p['configured_model']}; reported: {models}; "
+          f"{stats.http_requests} HTTP requests (preflight {stats.calls.preflight})", file=sys.stderr)
+    mismatch = model_mismatch_warning(p)
+    if mismatch:
+        print(f"WARNING: {mismatch} (reported_model)", file=sys.stderr)
+    if stats.calls.preflight_detail and stats.calls.preflight == "passed":
+        print(f"WARNING: preflight: {stats.calls.preflight_detail}", file=sys.stderr)
 
 
 def _write_jsonl(path: Path, lines: list[dict]) -> None:

@@ -27,6 +27,8 @@ def add_parser(subparsers) -> None:
             p.add_argument("--out", type=Path, required=True)
             p.add_argument("--engine", choices=["numpy", "pytrec_eval"], default="numpy")
             p.add_argument("--no-per-topic", action="store_true", help="leave per-topic figures out of details.json")
+            p.add_argument("--judge-config", type=Path, help="2b/2c: judge config YAML (default: the packaged judge.yaml)")
+            p.add_argument("--judge-cache", type=Path, help="2b/2c: judge cache folder (default: $RETECO_CACHE_DIR, ...)")
         else:
             p.add_argument("submission", type=Path, help="zip, folder, run file (.gz ok), - for stdin")
         p.set_defaults(func=func)
@@ -60,7 +62,13 @@ def cmd_score(args) -> int:
     check_output_folder(args.out, "--out")  # before scoring: a wrong --out costs nothing
     reference = _load_reference(args)
     phase = _phase(reference, args)
-    result = score_submission(reference, args.res, engine=args.engine, per_topic=phase["per_topic"])
+    judge_config = None
+    if args.judge_config is not None:
+        from reteco.judge.config import load_judge_config
+
+        judge_config = load_judge_config(args.judge_config)  # a bad config is refused before scoring
+    result = score_submission(reference, args.res, engine=args.engine, per_topic=phase["per_topic"],
+                              judge_config=judge_config, cache_dir=args.judge_cache)
     result.problems.print(sys.stderr)
     try:
         absent = write_results(args.out, result, reference.subtrack, phase)

@@ -23,7 +23,7 @@ from reteco.organizers.temporal_labelling.pool import (
     write_pool,
 )
 from reteco.organizers.temporal_labelling.review import export_csv, import_csv
-from reteco.problems import InputError
+from reteco.problems import EXIT_INCOMPLETE, EXIT_INPUT, InputError
 
 
 def existing_labels(reference: Reference, labels: Path | None) -> TemporalLabels | None:
@@ -182,12 +182,13 @@ def cmd_label_temporal(args) -> int:
     print(f"labels: {labels.root} (content hash {report.content_hash})")
     left = len(report.faults) + report.no_passage + report.not_in_labels
     if left:
-        # Exit 1 whenever a pair of the pool is still without a label, whatever the reason: a
-        # pool that is not fully labelled must not look done to a script.
+        # Non-zero whenever a pair of the pool is still without a label: a pool that is not fully
+        # labelled must not look done to a script. 1 when the pool itself lacks what is needed
+        # (passages, periods); 4 (EXIT_INCOMPLETE) when only the model's answers failed.
         print(
             f"error: {left} pairs of the pool are still unlabelled (see above); the other verdicts are saved. "
             "Fix the cause and run label-temporal again: labelled pairs are never asked twice.",
             file=sys.stderr,
         )
-        return 1
+        return EXIT_INPUT if report.no_passage or report.not_in_labels else EXIT_INCOMPLETE
     return 0

@@ -51,19 +51,31 @@ class JudgeConfig(LLMConfig):
         return problems + super().problems()
 
     @cached_property
+    def _prompts_hash(self) -> str:
+        # Rendering the sample messages is the costly part of the signature: done once.
+        return rendered_hash(self.prompts)
+
+    @property
     def signature(self) -> str:
         """Who judged: a short sha256 over the prompt files (rubric anchors and schema included),
-        the rendering of the messages, the model id and the decoding and re-ask settings."""
+        the rendering of the messages, the model id, the decoding and re-ask settings, how the
+        reply's format is asked (``response_format``) and the endpoint (``LLMConfig.endpoint``:
+        the public URL, no credentials). Another server answering under the same model name is
+        another judge; the model it reports is recorded with each verdict
+        (``JudgeOutcome.reported_model``)."""
         payload = {
             "prompt_version": self.prompt_version,
             "prompt_files": dict(self.prompts.file_hashes),
-            "rendered": rendered_hash(self.prompts),
+            "rendered": self._prompts_hash,
             "model": self.model,
-            "temperature": self.temperature,
+            # 0 and 0.0 are one temperature (a YAML "0" is an int, the default a float).
+            "temperature": None if self.temperature is None else float(self.temperature),
             "seed": self.seed,
             "max_completion_tokens": self.max_completion_tokens,
             "token_limit_param": self.token_limit_param,
             "max_reasks": self.max_reasks,
+            "response_format": self.response_format,
+            "endpoint": self.endpoint(),
         }
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 

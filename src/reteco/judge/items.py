@@ -54,7 +54,11 @@ class JudgeOutcome:
     ok, otherwise what went wrong. ``cached`` is True when no HTTP call was made for the item
     in this run. ``attempts`` counts the HTTP requests that made the judgment (transport
     retries and re-asks included), in whichever run made them. ``cache_key`` names the
-    judgment's row in the cache (the sha256 of its first request), the audit trail's handle.
+    judgment's row in the cache (the sha256 of its first request and endpoint), the audit
+    trail's handle. Provenance: ``reported_model`` is the model the server named in the reply
+    that gave the verdict (None when no reply did: status "error"), which may differ from the
+    configured one; ``system_fingerprint`` that reply's fingerprint; ``endpoint`` the public URL
+    of the server asked.
     """
 
     item: JudgeItem
@@ -65,6 +69,8 @@ class JudgeOutcome:
     attempts: int
     system_fingerprint: str | None
     cache_key: str = ""
+    reported_model: str | None = None
+    endpoint: str | None = None
 
     @property
     def normalized(self) -> float | None:
@@ -145,6 +151,8 @@ def outcome_to_json(outcome: JudgeOutcome, signature: str | None = None) -> dict
         "cached": outcome.cached,
         "attempts": outcome.attempts,
         "system_fingerprint": outcome.system_fingerprint,
+        "reported_model": outcome.reported_model,
+        "endpoint": outcome.endpoint,
         "cache_key": outcome.cache_key,
     }
     if signature is not None:

@@ -1,29 +1,45 @@
 """Running the judge: cache first, then bounded-concurrency Chat Completions calls.
 
-How one judgment ends (the documented fault behaviour):
+How one judgment ends (the documented fault behaviour; the call loop is
+``reteco.llm.calls.StructuredCaller``):
 
-- cached verdict (ok, or invalid unless ``retry_invalid``): returned, no HTTP call.
+- cached verdict (ok, or invalid unless ``retry_invalid``) of the same request to the same
+  endpoint: returned, no HTTP call.
 - 429, 408, 409, 5xx, timeout, connection error, or a 200 whose body is not a chat completion:
   retried up to ``max_retries`` times; the wait is the server's Retry-After (``retry-after-ms``
   or ``retry-after``, seconds or HTTP date) when given, else exponential backoff with jitter,
   never more than ``max_wait_s``. A 429's Retry-After pauses every worker, not just the one
   that got it. Still failing: status "error" (not cached, so the next run tries again).
-- 400, 413, 422 (the request itself is refused): "error" at once, no retry.
+- any other 4xx (400, 413, 422 ...), or a 500 saying that a named parameter is invalid: the
+  request itself is refused: "error" at once, no retry, the parameter and the setting to
+  change named.
 - 401, 403, 404 or 429 with code ``insufficient_quota`` (no retry can help): "error", and
   the rest of the run is not sent (status "error", rationale says why).
 - ``abort_after_errors`` judgments failing in a row: the rest is not sent either.
-- reply not JSON, not matching the strict schema, score outside 1..5, empty, or cut off
-  at the token cap: re-asked (the reply and what was wrong with it are sent back) up to
-  ``max_reasks`` times; then status "invalid", cached, score None.
+- the preflight (one tiny request before the first judgment, shaped like the judgments'
+  requests) refused or failing: nothing else is sent; every judgment that needed a call ends
+  "error" with "not sent: the preflight request ... failed: ..." (``stats.calls.preflight`` is
+  "failed"). Cached verdicts are still returned.
+- the deadline or the call budget (``run_judge``'s ``deadline`` and ``max_calls``, the config's
+  ``max_calls_per_run``) reached: no further request; unfinished judgments end "error" with
+  "deadline reached" or "call budget reached (N HTTP requests)" in the rationale.
+- reply not JSON, not matching the schema, score outside 1..5, empty, or cut off at the token
+  cap: re-asked (the reply and what was wrong with it are sent back) up to ``max_reasks``
+  times; then status "invalid", cached, score None. The check is the same whatever the
+  ``response_format`` mode (strict ``json_schema``, or ``json_object`` / ``none`` with the
+  schema written into the system message).
 - refusal (``message.refusal`` set) or ``finish_reason`` "content_filter": "invalid" at once.
 
-No path ever produces a score that the judge did not give.
+No path ever produces a score that the judge did not give. Each outcome records the endpoint
+and the model the server reported; when a reported model differs from the configured one, the
+run logs one warning with the counts.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,13 +56,17 @@ from reteco.judge.items import (
     JudgeOutcome,
     validate_items,
 )
+from reteco.judge.report import judge_provenance, model_mismatch_warning
 from reteco.llm.cache import CachedJudgment, default_cache_dir, request_hash
 from reteco.llm.calls import (
+    DEADLINE_MARGIN_S,
+    CallStats,
     StructuredCaller,
     StructuredRequest,
     is_chat_completion,  # noqa: F401  (re-exported: batch.py and callers read it here)
     run_coroutine,
 )
+from reteco.llm.compatibility import shape_request
 
 log = logging.getLogger("reteco.judge")
 
@@ -56,7 +76,8 @@ class JudgeNotAvailable(RuntimeError):
 
 
 def build_request(item: JudgeItem, config: JudgeConfig) -> dict[str, Any]:
-    """The Chat Completions request body for an item's first ask (no credentials in it)."""
+    """The Chat Completions request body for an item's first ask (no credentials in it), in
+    the config's ``response_format`` mode (``reteco.llm.compatibility.shape_request``)."""
     body: dict[str, Any] = {
         "model": config.model,
         "messages": config.prompts.messages(item),
@@ -68,7 +89,43 @@ def build_request(item: JudgeItem, config: JudgeConfig) -> dict[str, Any]:
         body["temperature"] = config.temperature
     if config.seed is not None:
         body["seed"] = config.seed
-    return body
+    return shape_request(body, config.response_format)
+
+
+@dataclass(frozen=True)
+class JudgeRunStats:
+    """What one ``run_judge`` call did, counted over the outcomes (items) and the requests."""
+
+    judgments: int  # outcomes returned (one per item)
+    judged: int  # outcomes with a verdict (ok or invalid)
+    judged_now: int  # ... made with requests of this run
+    from_cache: int  # outcomes answered without any HTTP request in this run
+    unfinished: int  # outcomes with status "error" (the next run tries them again)
+    calls: CallStats  # HTTP requests made, preflight, why requests stopped, the budget
+    provenance: dict[str, Any]  # endpoint, configured and reported models, fingerprints (counts)
+
+    @property
+    def http_requests(self) -> int:
+        return self.calls.http_requests
+
+    def as_dict(self) -> dict[str, Any]:
+        """The figures as JSON-ready values."""
+        return {
+            "judgments": self.judgments, "judged": self.judged, "judged_now": self.judged_now,
+            "from_cache": self.from_cache, "unfinished": self.unfinished,
+            "http_requests": self.calls.http_requests, "max_calls": self.calls.max_calls,
+            "preflight": self.calls.preflight, "preflight_detail": self.calls.preflight_detail,
+            "stopped": self.calls.stopped, **self.provenance,
+        }
+
+
+class JudgeOutcomes(list):
+    """``run_judge``'s result: the outcomes in the items' order (a list of JudgeOutcome), and
+    the run's figures in ``stats``."""
+
+    def __init__(self, outcomes: Sequence[JudgeOutcome], stats: JudgeRunStats):
+        super().__init__(outcomes)
+        self.stats = stats
 
 
 def run_judge(
@@ -78,27 +135,37 @@ def run_judge(
     cache_dir: Path | None = None,
     progress: bool = True,
     retry_invalid: bool = False,
-) -> list[JudgeOutcome]:
-    """Judge every item; one outcome per item, in the order of ``items``.
+    deadline: float | None = None,
+    max_calls: int | None = None,
+    deadline_margin_s: float = DEADLINE_MARGIN_S,
+) -> JudgeOutcomes:
+    """Judge every item; one outcome per item, in the order of ``items``, with the run's figures
+    in ``.stats`` (``JudgeRunStats``: judged, from the cache, HTTP requests, preflight).
 
     Verdicts come from the cache (``cache_dir``, default ``default_cache_dir()``) when there;
-    the rest are asked through the OpenAI SDK (Chat Completions, strict json_schema) with at
-    most ``config.concurrency`` in flight, or through the Batch API when
-    ``config.use_batch_api``. Identical requests are asked once. ``retry_invalid`` asks
-    again the judgments cached as invalid. See this module's docstring for how each fault
-    ends. Raises JudgeNotAvailable when no key or endpoint is configured (check
-    ``judge_available`` first), JudgeCacheError when the cache cannot be opened, ValueError or
-    TypeError on a malformed item.
+    the rest are asked through the OpenAI SDK (Chat Completions) with at most
+    ``config.concurrency`` in flight, or through the Batch API when ``config.use_batch_api``.
+    Identical requests are asked once. ``retry_invalid`` asks again the judgments cached as
+    invalid. ``deadline`` (a ``time.monotonic()`` value): no request starts after ``deadline -
+    deadline_margin_s`` and none runs past ``deadline``; ``max_calls``: at most this many HTTP
+    requests (the smaller of it and ``config.max_calls_per_run``); what they leave unfinished
+    ends "error" with the reason. See this module's docstring for how each fault ends. Raises
+    JudgeNotAvailable when no key or endpoint is configured (check ``judge_available`` first),
+    JudgeCacheError when the cache cannot be opened, ValueError or TypeError on a malformed item
+    or on limits with the Batch API (a batch cannot keep a deadline).
     """
     items = list(items)
     validate_items(items)
     ok, why = judge_available(config)
     if not ok:
         raise JudgeNotAvailable(f"the judge cannot run: {why}")
-    if not items:
-        return []
+    limited = deadline is not None or max_calls is not None or config.max_calls_per_run is not None
+    if config.use_batch_api and limited:
+        raise ValueError("a deadline or a call budget cannot be kept with the Batch API (use_batch_api)")
     directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    job = _Job(items, config, directory, progress, retry_invalid)
+    job = _Job(items, config, directory, progress, retry_invalid, deadline, max_calls, deadline_margin_s)
+    if not items:
+        return JudgeOutcomes([], job.run_stats([]))
     return run_coroutine(job.run)
 
 
@@ -107,6 +174,7 @@ class _Group:
     """Items sharing one first request (same data and dimension): asked once."""
 
     cache_key: str
+    legacy_key: str  # the key of caches written before the endpoint was part of it
     body: dict[str, Any]
     items: list[JudgeItem] = field(default_factory=list)
 
@@ -119,54 +187,82 @@ class _Verdict:
     attempts: int
     system_fingerprint: str | None
     cached: bool
+    reported_model: str | None = None
 
 
 class _Job(StructuredCaller):
     """One run_judge call: the shared call engine plus the verdict cache, grouping and batches."""
 
-    def __init__(self, items: list[JudgeItem], config: JudgeConfig, cache_dir: Path, progress: bool, retry_invalid: bool):
-        super().__init__(config, log=log, attempts_noun="judgments", abort_prefix="the run was stopped")
+    def __init__(self, items: list[JudgeItem], config: JudgeConfig, cache_dir: Path, progress: bool, retry_invalid: bool,
+                 deadline: float | None, max_calls: int | None, deadline_margin_s: float):
+        super().__init__(config, log=log, attempts_noun="judgments", abort_prefix="the run was stopped",
+                         deadline=deadline, max_calls=max_calls, deadline_margin_s=deadline_margin_s)
         self.items = items
         self.cache_dir = cache_dir
         self.progress = progress
         self.retry_invalid = retry_invalid
         self.batch_pending: dict[str, str] = {}  # request hash -> why it is still waiting
 
-    async def run(self) -> list[JudgeOutcome]:
+    async def run(self) -> JudgeOutcomes:
         async with self.session(self.cache_dir):
             groups = self._groups()
             if self.config.use_batch_api:
                 from reteco.llm.batch import run_batches
 
-                await run_batches(self, [g for g in groups.values() if self._needs_call(g)])
+                needing = [g for g in groups.values() if self._needs_call(g)]
+                # The preflight goes before a batch is paid for: a refused parameter fails once.
+                if needing and await self.ensure_preflight(needing[0].body):
+                    await run_batches(self, needing)
             verdicts = await self._judge_groups(list(groups.values()))
         out = []
         for item in self.items:
             key = self._keys[id(item)]
             v = verdicts[key]
-            out.append(JudgeOutcome(item, v.score, v.status, v.rationale, v.cached, v.attempts, v.system_fingerprint, key))
-        return out
+            out.append(JudgeOutcome(item, v.score, v.status, v.rationale, v.cached, v.attempts, v.system_fingerprint,
+                                    key, reported_model=v.reported_model, endpoint=self.endpoint))
+        stats = self.run_stats(out)
+        warning = model_mismatch_warning(stats.provenance)
+        if warning:
+            log.warning("%s", warning)  # once per run, with the counts
+        return JudgeOutcomes(out, stats)
+
+    def run_stats(self, outcomes: list[JudgeOutcome]) -> JudgeRunStats:
+        statuses = Counter(o.status for o in outcomes)
+        judged = statuses[OK] + statuses[INVALID]
+        judged_now = sum(1 for o in outcomes if o.status != ERROR and not o.cached)
+        return JudgeRunStats(
+            judgments=len(outcomes), judged=judged, judged_now=judged_now,
+            from_cache=sum(1 for o in outcomes if o.cached and o.status != ERROR),
+            unfinished=statuses[ERROR], calls=self.stats(), provenance=judge_provenance(outcomes, self.config),
+        )
 
     def _groups(self) -> dict[str, _Group]:
         groups: dict[str, _Group] = {}
         self._keys: dict[int, str] = {}
         for item in self.items:
             body = build_request(item, self.config)
-            key = request_hash(body, self.config.prompt_version)
-            groups.setdefault(key, _Group(key, body)).items.append(item)
+            key = self.key(body, self.config.prompt_version)
+            if key not in groups:
+                groups[key] = _Group(key, request_hash(body, self.config.prompt_version), body)
+            groups[key].items.append(item)
             self._keys[id(item)] = key
         return groups
 
+    def _stored(self, group: _Group) -> CachedJudgment | None:
+        """The group's stored verdict: under its key, else under its pre-endpoint key when every
+        call that made it came from this endpoint (``JudgeCache.legacy_judgment``)."""
+        return self.cache.judgment(group.cache_key) or self.cache.legacy_judgment(group.legacy_key, self.endpoint)
+
     def _usable_judgment(self, group: _Group) -> CachedJudgment | None:
         """The cached verdict to return as is: ok, or invalid unless invalid ones are retried."""
-        stored = self.cache.judgment(group.cache_key)
+        stored = self._stored(group)
         if stored is None or (stored.status == INVALID and self.retry_invalid):
             return None
         return stored
 
     def _fresh(self, group: _Group) -> bool:
         """Whether the group's calls must bypass stored responses: an invalid verdict retried."""
-        return self.retry_invalid and self.cache.judgment(group.cache_key) is not None
+        return self.retry_invalid and self._stored(group) is not None
 
     def _needs_call(self, group: _Group) -> bool:
         """Whether the group's first request has neither a verdict nor a stored response to use."""
@@ -187,7 +283,7 @@ class _Job(StructuredCaller):
             stored = self._usable_judgment(group)
             if stored is not None:
                 verdict = _Verdict(stored.status, stored.score, stored.rationale, stored.attempts,
-                                   stored.system_fingerprint, cached=True)
+                                   stored.system_fingerprint, cached=True, reported_model=stored.reported_model)
             else:
                 async with semaphore:
                     verdict = await self._judge(group)
@@ -222,28 +318,23 @@ class _Job(StructuredCaller):
         made_calls = any(a > 0 or h in self.batch_filled for a, h in zip(reply.ask_attempts, reply.request_hashes))
         fingerprint = reply.system_fingerprint
         if reply.status == ERROR:
-            if self.abort_reason and reply.not_sent:
+            if self.abort_reason and reply.not_sent and not made_calls:
                 return self._not_sent()
             return _Verdict(ERROR, None, reply.detail, attempts, None, cached=not made_calls)
         if reply.status == INVALID and (reply.refusal or reply.filtered):
             why = f"the judge refused: {reply.refusal}" if reply.refusal else "the reply was withheld by the content filter"
-            return self._store(group, INVALID, None, self.redact(why), attempts, fingerprint, reply.call_ids, made_calls)
-        if reply.status == INVALID:
-            return self._store(group, INVALID, None, reply.detail, attempts, fingerprint, reply.call_ids, made_calls)
-        score, rationale = reply.value
-        return self._store(group, OK, score, rationale, attempts, fingerprint, reply.call_ids, made_calls)
-
-    def _store(self, group: _Group, status: str, score: int | None, rationale: str, attempts: int,
-               fingerprint: str | None, call_ids: list[int], made_calls: bool) -> _Verdict:
+            reply.detail = self.redact(why) or ""
+        value = reply.value if reply.status == OK else (None, reply.detail)
+        score, rationale = value
         rationale = self.redact(rationale) or ""
-        item = group.items[0]
         self.cache.put_judgment(
             cache_key=group.cache_key, topic_key=item.key, dimension=item.dimension,
             prompt_version=self.config.prompt_version, signature=self.config.signature, model=self.config.model,
-            status=status, score=score, rationale=rationale, attempts=attempts, system_fingerprint=fingerprint,
-            call_ids=call_ids,
+            status=reply.status, score=score, rationale=rationale, attempts=attempts, system_fingerprint=fingerprint,
+            call_ids=reply.call_ids,
         )
-        return _Verdict(status, score, rationale, attempts, fingerprint, cached=not made_calls)
+        return _Verdict(reply.status, score, rationale, attempts, fingerprint, cached=not made_calls,
+                        reported_model=reply.reported_model)
 
     def _not_sent(self) -> _Verdict:
         return _Verdict(ERROR, None, f"not sent: {self.abort_reason}", 0, None, cached=True)

@@ -3,7 +3,10 @@
 Tables (``judge-cache.sqlite`` in the cache folder):
 
 - ``requests``: every distinct request body sent (model, messages, schema, decoding), keyed
-  by ``request_hash`` = sha256 of the canonical JSON of {prompt_version, request body}.
+  by ``request_hash`` = sha256 of the canonical JSON of {endpoint, prompt_version, request
+  body}, the endpoint being the public URL of the server asked (``LLMConfig.endpoint``): the
+  same request sent to two servers has two keys, so an answer of one server is never served
+  for another.
 - ``calls``: every well-formed Chat Completions response received, raw JSON as the server sent
   it, with system_fingerprint, the model the server reported, how it came (live call or
   which batch) and when. A request answered twice (``retry_invalid``) has two rows.
@@ -11,8 +14,16 @@ Tables (``judge-cache.sqlite`` in the cache folder):
   with the wait that followed it: the retry procedure, as it happened.
 - ``judgments``: the verdict per judgment, keyed by ``cache_key`` (the hash of the judgment's
   first request), with the ids of the calls that made it. ok and invalid verdicts are kept;
-  transport errors are not (the next run tries again).
+  transport errors are not (the next run tries again). The model the server reported, its
+  system fingerprint and the endpoint of a verdict are read from its calls (``judgment``).
 - ``batches``: Batch API jobs, so a rerun collects a running batch instead of paying twice.
+
+Rows written before the endpoint was part of the key (reteco 0.x caches, same schema 1) stay
+in the file untouched and readable by every query here and by SQL. Their verdicts are keyed
+without the endpoint: ``legacy_judgment`` returns one only when every call that made it was
+recorded (``calls.endpoint``, kept since schema 1) from the endpoint now asked, so a verdict of
+one server is still never served for another; the other old rows are not served (their
+judgments are asked again, under the new key). Stored responses of old keys are not replayed.
 
 Rows are committed as each call completes, so a crash loses at most the calls in flight.
 Nothing here ever holds the API key: request bodies carry none, and every text received is
@@ -120,9 +131,16 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-def request_hash(body: Mapping[str, Any], prompt_version: int) -> str:
-    """sha256 of the full request: model, prompt version, messages, schema, decoding settings."""
-    return hashlib.sha256(canonical_json({"prompt_version": prompt_version, "request": body}).encode("utf-8")).hexdigest()
+def request_hash(body: Mapping[str, Any], prompt_version: int, endpoint: str | None = None) -> str:
+    """sha256 of the full request: endpoint, model, prompt version, messages, schema, decoding.
+
+    ``endpoint`` None gives the key of caches written before the endpoint was part of it (only
+    ``legacy_judgment`` looks such keys up).
+    """
+    payload: dict[str, Any] = {"prompt_version": prompt_version, "request": body}
+    if endpoint is not None:
+        payload["endpoint"] = endpoint
+    return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
 
 
 def now_iso() -> str:
@@ -141,6 +159,8 @@ class CachedJudgment:
     attempts: int
     system_fingerprint: str | None
     signature: str
+    reported_model: str | None = None  # the model named by the response that gave the verdict
+    endpoint: str | None = None  # where that response came from
 
 
 @dataclass(frozen=True)
@@ -189,13 +209,40 @@ class JudgeCache:
     # --- judgments -------------------------------------------------------------------------
 
     def judgment(self, cache_key: str) -> CachedJudgment | None:
-        """The stored verdict of a judgment, if any."""
+        """The stored verdict of a judgment, if any, with the reported model and endpoint of the
+        response that gave it (its last call)."""
         row = self._conn.execute(
-            "SELECT cache_key, status, score, rationale, attempts, system_fingerprint, signature "
+            "SELECT cache_key, status, score, rationale, attempts, system_fingerprint, signature, call_ids "
             "FROM judgments WHERE cache_key = ?",
             (cache_key,),
         ).fetchone()
-        return CachedJudgment(*row) if row else None
+        if row is None:
+            return None
+        calls = self._calls_of(row[7])
+        last = calls[-1] if calls else (None, None)
+        return CachedJudgment(*row[:7], reported_model=last[0], endpoint=last[1])
+
+    def legacy_judgment(self, legacy_key: str, endpoint: str) -> CachedJudgment | None:
+        """A verdict stored under a key without the endpoint (module docstring), only when every
+        call that made it came from ``endpoint``."""
+        row = self._conn.execute("SELECT call_ids FROM judgments WHERE cache_key = ?", (legacy_key,)).fetchone()
+        if row is None:
+            return None
+        calls = self._calls_of(row[0])
+        if not calls or any((e or "").rstrip("/") != endpoint for _, e in calls):
+            return None
+        return self.judgment(legacy_key)
+
+    def _calls_of(self, call_ids_json: str) -> list[tuple[str | None, str | None]]:
+        """(reported model, endpoint) of the calls named by a judgment's call_ids, in its order."""
+        ids = [int(i) for i in json.loads(call_ids_json or "[]")]
+        if not ids:
+            return []
+        marks = ",".join("?" * len(ids))
+        found = {r[0]: (r[1], r[2]) for r in self._conn.execute(
+            f"SELECT id, model, endpoint FROM calls WHERE id IN ({marks})", ids  # noqa: S608 (placeholders only)
+        )}
+        return [found[i] for i in ids if i in found]
 
     def put_judgment(
         self,

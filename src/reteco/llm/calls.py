@@ -17,9 +17,27 @@ How one request ends (the documented fault behaviour):
   or ``retry-after``, seconds or HTTP date) when given, else exponential backoff with jitter,
   never more than ``max_wait_s``. A 429's Retry-After pauses every worker, not just the one
   that got it. Still failing: status "error" (nothing cached as a verdict).
-- 400, 413, 422 (the request itself is refused): "error" at once, no retry.
+- any other 4xx (400, 413, 422 ...: the request itself is refused), and a 500 whose body names
+  a request parameter and says the input is invalid (llama-cpp-python's validation errors):
+  "error" at once, no retry; when the server names the parameter, the detail names it and the
+  config setting to change (``reteco.llm.compatibility``).
 - 401, 403, 404 or 429 with code ``insufficient_quota``: "error", and the rest of the run is
   not sent ("not sent: ..."); ``abort_after_errors`` failures in a row stop the run too.
+
+Before its first HTTP request, a run sends one **preflight**: a tiny request shaped like the
+run's own (``compatibility.preflight_body``). When the server refuses it (or cannot be reached
+after the retries, or answers 401/403/404), nothing else is sent: every request that needed a
+call ends "error" ("not sent: ...", the parameter and the setting to change named), and
+``run_structured_calls`` raises ``EndpointRefused``. A reply that uses more tokens than the cap
+is a warning: the server seems to ignore the cap's parameter.
+
+Limits of one run (``deadline``, a ``time.monotonic()`` value, and ``max_calls`` together with
+the config's ``max_calls_per_run``): no request starts later than ``deadline -
+deadline_margin_s``, each request's timeout is cut so that it ends by the deadline, a retry
+whose wait would end past it is not made, and no more than the budget's HTTP requests are made
+(the preflight, retries and re-asks count; replies already in the cache do not). A request not
+sent for a limit ends "error" with the reason ("deadline reached", "call budget reached (N
+HTTP requests)"); nothing is cached as a verdict, so the next run finishes the work.
 - a reply the validator rejects, or cut off at the token cap: re-asked (the reply and what was
   wrong with it are sent back) up to ``max_reasks`` times; then "invalid".
 - a refusal (``message.refusal``) or ``finish_reason`` "content_filter": "invalid" at once.
@@ -51,11 +69,16 @@ from reteco.llm.cache import (
     now_iso,
     request_hash,
 )
+from reteco.llm.compatibility import (
+    ignored_token_cap,
+    preflight_body,
+    rejected_parameter,
+    setting_hint,
+)
 from reteco.llm.config import (
     LLMConfig,
     Redactor,
     endpoint_available,
-    public_url,
     read_api_key,
 )
 from reteco.llm.prompt_files import ReplyProblem
@@ -66,6 +89,17 @@ ERROR = "error"
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 FATAL_STATUS = frozenset({401, 403, 404})
 MAX_STORED_ERROR_TEXT = 2000
+#: No request starts later than this before the deadline: one starting later could not finish.
+DEADLINE_MARGIN_S = 1.0
+#: The prompt version under which preflight requests are recorded in the cache (no prompt's).
+PREFLIGHT_VERSION = 0
+
+# What a run's preflight came to (``StructuredCaller.preflight_status``).
+PREFLIGHT_PENDING = "pending"  # nothing sent yet
+PREFLIGHT_NOT_NEEDED = "not needed"  # the run sent no request (every answer was in the cache)
+PREFLIGHT_PASSED = "passed"
+PREFLIGHT_FAILED = "failed"  # refused or unreachable: nothing else was sent
+PREFLIGHT_NOT_SENT = "not sent"  # the deadline or the call budget came first
 
 T = TypeVar("T")
 
@@ -74,20 +108,24 @@ class CallsNotAvailable(RuntimeError):
     """No key or no usable endpoint: nothing was sent."""
 
 
+class EndpointRefused(CallsNotAvailable):
+    """The preflight request was refused (the message names the parameter and the setting to
+    change) or failed: nothing else was sent."""
+
+
 @dataclass(frozen=True)
 class StructuredRequest:
     """One question: its first request body, how to validate a reply and how to re-ask."""
 
-    body: dict[str, Any]  # model, messages, response_format (strict json_schema), decoding settings
+    body: dict[str, Any]  # model, messages, response_format (as sent), decoding settings
     validate: Callable[[str | None], Any]  # the reply's content -> parsed value; raises ReplyProblem
     reask: Callable[[str], dict[str, str]]  # problem -> the user message sent after an unusable reply
     cache_version: int  # mixed into the request hash (the prompt version)
     label: str = ""  # names the request in debug log lines
 
-    @property
-    def cache_key(self) -> str:
-        """The hash of the first request: where its response and verdict are cached."""
-        return request_hash(self.body, self.cache_version)
+    def cache_key(self, endpoint: str) -> str:
+        """The hash of the first request sent to ``endpoint``: where its response is cached."""
+        return request_hash(self.body, self.cache_version, endpoint)
 
 
 @dataclass
@@ -107,6 +145,20 @@ class StructuredReply:
     refusal: str | None = None  # the model's refusal text, when it refused
     filtered: bool = False  # the reply was withheld by the content filter
     not_sent: bool = False  # the last ask was never sent: the run had been stopped
+    endpoint: str = ""  # where the requests went (the public URL)
+
+
+@dataclass(frozen=True)
+class CallStats:
+    """What one run's requests came to: the figures a caller with a deadline needs."""
+
+    endpoint: str
+    http_requests: int  # chat completion requests made (preflight, retries and re-asks included)
+    preflight: str  # PREFLIGHT_* : passed, failed, not needed, not sent
+    preflight_detail: str  # why it failed (or the token-cap warning); "" otherwise
+    preflight_model: str | None  # the model the server named in its preflight reply
+    stopped: str | None  # why requests stopped before the end (deadline, budget, refusal, abort)
+    max_calls: int | None  # the budget in force (None: no limit)
 
 
 def run_structured_calls(
@@ -118,11 +170,16 @@ def run_structured_calls(
     fresh: bool = False,
     unit: str = "request",
     desc: str | None = None,
+    deadline: float | None = None,
+    max_calls: int | None = None,
 ) -> list[StructuredReply]:
     """Answer every request (same order) with at most ``config.concurrency`` in flight.
 
-    ``fresh`` bypasses the responses stored in the cache (they are still recorded). Raises
-    CallsNotAvailable when no key or endpoint is configured (``endpoint_available`` says why).
+    ``fresh`` bypasses the responses stored in the cache (they are still recorded). ``deadline``
+    and ``max_calls``: the run's limits (module docstring). Raises CallsNotAvailable when no key
+    or endpoint is configured (``endpoint_available`` says why), EndpointRefused when the
+    preflight request was refused or failed (nothing else was sent; the answers in the cache
+    are kept for the next run).
     """
     ok, why = endpoint_available(config)
     if not ok:
@@ -131,7 +188,7 @@ def run_structured_calls(
     directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
 
     async def main() -> list[StructuredReply]:
-        caller = StructuredCaller(config)
+        caller = StructuredCaller(config, log=logging.getLogger("reteco.llm"), deadline=deadline, max_calls=max_calls)
         async with caller.session(directory):
             semaphore = asyncio.Semaphore(config.concurrency)
             bar = tqdm(total=len(requests), disable=not progress, unit=unit, desc=desc or f"{unit} {config.model}")
@@ -143,9 +200,12 @@ def run_structured_calls(
                 return reply
 
             try:
-                return list(await asyncio.gather(*(one(r) for r in requests)))
+                replies = list(await asyncio.gather(*(one(r) for r in requests)))
             finally:
                 bar.close()
+        if caller.preflight_status == PREFLIGHT_FAILED:
+            raise EndpointRefused(caller.preflight_detail)
+        return replies
 
     return run_coroutine(main)
 
@@ -189,19 +249,22 @@ class _Session:
 
 
 class StructuredCaller:
-    """The call engine: one client, one cache, one shared pause and abort state per run.
+    """The call engine: one client, one cache, one shared pause, abort and limit state per run.
 
     ``log``, when given, receives the debug lines and the error lines (run stopped); the
-    ``abort_message`` and ``attempts_noun`` say how a stopped run is described.
+    ``abort_message`` and ``attempts_noun`` say how a stopped run is described. ``deadline``
+    (a ``time.monotonic()`` value), ``max_calls`` (with the config's ``max_calls_per_run``: the
+    smaller counts) and ``deadline_margin_s`` are the run's limits (module docstring).
     """
 
     cache: JudgeCache
     client: Any
 
     def __init__(self, config: LLMConfig, *, log: logging.Logger | None = None, attempts_noun: str = "requests",
-                 abort_prefix: str = "stopped"):
+                 abort_prefix: str = "stopped", deadline: float | None = None, max_calls: int | None = None,
+                 deadline_margin_s: float = DEADLINE_MARGIN_S):
         self.config = config
-        self.endpoint = public_url(config.resolved_base_url())
+        self.endpoint = config.endpoint()
         self._key, _ = read_api_key(config)
         self.redact = Redactor(self._key)
         self.log = log
@@ -209,24 +272,44 @@ class StructuredCaller:
         self.abort_prefix = abort_prefix
         self.abort_reason: str | None = None
         self._failed_in_a_row = 0
-        self._pause_until = 0.0  # loop time before which nobody sends (a 429's Retry-After)
+        self._pause_until = 0.0  # time.monotonic() before which nobody sends (a 429's Retry-After)
         self.batch_filled: set[str] = set()  # request hashes whose stored response is fresh (a batch of this run)
+        self.deadline = deadline
+        self.deadline_margin_s = deadline_margin_s
+        budgets = [b for b in (config.max_calls_per_run, max_calls) if b is not None]
+        self.max_calls: int | None = min(budgets) if budgets else None
+        self.http_requests = 0  # chat completion requests made in this run
+        self.limit_reached: str | None = None  # "deadline reached" or "call budget reached (...)"
+        self.preflight_status = PREFLIGHT_PENDING
+        self.preflight_detail = ""
+        self.preflight_model: str | None = None
+        self._preflight_lock: asyncio.Lock | None = None
 
     def session(self, cache_dir: Path) -> _Session:
         """``async with caller.session(dir):`` opens the cache and the HTTP client for a run."""
         return _Session(self, cache_dir)
 
+    def key(self, body: dict[str, Any], version: int) -> str:
+        """The cache key of a request body sent to this run's endpoint."""
+        return request_hash(body, version, self.endpoint)
+
+    def stats(self) -> CallStats:
+        """The run's request figures so far."""
+        preflight = PREFLIGHT_NOT_NEEDED if self.preflight_status == PREFLIGHT_PENDING else self.preflight_status
+        return CallStats(self.endpoint, self.http_requests, preflight, self.preflight_detail, self.preflight_model,
+                         self.abort_reason, self.max_calls)
+
     # --- one request, re-asked until usable ------------------------------------------------
 
     async def ask(self, request: StructuredRequest, *, fresh: bool = False, cache_key: str | None = None) -> StructuredReply:
         """Ask until the validator accepts a reply or the re-asks run out (see the module doc)."""
-        first_key = cache_key or request.cache_key
-        reply = StructuredReply(ERROR, None, None, "", 0, True, None, None, first_key)
+        first_key = cache_key or request.cache_key(self.endpoint)
+        reply = StructuredReply(ERROR, None, None, "", 0, True, None, None, first_key, endpoint=self.endpoint)
         messages = list(request.body["messages"])
         problem = ""
         for n in range(self.config.max_reasks + 1):
             body = {**request.body, "messages": messages}
-            h = first_key if n == 0 else request_hash(body, request.cache_version)
+            h = first_key if n == 0 else self.key(body, request.cache_version)
             reply.request_hashes.append(h)
             self.cache.put_request(h, request.cache_version, body)
             stored = self.cache.latest_call(h) if (not fresh or h in self.batch_filled) else None
@@ -238,13 +321,15 @@ class StructuredCaller:
                     reply.ask_attempts.append(0)
                     reply.detail, reply.not_sent = f"not sent: {self.abort_reason}", True
                     return reply
-                call_id, response, attempts, failure = await self._send(h, body)
-                reply.ask_attempts.append(attempts)
-                reply.attempts += attempts
+                sent = await self._send(h, body)
+                call_id, response = sent.call_id, sent.response
+                reply.ask_attempts.append(sent.attempts)
+                reply.attempts += sent.attempts
                 reply.cached = False
                 if response is None:
-                    self._count_failure(failure)
-                    reply.detail, reply.not_sent = failure, attempts == 0
+                    if not sent.stopped:
+                        self._count_failure(sent.failure)
+                    reply.detail, reply.not_sent = sent.failure, sent.attempts == 0
                     return reply
                 self._failed_in_a_row = 0
             reply.call_ids.append(call_id)
@@ -285,45 +370,124 @@ class StructuredCaller:
             if self.log:
                 self.log.error("%s", self.abort_reason)
 
+    # --- the preflight -----------------------------------------------------------------------
+
+    async def ensure_preflight(self, body: dict[str, Any]) -> bool:
+        """Send the run's preflight (shaped like ``body``) unless it was sent; whether the run
+        may go on. Concurrent callers wait for the one preflight."""
+        if self._preflight_lock is None:
+            self._preflight_lock = asyncio.Lock()
+        async with self._preflight_lock:
+            if self.preflight_status == PREFLIGHT_PENDING:
+                await self._preflight(body)
+        return self.preflight_status == PREFLIGHT_PASSED
+
+    async def _preflight(self, body: dict[str, Any]) -> None:
+        probe = preflight_body(body)
+        h = self.key(probe, PREFLIGHT_VERSION)
+        self.cache.put_request(h, PREFLIGHT_VERSION, probe)
+        sent = await self._send(h, probe, via="preflight")
+        if sent.response is not None:
+            self.preflight_status = PREFLIGHT_PASSED
+            self.preflight_model = sent.response.get("model")
+            warning = ignored_token_cap(probe, sent.response)
+            if warning:
+                self.preflight_detail = warning
+                if self.log:
+                    self.log.warning("preflight: %s", warning)
+            return
+        if sent.stopped:  # the deadline or the budget came first: no answer, but no refusal either
+            self.preflight_status, self.preflight_detail = PREFLIGHT_NOT_SENT, sent.failure
+            return
+        self.preflight_status = PREFLIGHT_FAILED
+        self.preflight_detail = f"the preflight request to {self.endpoint} failed: {sent.failure}"
+        # Every request left ends "not sent: <this>": the parameter and the setting to change.
+        self.abort_reason = self.abort_reason or self.preflight_detail
+        if self.log:
+            self.log.error("%s; nothing else is sent", self.preflight_detail)
+
+    # --- the run's limits --------------------------------------------------------------------
+
+    def _cut(self) -> float | None:
+        """The monotonic time after which no request starts (None: no deadline)."""
+        return None if self.deadline is None else self.deadline - self.deadline_margin_s
+
+    def _limit(self) -> str | None:
+        """Why no further request may start (the deadline or the budget), else None; the first
+        time a limit is met, it stops the run (``abort_reason``) and is logged once."""
+        if self.limit_reached:
+            return self.limit_reached
+        cut = self._cut()
+        reason = None
+        if cut is not None and (time.monotonic() >= cut or self._pause_until >= cut):
+            reason = "deadline reached"
+        elif self.max_calls is not None and self.http_requests >= self.max_calls:
+            reason = f"call budget reached ({self.max_calls} HTTP requests)"
+        if reason is not None:
+            self.limit_reached = reason
+            self.abort_reason = self.abort_reason or reason
+            if self.log:
+                self.log.warning("%s: no further request is sent; what is left ends as errors (run again to finish it)",
+                                 reason)
+        return reason
+
+    def _timeout(self) -> float:
+        """The request's timeout: the configured one, cut so that the request ends by the deadline."""
+        timeout = float(self.config.timeout_s)
+        if self.deadline is not None:
+            timeout = min(timeout, max(self.deadline - time.monotonic(), 0.001))
+        return timeout
+
     # --- one request body, retried over HTTP -----------------------------------------------
 
-    async def _send(self, h: str, body: dict[str, Any]) -> tuple[int | None, dict[str, Any] | None, int, str]:
-        """(call id, completion, attempts, failure): POST, retrying transport failures; every
-        attempt lands in the cache."""
+    async def _send(self, h: str, body: dict[str, Any], *, via: str = "chat") -> _Sent:
+        """POST ``body``, retrying transport failures; every attempt lands in the cache. The
+        run's preflight goes first (``via`` "preflight" is the preflight itself)."""
         import openai
 
+        if via != "preflight":
+            await self.ensure_preflight(body)  # refused or failed: abort_reason stops the loop below
+        last_failure = ""
         for attempt in range(1, self.config.max_retries + 2):
             await self._wait_for_pause()
-            if self.abort_reason:
-                return None, None, attempt - 1, f"not sent: {self.abort_reason}"
+            if self.abort_reason or self._limit():
+                return _Sent(None, None, attempt - 1, self._stopped_detail(attempt - 1, last_failure), stopped=True)
+            self.http_requests += 1
+            timeout = self._timeout()
             started = now_iso()
             status: int | None = None
             retry_after: float | None = None
             fatal = False
             try:
-                raw = await self.client.chat.completions.with_raw_response.create(**body)
+                raw = await self.client.chat.completions.with_raw_response.create(**body, timeout=timeout)
                 status = raw.status_code
                 text = self.redact(raw.text)
                 completion = _chat_completion(text)
                 call_id = self.cache.add_call(
                     request_hash_=h, response_json=text, http_status=status,
                     system_fingerprint=completion.get("system_fingerprint"), model=completion.get("model"),
-                    via="chat", endpoint=self.endpoint, started_at=started,
+                    via=via, endpoint=self.endpoint, started_at=started,
                 )
-                return call_id, completion, attempt, ""
+                return _Sent(call_id, completion, attempt, "")
             except openai.APIStatusError as exc:
                 status = exc.status_code
                 retry_after = retry_after_seconds(exc.response.headers)
                 code = _error_code(exc.body)
+                error_text = _error_text(exc)
                 kind = f"http {status}"
-                detail = f"HTTP {status}: {_error_text(exc)}"
-                retryable = status in RETRYABLE_STATUS or status >= 500
+                detail = f"HTTP {status}: {error_text}"
+                rejected = rejected_parameter(status, error_text, exc.body, body)
+                # A 4xx other than 408/409/429 is the request's fault, and so is a 500 saying the
+                # input is invalid: the same body would get the same answer.
+                retryable = (status in RETRYABLE_STATUS or status >= 500) and rejected is None
+                if rejected is not None:
+                    detail = f"the server rejected `{rejected}` ({detail}); {setting_hint(rejected, body)}"
                 if status == 429 and code == "insufficient_quota":
                     retryable, fatal = False, True
                 elif status in FATAL_STATUS:
                     fatal = True
             except openai.APITimeoutError:
-                kind, detail, retryable = "timeout", f"no response within {self.config.timeout_s:g} s", True
+                kind, detail, retryable = "timeout", f"no response within {_seconds(timeout)} s", True
             except openai.APIConnectionError as exc:
                 kind, detail, retryable = "connection", f"connection failed: {_cause(exc)}", True
             except _MalformedResponse as exc:
@@ -331,9 +495,11 @@ class StructuredCaller:
             detail = self.redact(detail) or ""
             last = attempt > self.config.max_retries
             wait = None if (last or not retryable) else self._wait_after(attempt, retry_after, status)
+            cut = self._cut()
+            past_deadline = wait is not None and cut is not None and time.monotonic() + wait >= cut
             self.cache.add_failure(
                 request_hash_=h, attempt=attempt, kind=kind, http_status=status,
-                message=detail[:MAX_STORED_ERROR_TEXT], wait_s=wait, endpoint=self.endpoint,
+                message=detail[:MAX_STORED_ERROR_TEXT], wait_s=None if past_deadline else wait, endpoint=self.endpoint,
             )
             if self.log:
                 self.log.debug("attempt %d failed (%s)%s", attempt, detail, f"; waiting {wait:.2f} s" if wait else "")
@@ -341,28 +507,54 @@ class StructuredCaller:
                 self.abort_reason = self.abort_reason or f"the endpoint answered {detail}; no retry can help"
                 if self.log:
                     self.log.error("judge stopped: %s", detail)
+            tries = f"{attempt} attempt{'s' if attempt > 1 else ''}"
+            if past_deadline:
+                return _Sent(None, None, attempt, f"deadline reached: not retried after {tries} (last: {detail})", stopped=True)
             if wait is None:
-                tries = f"{attempt} attempt{'s' if attempt > 1 else ''}"
                 outcome = "not retried" if not retryable else f"gave up after {tries}"
-                return None, None, attempt, f"request failed, {outcome}: {detail}"
+                return _Sent(None, None, attempt, f"request failed, {outcome}: {detail}")
+            last_failure = detail
             await asyncio.sleep(wait)
         raise AssertionError("unreachable: the loop returns on its last attempt")
+
+    def _stopped_detail(self, attempts: int, last_failure: str) -> str:
+        if attempts == 0:
+            return f"not sent: {self.abort_reason}"
+        tries = f"{attempts} attempt{'s' if attempts > 1 else ''}"
+        return f"{self.abort_reason}: not retried after {tries} (last: {last_failure})"
 
     def _wait_after(self, attempt: int, retry_after: float | None, status: int | None) -> float:
         if retry_after is not None:
             wait = min(max(retry_after, 0.0), self.config.max_wait_s)
             if status == 429:
-                loop_now = asyncio.get_running_loop().time()
-                self._pause_until = max(self._pause_until, loop_now + wait)
+                self._pause_until = max(self._pause_until, time.monotonic() + wait)
             return wait
         ceiling = min(self.config.backoff_max_s, self.config.backoff_initial_s * 2 ** (attempt - 1))
         # Jitter spreads the retries of many workers that failed at once.
         return min(ceiling * random.uniform(0.5, 1.0), self.config.max_wait_s)
 
     async def _wait_for_pause(self) -> None:
-        loop = asyncio.get_running_loop()
-        while (delay := self._pause_until - loop.time()) > 0:
+        cut = self._cut()
+        while (delay := self._pause_until - time.monotonic()) > 0:
+            if cut is not None and self._pause_until >= cut:
+                return  # the pause outlasts the deadline: _limit() stops the run
             await asyncio.sleep(delay)
+
+
+@dataclass(frozen=True)
+class _Sent:
+    """How one request body fared over HTTP."""
+
+    call_id: int | None
+    response: dict[str, Any] | None  # the chat completion, None when it failed
+    attempts: int  # HTTP requests made for it
+    failure: str  # why it failed ("" when it did not)
+    stopped: bool = False  # not (or no more) sent: the run was stopped (limit, abort, refusal)
+
+
+def _seconds(value: float) -> str:
+    """A duration for a message: 0.3, 120, 0.723."""
+    return f"{value:.3f}".rstrip("0").rstrip(".")
 
 
 class _MalformedResponse(ValueError):

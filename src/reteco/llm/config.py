@@ -21,6 +21,12 @@ from reteco.problems import InputError
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 TOKEN_LIMIT_PARAMS = ("max_completion_tokens", "max_tokens")
+#: How the reply's JSON shape is asked for (``reteco.llm.compatibility.shape_request``):
+#: ``json_schema`` strict (OpenAI, Azure, vLLM, llama.cpp's llama-server); ``json_object`` with
+#: the schema written into the system message (llama-cpp-python's server, which refuses
+#: ``json_schema``); ``none``: no ``response_format`` at all, the schema in the system message.
+#: Whatever the mode, every reply is checked against the schema by the caller's validator.
+RESPONSE_FORMATS = ("json_schema", "json_object", "none")
 
 # Keys shorter than this are placeholders (vLLM's "EMPTY", "sk-no-key"), not secrets: redacting
 # them would mangle ordinary text, and leaking them reveals nothing.
@@ -40,6 +46,7 @@ class LLMConfig:
     seed: int | None = 2027
     max_completion_tokens: int = 400
     token_limit_param: str = "max_completion_tokens"
+    response_format: str = "json_schema"
     base_url: str | None = None
     base_url_env: str = "OPENAI_BASE_URL"
     api_key_env: str = "OPENAI_API_KEY"
@@ -56,6 +63,7 @@ class LLMConfig:
     batch_poll_interval_s: float = 30.0
     batch_timeout_s: float = 90000.0
     batch_max_requests: int = 50000
+    max_calls_per_run: int | None = None  # HTTP requests one run may make (None: no limit)
     source: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
@@ -70,6 +78,13 @@ class LLMConfig:
             problems.append("model must be a non-empty string")
         if self.token_limit_param not in TOKEN_LIMIT_PARAMS:
             problems.append(f"token_limit_param must be one of {', '.join(TOKEN_LIMIT_PARAMS)}")
+        if self.response_format not in RESPONSE_FORMATS:
+            problems.append(f"response_format must be one of {', '.join(RESPONSE_FORMATS)}")
+        if self.max_calls_per_run is not None and (
+            isinstance(self.max_calls_per_run, bool) or not isinstance(self.max_calls_per_run, int)
+            or self.max_calls_per_run < 0
+        ):
+            problems.append("max_calls_per_run must be an integer >= 0 (or null for no limit)")
         for name in ("max_completion_tokens", "concurrency", "batch_max_requests", "abort_after_errors"):
             if not (isinstance(getattr(self, name), int) and getattr(self, name) >= 1):
                 problems.append(f"{name} must be a positive integer")
@@ -100,6 +115,12 @@ class LLMConfig:
         """The endpoint: ``base_url``, else $``base_url_env``, else OpenAI's."""
         return self.base_url or os.environ.get(self.base_url_env) or DEFAULT_BASE_URL
 
+    def endpoint(self) -> str:
+        """The endpoint as it names who answered: the public URL (no credentials, query or
+        fragment) without a trailing slash, so ``.../v1`` and ``.../v1/`` are one server. It is
+        part of the judge's signature and of every cache key."""
+        return public_url(self.resolved_base_url()).rstrip("/")
+
     def describe(self) -> dict[str, Any]:
         """What a report discloses about the model and how it was asked: never the key, nor
         credentials in the URL."""
@@ -108,11 +129,19 @@ class LLMConfig:
             "temperature": self.temperature,
             "seed": self.seed,
             "max_completion_tokens": self.max_completion_tokens,
-            "response_format": "json_schema (strict)",
-            "endpoint": public_url(self.resolved_base_url()),
+            "token_limit_param": self.token_limit_param,
+            "response_format": "json_schema (strict)" if self.response_format == "json_schema" else (
+                f"{self.response_format} (the schema written into the system message)"
+            ),
+            "endpoint": self.endpoint(),
             "max_retries": self.max_retries,
+            "backoff_initial_s": self.backoff_initial_s,
+            "backoff_max_s": self.backoff_max_s,
+            "max_wait_s": self.max_wait_s,
             "max_reasks": self.max_reasks,
+            "abort_after_errors": self.abort_after_errors,
             "use_batch_api": self.use_batch_api,
+            "max_calls_per_run": self.max_calls_per_run,
             "config": self.source,
         }
 

@@ -332,6 +332,22 @@ def _absent_reasons(scores: dict[str, float], judge_info: dict, text_info: dict)
     return absent
 
 
+def judge_items(turn: TurnRecord, answer: str, evidence, gold_evidence, dimensions=DIMENSIONS) -> list:
+    """The judge's items of one answered turn, one per dimension: the one builder of generation
+    scoring and of the human sample (``reteco.organizers.human_sample``), so the same answer
+    makes the same requests and finds the same cache rows. ``evidence``: the passages the system
+    had (2b: the gold ones; 2c: the run's top 5); ``gold_evidence``: the turn's gold passages."""
+    from reteco.judge import JudgeItem
+
+    return [
+        JudgeItem(
+            key=turn.key, dimension=d, query=turn.query, history=turn.history, answer=answer, evidence=evidence,
+            reference_answer=turn.answer, gold_evidence=gold_evidence,
+        )
+        for d in dimensions
+    ]
+
+
 def _run_judge(turns, answer_texts, evidence, gold_evidence, judge_config, cache_dir, run_judge_now, progress, problems):
     """Build the judge items (answered turns x five dimensions) and run the judge if it can run."""
     info: dict = {"ran": False}
@@ -349,19 +365,10 @@ def _run_judge(turns, answer_texts, evidence, gold_evidence, judge_config, cache
             info["reason"] = why
         else:
             items = [
-                judge_module.JudgeItem(
-                    key=turn.key,
-                    dimension=d,
-                    query=turn.query,
-                    history=turn.history,
-                    answer=answer_texts[i],
-                    evidence=evidence[i],
-                    reference_answer=turn.answer,
-                    gold_evidence=gold_evidence[i],
-                )
+                item
                 for i, turn in enumerate(turns)
                 if answer_texts[i] is not None
-                for d in judge_module.DIMENSIONS
+                for item in judge_items(turn, answer_texts[i], evidence[i], gold_evidence[i])
             ]
             directory = cache_dir if cache_dir is not None else judge_module.default_cache_dir()
             outcomes = judge_module.run_judge(items, config, cache_dir=directory, progress=progress)
@@ -380,7 +387,14 @@ def _run_judge(turns, answer_texts, evidence, gold_evidence, judge_config, cache
                 "cached": cached,
                 "new": len(outcomes) - cached,
             }
-            info["system_fingerprints"] = sorted({o.system_fingerprint for o in outcomes if o.system_fingerprint})
+            from reteco.judge.report import judge_provenance, model_mismatch_warning
+
+            # Who answered: endpoint, configured and reported models, fingerprints, with counts.
+            info["provenance"] = judge_provenance(outcomes, config)
+            info["system_fingerprints"] = sorted(info["provenance"]["system_fingerprints"])
+            mismatch = model_mismatch_warning(info["provenance"])
+            if mismatch:
+                problems.warning("judge", None, mismatch)
             return info, outcomes
     problems.warning(
         "judge",

@@ -21,8 +21,15 @@ Fault behaviour is therefore the judge's documented one:
   retried up to ``max_retries`` times, waiting the server's Retry-After when given (a 429's
   pauses every worker) else exponential backoff with jitter, never more than ``max_wait_s``;
   still failing: status "error" (nothing cached as a verdict; the next run tries again);
-- 400, 413, 422: "error" at once; 401, 403, 404, or 429 ``insufficient_quota``: "error" and the
+- other 4xx, and a 500 saying a named parameter is invalid: "error" at once, the parameter and
+  the setting to change named; 401, 403, 404, or 429 ``insufficient_quota``: "error" and the
   rest of the run is not sent; ``abort_after_errors`` failures in a row stop the run too;
+- the preflight (one tiny request shaped like the run's, before the first) refused or failing:
+  nothing else is sent and ``run_asks`` raises ``NotAvailable`` (``EndpointRefused``) with the
+  parameter and the setting to change;
+- the request shape follows the config's ``response_format`` (``json_schema`` strict, or
+  ``json_object`` / ``none`` with the schema written into the system message); the replies are
+  checked against the schema whatever the mode;
 - a reply that breaks the strict schema, is empty or was cut at the token cap: re-asked with
   what was wrong, up to ``max_reasks`` times; then "invalid";
 - a refusal or a content-filter stop: "invalid" at once.
@@ -43,14 +50,16 @@ from reteco.llm.calls import (
     INVALID,
     OK,
     CallsNotAvailable,
+    EndpointRefused,
     StructuredRequest,
     run_structured_calls,
 )
+from reteco.llm.compatibility import shape_request
 from reteco.llm.config import LLMConfig, Redactor, read_api_key
 
-__all__ = ["ERROR", "INVALID", "OK", "Answer", "Ask", "NotAvailable", "run_asks"]
+__all__ = ["ERROR", "INVALID", "OK", "Answer", "Ask", "EndpointRefused", "NotAvailable", "run_asks"]
 
-NotAvailable = CallsNotAvailable  # no key or no usable endpoint: nothing was sent
+NotAvailable = CallsNotAvailable  # no key, no usable endpoint, or the preflight refused: nothing was sent
 
 
 @dataclass(frozen=True)
@@ -87,9 +96,13 @@ def run_asks(
 ) -> list[Answer]:
     """Answer every ask (same order) with at most ``config.concurrency`` requests in flight.
 
-    ``retry_invalid`` asks again instead of replaying the stored replies.
+    ``retry_invalid`` asks again instead of replaying the stored replies. Each ask's body (built
+    with a strict json_schema) is sent in the config's ``response_format`` mode.
     """
-    requests = [StructuredRequest(a.body, a.parse, a.reask, a.cache_version, label=a.key) for a in asks]
+    requests = [
+        StructuredRequest(shape_request(a.body, config.response_format), a.parse, a.reask, a.cache_version, label=a.key)
+        for a in asks
+    ]
     replies = run_structured_calls(
         requests, config, cache_dir=cache_dir, progress=progress, fresh=retry_invalid,
         unit="label", desc=f"label {config.model}",

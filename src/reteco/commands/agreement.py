@@ -1,0 +1,79 @@
+"""``reteco agreement``: how well the LLM judge agrees with human raters, per dimension.
+
+    reteco agreement --judge JUDGE.csv --human HUMAN.csv --out DIR [--seed S] [--resamples R]
+
+Both files are ratings CSVs (``reteco.formats.ratings``: ``item_id,conversation_id,dimension,
+rater,score[,system]``): ``--judge`` holds the judge's scores (one rater, the judge), ``--human``
+the human raters' (``reteco human-sample`` writes the sheet they fill, and ``--judge-out`` the
+judge's file of the same items). Writes ``DIR/agreement.json`` (``reteco.metrics.agreement``:
+kappa, exact and within-1 agreement, Spearman, Kendall, ordinal alpha, bias, each with a
+bootstrap interval over conversations; the human ceiling; the system-level correlation) and
+``DIR/agreement.html`` (``reteco.outputs.agreement_page``), and prints a summary. Exit 1 when a
+file cannot be used (the messages name the file and line), 2 on a wrong command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from reteco.commands.judge import count_argument
+from reteco.problems import InputError
+
+
+
+def add_agreement_parser(subparsers) -> argparse.ArgumentParser:
+    """Add the ``agreement`` command to an argparse subparsers object; returns its parser."""
+    p = subparsers.add_parser(
+        "agreement",
+        help="judge-human agreement per dimension (kappa, alpha, Spearman, bias, bootstrap intervals)",
+        description="Compare the judge's ratings with human ratings of the same items; write agreement.json and "
+        "agreement.html.",
+    )
+    p.add_argument("--judge", type=Path, required=True, help="the judge's ratings CSV (one rater)")
+    p.add_argument("--human", type=Path, required=True, help="the human ratings CSV (one or more raters per item)")
+    p.add_argument("--out", type=Path, required=True, help="folder for agreement.json and agreement.html")
+    # Defaults are the library's (reteco.metrics.agreement), read when the command runs: importing
+    # scipy to build the parser would slow every other command down.
+    p.add_argument("--seed", type=int, help="bootstrap seed (default: reteco.metrics.agreement.DEFAULT_SEED)")
+    p.add_argument("--resamples", type=count_argument(1),
+                   help="bootstrap resamples (default: reteco.metrics.agreement.DEFAULT_RESAMPLES)")
+    p.set_defaults(func=cmd_agreement)
+    return p
+
+
+def cmd_agreement(args) -> int:
+    """Run the command (module docstring)."""
+    from reteco.commands.output_folder import check_output_folder
+    from reteco.formats.ratings import read_ratings
+    from reteco.metrics.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, agreement
+    from reteco.outputs.agreement_page import render
+
+    check_output_folder(args.out, "--out")
+    judge = read_ratings(args.judge, single_rater=True)
+    humans = read_ratings(args.human)
+    seed = DEFAULT_SEED if args.seed is None else args.seed
+    resamples = DEFAULT_RESAMPLES if args.resamples is None else args.resamples
+    result = agreement(judge, humans, seed=seed, resamples=resamples)
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+        _write(args.out / "agreement.json", json.dumps(result, indent=2, allow_nan=False) + "\n")
+        _write(args.out / "agreement.html", render(result))
+    except OSError as exc:
+        raise InputError(f"cannot write the results here ({exc.strerror or exc})", str(exc.filename or args.out)) from None
+    print(f"{'dimension':<14}{'items':>6}{'kappa':>8}{'alpha':>8}{'spearman':>10}{'bias':>8}")
+    for dimension, block in result["dimensions"].items():
+        values = [block[k]["value"] for k in ("kappa_quadratic", "alpha_ordinal_with_judge", "spearman", "bias")]
+        shown = "".join(f"{v:>{w}.3f}" if v is not None else f"{'-':>{w}}" for v, w in zip(values, (8, 8, 10, 8)))
+        print(f"{dimension:<14}{block['n_items']:>6}{shown}")
+    print(f"wrote {args.out / 'agreement.json'} and {args.out / 'agreement.html'}", file=sys.stderr)
+    return 0
+
+
+def _write(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)

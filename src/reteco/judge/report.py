@@ -1,0 +1,241 @@
+"""What the task report discloses about the judge (``reteco judge-report``), and provenance.
+
+Provenance of a run's verdicts (``judge_provenance``, ``model_mismatch_warning``): the endpoint
+asked, the configured model, the models the server reported (with counts) and the distinct
+system fingerprints (with counts). The runner logs the warning once per run; generation scoring
+puts the provenance into details.json's judge block.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+NOT_REPORTED = "(not reported)"
+
+
+def judge_provenance(outcomes: Iterable[Any], config: Any) -> dict[str, Any]:
+    """Who answered, over the verdicts (status ok or invalid) of ``outcomes`` (JudgeOutcome)::
+
+        {"endpoint", "configured_model", "reported_models": {model: verdicts},
+         "reported_model_differs": bool, "system_fingerprints": {fingerprint: verdicts}}
+
+    A verdict whose reply named no model counts under "(not reported)", and one without a
+    fingerprint under the same key in ``system_fingerprints``. Outcomes with status "error"
+    have no reply and do not count.
+    """
+    verdicts = [o for o in outcomes if o.status in ("ok", "invalid")]
+    models = Counter(o.reported_model or NOT_REPORTED for o in verdicts)
+    fingerprints = Counter(o.system_fingerprint or NOT_REPORTED for o in verdicts)
+    return {
+        "endpoint": config.endpoint(),
+        "configured_model": config.model,
+        "reported_models": dict(sorted(models.items())),
+        "reported_model_differs": any(m != config.model for m in models),
+        "system_fingerprints": dict(sorted(fingerprints.items())),
+    }
+
+
+def model_mismatch_warning(provenance: dict[str, Any]) -> str | None:
+    """One sentence when the server reported another model than the configured one, else None. It
+    names no endpoint: the scoring log is shown to participants (details.json records it)."""
+    models = provenance.get("reported_models") or {}
+    configured = provenance.get("configured_model")
+    other = {m: n for m, n in models.items() if m != configured}
+    if not other:
+        return None
+    total = sum(models.values())
+    listed = ", ".join(f"{m} ({n})" for m, n in other.items())
+    return (
+        f"the judge's server reported another model than the configured {configured} for "
+        f"{sum(other.values())} of {total} verdicts: {listed}; each verdict records the reported model"
+    )
+
+
+# --- the disclosure (reteco judge-report) -----------------------------------------------------
+
+#: What the call loop retries and what it does not (``reteco.llm.calls``), for the report.
+RETRY_RULES = (
+    "retried: HTTP 408, 409, 429 and 5xx (but not a 500 saying that a named request parameter is invalid), "
+    "timeouts, connection errors and 2xx bodies that are not chat completions, up to max_retries times after "
+    "the first attempt",
+    "wait before a retry: the server's Retry-After (retry-after-ms, or retry-after in seconds or as an HTTP "
+    "date) capped at max_wait_s; else backoff_initial_s * 2^(n-1) capped at backoff_max_s, times a uniform "
+    "jitter in [0.5, 1]; a 429's Retry-After pauses every request of the run",
+    "not retried: any other 4xx (the request itself is refused; a refusal naming a parameter is reported with "
+    "the setting to change); 401, 403, 404 and 429 insufficient_quota stop the run; abort_after_errors "
+    "failures in a row stop the run",
+    "a preflight request (one tiny request shaped like the judgments') goes before the first judgment; if the "
+    "server refuses it or cannot be reached, nothing else is sent",
+    "re-asked: a reply that is not JSON, breaks the schema, has a score outside 1..5, is empty or was cut at "
+    "the token cap is sent back with what was wrong, up to max_reasks times; then the judgment is invalid",
+    "a refusal or a content-filter stop is invalid at once; an invalid or failed judgment has no score and "
+    "is left out of its dimension's average (never 0 or 0.5)",
+    "every request body, raw response and failed attempt is kept in the judge's cache (the audit trail); a "
+    "verdict is reused only for the same request sent to the same endpoint",
+)
+_RETRY_SETTINGS = ("max_retries", "backoff_initial_s", "backoff_max_s", "max_wait_s", "timeout_s", "max_reasks",
+                   "abort_after_errors", "max_calls_per_run")
+_COUNTS = ("turns", "valid", "invalid", "error", "missing_answer", "turns_averaged")
+AGREEMENT_FIGURES = ("kappa_quadratic", "alpha_ordinal_with_judge", "spearman", "kendall_tau_b", "exact", "bias")
+
+
+def build_report(config: Any, *, details: list[tuple[str, dict]] = (), golden: list[dict] | None = None,
+                 agreement: dict | None = None, sample: dict | None = None) -> dict[str, Any]:
+    """The disclosure as a JSON-ready dict: the judge (prompts, signature, models, endpoint,
+    decoding), the retry procedure, invalid and missing judgments per dimension over the given
+    details.json files, golden-case results, the human sample and the agreement table. Each
+    optional part is absent when its input is not given."""
+    prompts = config.prompts
+    report: dict[str, Any] = {
+        "judge": {
+            "signature": config.signature,
+            "prompt_version": config.prompt_version,
+            "prompt_files": {name: digest for name, digest in sorted(prompts.file_hashes.items())},
+            "prompts_folder": prompts.directory.name,
+            "configured_model": config.model,
+            "endpoint": config.endpoint(),
+            "decoding": {
+                "temperature": config.temperature,
+                "seed": config.seed,
+                "max_completion_tokens": config.max_completion_tokens,
+                "token_limit_param": config.token_limit_param,
+                "response_format": config.response_format,
+            },
+            "config": config.source,
+        },
+        "retry_procedure": {"settings": {k: getattr(config, k) for k in _RETRY_SETTINGS}, "rules": list(RETRY_RULES)},
+    }
+    if details:
+        report["judgments"] = _judgments(details, config)
+    if golden is not None:
+        report["golden"] = _golden(golden)
+    if sample is not None:
+        report["human_sample"] = {k: sample.get(k) for k in ("subtrack", "seed", "requested", "sampled", "candidates",
+                                                           "systems", "dimensions", "allocation_rule")}
+        report["human_sample"]["strata"] = len(sample.get("strata") or [])
+    if agreement is not None:
+        report["agreement"] = _agreement(agreement)
+    return report
+
+
+def _judgments(details: list[tuple[str, dict]], config: Any) -> dict[str, Any]:
+    per_file, totals = [], {}
+    models: Counter = Counter()
+    fingerprints: dict[str, int | None] = {}
+    for name, data in details:
+        judge = data["generation"]["judge"]
+        entry: dict[str, Any] = {"file": name, "ran": bool(judge.get("ran"))}
+        for key in ("signature", "model", "prompt_version"):
+            if key in judge:
+                entry[key] = judge[key]
+        entry["same_judge"] = judge.get("signature") == config.signature
+        if not judge.get("ran"):
+            entry["reason"] = judge.get("reason", "")
+            per_file.append(entry)
+            continue
+        provenance = judge.get("provenance") or {}
+        entry["endpoint"] = provenance.get("endpoint") or (judge.get("config") or {}).get("endpoint")
+        if provenance.get("reported_models"):
+            entry["reported_models"] = provenance["reported_models"]
+            models.update(provenance["reported_models"])
+        # Counts per fingerprint (the provenance block), or only their names (details.json written
+        # before it: a list; counted as None, "not recorded").
+        found = provenance.get("system_fingerprints") or judge.get("system_fingerprints") or {}
+        entry["system_fingerprints"] = dict(found) if isinstance(found, dict) else dict.fromkeys(found)
+        for fp, n in entry["system_fingerprints"].items():
+            known = fingerprints.get(fp, 0)
+            fingerprints[fp] = None if n is None or known is None else known + n
+        entry["per_dimension"] = {d: {k: c.get(k, 0) for k in _COUNTS} for d, c in judge.get("per_dimension", {}).items()}
+        for d, c in entry["per_dimension"].items():
+            total = totals.setdefault(d, dict.fromkeys(_COUNTS, 0))
+            for k in _COUNTS:
+                total[k] += c[k]
+        per_file.append(entry)
+    return {"files": per_file, "per_dimension": totals, "reported_models": dict(sorted(models.items())),
+            "system_fingerprints": dict(sorted(fingerprints.items()))}
+
+
+def _golden(lines: list[dict]) -> dict[str, Any]:
+    by_dimension: dict[str, dict[str, int]] = {}
+    for line in lines:
+        c = by_dimension.setdefault(str(line.get("dimension", "?")), {"cases": 0, "passed": 0})
+        c["cases"] += 1
+        c["passed"] += bool(line.get("passed"))
+    failed = [{k: line.get(k) for k in ("id", "dimension", "status", "score", "expect", "purpose")}
+              for line in lines if not line.get("passed")]
+    return {"cases": len(lines), "passed": sum(1 for x in lines if x.get("passed")), "per_dimension": by_dimension,
+            "failed": failed}
+
+
+def _agreement(result: dict) -> dict[str, Any]:
+    table = {}
+    for d, block in result.get("dimensions", {}).items():
+        row = {"n_items": block.get("n_items"), "n_conversations": block.get("n_conversations")}
+        for f in AGREEMENT_FIGURES:
+            figure = block.get(f) or {}
+            row[f] = {k: figure.get(k) for k in ("value", "ci_low", "ci_high", "reason") if k in figure}
+        ceiling = ((result.get("ceiling") or {}).get("dimensions") or {}).get(d) or {}
+        row["ceiling_kappa_quadratic"] = {k: v for k, v in (ceiling.get("kappa_quadratic") or {}).items()
+                                          if k in ("value", "ci_low", "ci_high", "reason")}
+        table[d] = row
+    method = result.get("method", {})
+    return {"dimensions": table, "method": {k: method.get(k) for k in ("seed", "resamples", "interval", "judge",
+                                                                       "judge_file", "human_file")}}
+
+
+def render_markdown(report: dict[str, Any]) -> str:
+    """The report as Markdown (the task report's judge section)."""
+    j = report["judge"]
+    out = ["# The generation judge", "", f"- signature: `{j['signature']}`", f"- prompt version: {j['prompt_version']}",
+           f"- configured model: `{j['configured_model']}`", f"- endpoint: {j['endpoint']}",
+           "- decoding: " + ", ".join(f"{k} {v}" for k, v in j["decoding"].items()), f"- config: {j['config']}", "",
+           "## Prompt files (sha256)", "", "| file | sha256 |", "|---|---|"]
+    out += [f"| {name} | `{digest}` |" for name, digest in j["prompt_files"].items()]
+    r = report["retry_procedure"]
+    out += ["", "## Retry procedure", "", "- settings: " + ", ".join(f"{k} {v}" for k, v in r["settings"].items())]
+    out += [f"- {rule}" for rule in r["rules"]]
+    if "judgments" in report:
+        jd = report["judgments"]
+        out += ["", "## Invalid and missing judgments", "", "| dimension | " + " | ".join(_COUNTS) + " |",
+                "|---" * (len(_COUNTS) + 1) + "|"]
+        out += [f"| {d} | " + " | ".join(str(c[k]) for k in _COUNTS) + " |" for d, c in jd["per_dimension"].items()]
+        out += ["", "| scored file | judge ran | signature | same judge | endpoint | reported models | fingerprints |",
+                "|---|---|---|---|---|---|---|"]
+        for f in jd["files"]:
+            reported = ", ".join(f"{m} x {n}" for m, n in (f.get("reported_models") or {}).items()) or "-"
+            prints = ", ".join(f.get("system_fingerprints") or {}) or "-"
+            ran = "yes" if f["ran"] else f"no: {f.get('reason', '')}"
+            out.append(f"| {f['file']} | {ran} | `{f.get('signature', '-')}` | {'yes' if f['same_judge'] else 'NO'} | "
+                       f"{f.get('endpoint') or '-'} | {reported} | {prints} |")
+    if "golden" in report:
+        g = report["golden"]
+        out += ["", "## Golden cases", "", f"{g['passed']} of {g['cases']} passed.", "", "| dimension | cases | passed |",
+                "|---|---|---|"]
+        out += [f"| {d} | {c['cases']} | {c['passed']} |" for d, c in g["per_dimension"].items()]
+        out += [f"- failed: {x['id']} ({x['dimension']}): {x['status']}, score {x['score']}, expected {x['expect']}"
+                for x in g["failed"]]
+    if "human_sample" in report:
+        s = report["human_sample"]
+        out += ["", "## Human sample", "", f"- {s['sampled']} of {s['candidates']} answered items of "
+                f"{len(s.get('systems') or [])} systems, {s['strata']} strata, seed {s['seed']} (sub-track {s['subtrack']})",
+                f"- dimensions: {', '.join(s.get('dimensions') or [])}", f"- allocation: {s['allocation_rule']}"]
+    if "agreement" in report:
+        a = report["agreement"]
+        out += ["", "## Agreement with the human ratings", "",
+                f"{a['method'].get('interval')}; {a['method'].get('resamples')} resamples, seed {a['method'].get('seed')}.",
+                "", "| dimension | items | " + " | ".join(AGREEMENT_FIGURES) + " | ceiling kappa |",
+                "|---" * (len(AGREEMENT_FIGURES) + 3) + "|"]
+        for d, row in a["dimensions"].items():
+            cells = [_figure(row[f]) for f in AGREEMENT_FIGURES] + [_figure(row["ceiling_kappa_quadratic"])]
+            out.append(f"| {d} | {row['n_items']} | " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"
+
+
+def _figure(figure: dict) -> str:
+    value = figure.get("value")
+    if value is None:
+        return "n/a"
+    low, high = figure.get("ci_low"), figure.get("ci_high")
+    return f"{value:.3f} [{low:.3f}, {high:.3f}]" if low is not None and high is not None else f"{value:.3f}"
