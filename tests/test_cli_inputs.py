@@ -481,8 +481,8 @@ def test_a_named_pipe_or_a_device_is_refused_at_once(ref_2a, tmp_path):
 def test_the_first_occurrence_is_the_first_in_the_decided_order(ref_2a, tmp_path, lines):
     from reteco.formats.trec_run import read_trec_run
     from reteco.problems import Problems
-    from reteco.scoring.rules import apply_rules
     from reteco.scoring.retrieval import score_run
+    from reteco.scoring.rules import apply_rules
 
     data = ("\n".join(lines) + "\n").encode()
     ranked = apply_rules(ref_2a, read_trec_run(data, "run.txt"), Problems())

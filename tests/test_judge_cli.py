@@ -6,14 +6,7 @@ import argparse
 import json
 
 import pytest
-from fake_openai_server import (  # noqa: F401  (fixtures)
-    TEST_KEY,
-    fake_openai_fixture,
-    http_error,
-    judge_config_fixture,
-    judgment,
-    user_text,
-)
+from fake_openai_server import TEST_KEY, fake_openai_fixture, http_error, judge_config_fixture, judgment, user_text  # noqa: F401  (fixtures)
 
 from reteco.commands.judge import add_judge_parser
 from reteco.judge import JudgeItem, item_to_json

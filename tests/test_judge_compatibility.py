@@ -26,13 +26,7 @@ from fake_openai_server import (  # noqa: F401  (fixtures)
 
 from reteco.commands.judge import add_judge_parser
 from reteco.judge import JudgeItem, build_request, item_to_json, load_judge_config, run_judge
-from reteco.llm.compatibility import (
-    PREFLIGHT_MESSAGE,
-    SCHEMA_INTRO,
-    rejected_parameter,
-    setting_hint,
-    shape_request,
-)
+from reteco.llm.compatibility import PREFLIGHT_MESSAGE, SCHEMA_INTRO, rejected_parameter, setting_hint, shape_request
 from reteco.problems import InputError
 
 ITEMS = [JudgeItem(f"law/{i}_turn_1", d, f"question {i}", "", f"answer {i}", (("d1", "text"),), "ref")

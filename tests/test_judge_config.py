@@ -8,14 +8,7 @@ from pathlib import Path
 import pytest
 from fake_openai_server import TEST_KEY, fake_openai_fixture, judge_config_fixture  # noqa: F401  (fixtures)
 
-from reteco.judge import (
-    JudgeItem,
-    JudgeNotAvailable,
-    default_cache_dir,
-    judge_available,
-    load_judge_config,
-    run_judge,
-)
+from reteco.judge import JudgeItem, JudgeNotAvailable, default_cache_dir, judge_available, load_judge_config, run_judge
 from reteco.judge.config import PACKAGED_CONFIG
 from reteco.llm.config import Redactor, public_url
 from reteco.problems import InputError

@@ -9,12 +9,7 @@ import time
 
 import openai  # noqa: F401  (imported before the clock starts: the first run's import takes ~0.7 s)
 import pytest
-from fake_openai_server import (  # noqa: F401  (fixtures)
-    FakeOpenAI,
-    fake_openai_fixture,
-    judge_config_fixture,
-    rate_limited,
-)
+from fake_openai_server import FakeOpenAI, fake_openai_fixture, judge_config_fixture, rate_limited  # noqa: F401  (fixtures)
 
 from reteco.judge import JudgeItem, run_judge
 

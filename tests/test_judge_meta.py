@@ -13,23 +13,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from fake_openai_server import (  # noqa: F401  (the fake_openai fixture)
-    fake_openai_fixture,
-    first_user_text,
-    graded_judge,
-    http_error,
-    judgment,
-)
+from fake_openai_server import fake_openai_fixture, first_user_text, graded_judge, http_error, judgment  # noqa: F401  (the fake_openai fixture)
 
 from reteco.commands.judge_meta import add_judge_meta_parser
 from reteco.judge import DIMENSIONS, JudgeItem, JudgeOutcome, build_request, load_judge_config
 from reteco.judge.golden import GoldenCase, golden_dir, load_golden_set, read_golden_series
-from reteco.judge.meta_evaluation import (
-    Thresholds,
-    load_thresholds,
-    meta_evaluate,
-    spearman,
-)
+from reteco.judge.meta_evaluation import Thresholds, load_thresholds, meta_evaluate, spearman
 from reteco.judge.prompts import injection_mark
 from reteco.problems import EXIT_INCOMPLETE, EXIT_INPUT, InputError
 

@@ -14,22 +14,9 @@ import time
 from pathlib import Path
 
 import pytest
-from fake_openai_server import (  # noqa: F401  (fixtures)
-    TEST_KEY,
-    FakeOpenAI,
-    fake_judge,
-    fake_openai_fixture,
-    judge_config_fixture,
-    judgment,
-)
+from fake_openai_server import TEST_KEY, FakeOpenAI, fake_judge, fake_openai_fixture, judge_config_fixture, judgment  # noqa: F401  (fixtures)
 
-from reteco.judge import (
-    DIMENSIONS,
-    JudgeItem,
-    build_request,
-    load_judge_config,
-    run_judge,
-)
+from reteco.judge import DIMENSIONS, JudgeItem, build_request, load_judge_config, run_judge
 from reteco.llm.cache import CACHE_FILE, request_hash
 
 TESTS = Path(__file__).resolve().parent

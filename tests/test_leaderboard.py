@@ -22,9 +22,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from scipy import stats
-
 from fake_openai_server import TEST_KEY, fake_openai_fixture  # noqa: F401 (the fake_openai fixture)
+from scipy import stats
 from tiny_track2 import TINY_TURNS, write_tiny_reference
 
 from reteco import __version__

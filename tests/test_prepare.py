@@ -16,8 +16,8 @@ import pytest
 from reteco.formats import release as rel
 from reteco.formats.reference import Reference
 from reteco.organizers.prepare import format_summary, prepare_release
-from reteco.problems import InputError
 from reteco.organizers.synthetic.release import write_synthetic_release
+from reteco.problems import InputError
 
 SAMPLE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "reteco_sample"
 

@@ -20,19 +20,12 @@ from reteco import commands as cli
 from reteco.codabench import scoring_program as codabench
 from reteco.formats.file_digest import MANIFEST_DIGEST, manifest_digest, sha256_file
 from reteco.formats.qrels import benchmark_reference
-from reteco.formats.reference import (
-    DocIdIndex,
-    DuplicateCycle,
-    DuplicateMap,
-    Judgment,
-    Reference,
-    Topic,
-    resolve_chains,
-)
-from reteco.formats.temporal_labels import LABELS_DIR, PERIODS_FILE, LabelRow, TemporalLabels, read_periods
+from reteco.formats.reference import DocIdIndex, DuplicateCycle, DuplicateMap, Judgment, Reference, Topic, resolve_chains
+from reteco.formats.temporal_labels import LABELS_DIR, LabelRow, TemporalLabels
+from reteco.formats.temporal_periods import PERIODS_FILE, read_periods
 from reteco.organizers.prepare import prepare_release
-from reteco.problems import InputError
 from reteco.organizers.synthetic.release import write_synthetic_release
+from reteco.problems import InputError
 from reteco.scoring.retrieval import score_run
 
 REPO = Path(__file__).resolve().parents[1]

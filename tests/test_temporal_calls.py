@@ -7,24 +7,11 @@ import dataclasses
 import json
 
 import pytest
-from fake_openai_server import (  # noqa: F401  (fixtures)
-    TEST_KEY,
-    Reply,
-    completion,
-    fake_openai_fixture,
-    http_error,
-    rate_limited,
-)
+from fake_openai_server import TEST_KEY, Reply, completion, fake_openai_fixture, http_error, rate_limited  # noqa: F401  (fixtures)
 
 from reteco.judge import load_judge_config
 from reteco.llm.cache import JudgeCache
-from reteco.organizers.temporal_labelling.calls import (
-    ERROR,
-    INVALID,
-    OK,
-    NotAvailable,
-    run_asks,
-)
+from reteco.organizers.temporal_labelling.calls import ERROR, INVALID, OK, NotAvailable, run_asks
 from reteco.organizers.temporal_labelling.label import COVERAGE, RELEVANCE, _ask
 from reteco.organizers.temporal_labelling.prompts import LabelInput, load_prompts
 

@@ -13,17 +13,9 @@ import pytest
 
 from reteco.formats.reference import Reference
 from reteco.formats.release import read_guidance
-from reteco.formats.temporal_labels import (
-    LABELS_DIR,
-    PERIODS_FILE,
-    LabelRow,
-    Period,
-    QueryPeriods,
-    TemporalLabels,
-    read_periods,
-)
+from reteco.formats.temporal_labels import LABELS_DIR, LabelRow, TemporalLabels
+from reteco.formats.temporal_periods import PERIODS_FILE, Period, QueryPeriods, read_periods
 from reteco.organizers.prepare import prepare_release
-from reteco.problems import InputError
 from reteco.organizers.synthetic.release import write_synthetic_release
 from reteco.organizers.temporal_labelling.pool import fetch_passages
 from reteco.organizers.temporal_labelling.prompts import (
@@ -35,6 +27,7 @@ from reteco.organizers.temporal_labelling.prompts import (
     load_prompts,
 )
 from reteco.organizers.temporal_labelling.review import export_csv, import_csv
+from reteco.problems import InputError
 
 SAMPLE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "reteco_sample"
 

@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reteco.formats.reference import DocIdIndex, Judgment, Reference, Topic
-from reteco.formats.temporal_labels import LABELS_DIR, PERIODS_FILE, LabelRow, Period, QueryPeriods, TemporalLabels, write_periods
+from reteco.formats.temporal_labels import LABELS_DIR, LabelRow, TemporalLabels
+from reteco.formats.temporal_periods import PERIODS_FILE, Period, QueryPeriods, write_periods
 from reteco.formats.trec_run import read_trec_run
 from reteco.organizers.prepare import prepare_release
 from reteco.organizers.synthetic.release import write_synthetic_release

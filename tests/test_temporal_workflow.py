@@ -15,12 +15,8 @@ from fake_openai_server import TEST_KEY, FakeOpenAI, completion, http_error, use
 
 from reteco.commands import main as workflow
 from reteco.formats.reference import Reference
-from reteco.formats.temporal_labels import (
-    LABELS_DIR,
-    PERIODS_FILE,
-    TemporalLabels,
-    read_periods,
-)
+from reteco.formats.temporal_labels import LABELS_DIR, TemporalLabels
+from reteco.formats.temporal_periods import PERIODS_FILE, read_periods
 from reteco.organizers.prepare import prepare_release
 from reteco.organizers.synthetic.release import write_synthetic_release
 from reteco.organizers.synthetic.sample_runs import write_sample_runs

@@ -24,7 +24,6 @@ from reteco.commands.judge import count_argument
 from reteco.problems import InputError
 
 
-
 def add_agreement_parser(subparsers) -> argparse.ArgumentParser:
     """Add the ``agreement`` command to an argparse subparsers object; returns its parser."""
     p = subparsers.add_parser(

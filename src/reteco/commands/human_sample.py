@@ -21,7 +21,6 @@ from reteco.commands.judge import count_argument
 from reteco.problems import EXIT_INCOMPLETE, EXIT_OK, InputError
 
 
-
 def add_human_sample_parser(subparsers) -> argparse.ArgumentParser:
     """Add the ``human-sample`` command to an argparse subparsers object; returns its parser."""
     p = subparsers.add_parser(

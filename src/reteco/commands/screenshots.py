@@ -376,12 +376,12 @@ def build_pages(work: Path, samples: Path | None = None) -> list[SamplePage]:
     Also one refused submission (2a, a run that is not a TREC run), whose page has no headline.
     """
     from reteco.codabench import competition, scoring_program
-    from reteco.formats.phase_record import PHASE_FILE
-    from reteco.outputs.results import DETAILED_RESULTS
     from reteco.commands.demo import SAMPLES
+    from reteco.formats.phase_record import PHASE_FILE
     from reteco.organizers.prepare import prepare_release
     from reteco.organizers.synthetic.release import write_synthetic_release
     from reteco.outputs.charts import number
+    from reteco.outputs.results import DETAILED_RESULTS
     from reteco.subtracks import IDS, JUDGE_MEAN, SUBTRACKS
 
     samples = Path(samples) if samples is not None else SAMPLES

@@ -15,13 +15,7 @@ from reteco.formats.temporal_labels import LABELS_MANIFEST, TemporalLabels
 from reteco.judge import JudgeCacheError, load_judge_config
 from reteco.organizers.temporal_labelling.calls import NotAvailable
 from reteco.organizers.temporal_labelling.label import label_pool, open_or_create_labels
-from reteco.organizers.temporal_labelling.pool import (
-    check_track1,
-    labels_folder,
-    pool_runs,
-    read_pool,
-    write_pool,
-)
+from reteco.organizers.temporal_labelling.pool import check_track1, labels_folder, pool_runs, read_pool, write_pool
 from reteco.organizers.temporal_labelling.review import export_csv, import_csv
 from reteco.problems import EXIT_INCOMPLETE, EXIT_INPUT, InputError
 

@@ -51,7 +51,8 @@ import pyarrow.csv as pa_csv
 
 from reteco.formats.arrow_arrays import from_numpy, to_numpy
 from reteco.formats.file_digest import MANIFEST_DIGEST, manifest_digest, sha256_file
-from reteco.formats.temporal_labels import LABELS_DIR, LABELS_MANIFEST, PERIODS_FILE
+from reteco.formats.temporal_labels import LABELS_DIR, LABELS_MANIFEST
+from reteco.formats.temporal_periods import PERIODS_FILE
 from reteco.problems import InputError, Problems, quoted
 
 FORMAT = "reteco-reference/1"

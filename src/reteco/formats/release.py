@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
+from reteco.formats.jsonl_records import ISO_DATE
 from reteco.formats.topic_ids import canonical_domain, normalize_topic_id
 from reteco.problems import InputError
 
@@ -393,7 +394,6 @@ class Guidance:
     line: int
 
 
-_ISO_DATE = re.compile(r"^-?\d{1,4}(-\d{2}(-\d{2})?)?$")
 _SCOPE_GRANULARITIES = ("decade", "year", "month", "date")
 
 
@@ -420,7 +420,7 @@ def read_guidance(path: Path) -> Iterator[Guidance]:
                 unusable += 1
                 continue
             start, end = scope.get("start_iso"), scope.get("end_iso")
-            if not isinstance(start, str) or not isinstance(end, str) or not (_ISO_DATE.match(start) and _ISO_DATE.match(end)):
+            if not isinstance(start, str) or not isinstance(end, str) or not (ISO_DATE.match(start) and ISO_DATE.match(end)):
                 unusable += 1
                 continue
             granularity = scope.get("granularity")

@@ -1,26 +1,7 @@
-"""Temporal labels of Track 1: required periods per query, and frozen per-document verdicts.
+"""Frozen temporal labels of Track 1: per-document verdicts, keyed by the reference's query key
+``<domain>/<query id>``. The required periods they refer to are ``reteco.formats.temporal_periods``.
 
-Two kinds of files, both keyed by the reference's query key ``<domain>/<query id>``.
-
-1. ``temporal_periods.jsonl`` (format ``reteco-temporal-periods/1``), in every 1a and 1b
-   reference folder, written by ``reteco prepare`` from the release: one line per query ::
-
-       {"query": "bitcoin/122291_22", "text": "<query text>",
-        "is_temporal_query": true, "key_time_anchors": ["April 2023", "2024"],
-        "oracle_relevant": ["bitcoin/25785deb_4434.txt", ...],
-        "periods": [{"period": "p1", "step_id": "122291_22_step1",
-                     "description": "<step text>", "instruction": "<step instruction>",
-                     "start_iso": "2023-04", "end_iso": "2023-05", "granularity": "month",
-                     "oracle_docs": ["bitcoin/25785deb_4434.txt", ...]}, ...]}
-
-   Each step of a query is one required period (``p1``, ``p2``, ... in step order); its time
-   scope spans the guidance's ``time_scope_guess`` of the step's gold passages (null when the
-   guidance annotates none of them). ``oracle_relevant`` (the query's qrels) and
-   ``oracle_docs`` (the step's gold ids) are the organizers' offline oracle, used when a split
-   has no frozen labels: gold documents are temporally relevant, and a step's period is
-   covered by that step's gold documents.
-
-2. A frozen label folder ``temporal_labels/`` (format ``reteco-temporal-labels/1``), in a
+A frozen label folder ``temporal_labels/`` (format ``reteco-temporal-labels/1``), in a
    reference folder (copied there by ``reteco prepare`` from the release's
    ``track1_tempo/temporal_labels_<split>/``, or written by ``reteco label-temporal``)::
 
@@ -58,8 +39,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -68,6 +47,16 @@ from typing import Any
 
 from reteco import __version__
 from reteco.formats.file_digest import MANIFEST_DIGEST, manifest_digest, sha256_file
+from reteco.formats.jsonl_records import (
+    atomic_write,
+    atomic_write_bytes,
+    dumps,
+    iter_jsonl,
+    optional_text,
+    string_field,
+    string_list,
+)
+from reteco.formats.temporal_periods import QueryPeriods, read_periods
 from reteco.problems import InputError
 
 try:  # advisory locking of a label folder while it changes; absent on Windows
@@ -75,155 +64,30 @@ try:  # advisory locking of a label folder while it changes; absent on Windows
 except ImportError:  # pragma: no cover
     fcntl = None  # type: ignore[assignment]
 
-PERIODS_FORMAT = "reteco-temporal-periods/1"
+
 LABELS_FORMAT = "reteco-temporal-labels/1"
 
-PERIODS_FILE = "temporal_periods.jsonl"  # in a reference folder
+
 LABELS_DIR = "temporal_labels"  # in a reference folder
+
+
 LABELS_MANIFEST = "manifest.json"
+
+
 LABEL_PERIODS = "periods.jsonl"
+
+
 LABEL_ROWS = "labels.jsonl"
 
+
 SOURCES = ("llm", "human")
+
+
 # What a damaged label folder's message says to do about it.
 _RESTORE = (
     "restore the folder, record changes with `reteco label-import`, or prepare the reference again with "
     "`reteco prepare` (which copies the release's frozen labels)"
 )
-GRANULARITIES = ("decade", "year", "month", "date")  # coarse to fine
-_PERIOD_ID = re.compile(r"^p[1-9][0-9]*$")
-_ISO = re.compile(r"^-?\d{1,4}(-\d{2}(-\d{2})?)?$")
-
-
-# ---------------------------------------------------------------------------------------------
-# Required periods
-
-
-@dataclass(frozen=True)
-class Period:
-    """One required period of a query (one step, for the release's data)."""
-
-    period: str  # "p1", "p2", ...
-    step_id: str = ""  # the step it stands for ("" when not tied to a step)
-    description: str = ""
-    instruction: str = ""
-    start_iso: str | None = None
-    end_iso: str | None = None
-    granularity: str | None = None
-    oracle_docs: tuple[str, ...] = ()
-
-    def scope_text(self) -> str:
-        """"2023-04 to 2023-05 (month)", or "" when the period has no time scope."""
-        if not self.start_iso and not self.end_iso:
-            return ""
-        span = self.start_iso if self.start_iso == self.end_iso else f"{self.start_iso or '?'} to {self.end_iso or '?'}"
-        return f"{span} ({self.granularity})" if self.granularity else span
-
-    def to_json(self, oracle: bool) -> dict:
-        out: dict[str, Any] = {
-            "period": self.period,
-            "step_id": self.step_id,
-            "description": self.description,
-            "instruction": self.instruction,
-            "start_iso": self.start_iso,
-            "end_iso": self.end_iso,
-            "granularity": self.granularity,
-        }
-        if oracle:
-            out["oracle_docs"] = list(self.oracle_docs)
-        return out
-
-
-@dataclass(frozen=True)
-class QueryPeriods:
-    """A query's text, temporal guidance and required periods (and the oracle's verdicts)."""
-
-    query: str  # topic key <domain>/<query id>
-    text: str = ""
-    periods: tuple[Period, ...] = ()
-    key_time_anchors: tuple[str, ...] = ()
-    is_temporal_query: bool | None = None
-    oracle_relevant: tuple[str, ...] = ()
-
-    def period_ids(self) -> list[str]:
-        return [p.period for p in self.periods]
-
-    def to_json(self, oracle: bool) -> dict:
-        out: dict[str, Any] = {
-            "query": self.query,
-            "text": self.text,
-            "is_temporal_query": self.is_temporal_query,
-            "key_time_anchors": list(self.key_time_anchors),
-            "periods": [p.to_json(oracle) for p in self.periods],
-        }
-        if oracle:
-            out["oracle_relevant"] = list(self.oracle_relevant)
-        return out
-
-
-def write_periods(path: Path, records: Iterable[QueryPeriods], oracle: bool) -> int:
-    """Write a periods file (JSONL, one query per line, sorted keys); returns the line count."""
-    n = 0
-    with open(path, "w", encoding="utf-8", newline="\n") as handle:
-        for record in records:
-            handle.write(_dumps(record.to_json(oracle)) + "\n")
-            n += 1
-    return n
-
-
-def read_periods(path: Path) -> dict[str, QueryPeriods]:
-    """Read a periods file (reference or label folder); InputError with file and line if malformed."""
-    out: dict[str, QueryPeriods] = {}
-    for line, record in _iter_jsonl(path):
-        query = _string(record.get("query"), '"query"', path, line)
-        if query in out:
-            raise InputError("a query appears twice", str(path), line)
-        raw_periods = record.get("periods", [])
-        if not isinstance(raw_periods, list):
-            raise InputError('"periods" must be a list', str(path), line)
-        periods = []
-        for number, raw in enumerate(raw_periods, 1):
-            if not isinstance(raw, dict):
-                raise InputError(f"period {number} is not a JSON object", str(path), line)
-            period_id = raw.get("period")
-            if not isinstance(period_id, str) or not _PERIOD_ID.match(period_id):
-                raise InputError(f'period {number}: "period" must be an id like "p1"', str(path), line)
-            granularity = raw.get("granularity")
-            if granularity is not None and granularity not in GRANULARITIES:
-                raise InputError(
-                    f'period {number}: "granularity" must be one of {", ".join(GRANULARITIES)} or null', str(path), line
-                )
-            periods.append(
-                Period(
-                    period_id,
-                    _optional_text(raw.get("step_id")),
-                    _optional_text(raw.get("description")),
-                    _optional_text(raw.get("instruction")),
-                    _optional_iso(raw.get("start_iso"), number, "start_iso", path, line),
-                    _optional_iso(raw.get("end_iso"), number, "end_iso", path, line),
-                    granularity,
-                    tuple(_string_list(raw.get("oracle_docs", []), f'period {number}: "oracle_docs"', path, line)),
-                )
-            )
-        ids = [p.period for p in periods]
-        if len(set(ids)) != len(ids):
-            raise InputError("a period id repeats within the query", str(path), line)
-        temporal = record.get("is_temporal_query")
-        if temporal is not None and not isinstance(temporal, bool):
-            raise InputError('"is_temporal_query" must be true, false or null', str(path), line)
-        out[query] = QueryPeriods(
-            query,
-            _optional_text(record.get("text")),
-            tuple(periods),
-            tuple(_string_list(record.get("key_time_anchors", []), '"key_time_anchors"', path, line)),
-            temporal,
-            tuple(_string_list(record.get("oracle_relevant", []), '"oracle_relevant"', path, line)),
-        )
-    return out
-
-
-# ---------------------------------------------------------------------------------------------
-# Frozen labels
 
 
 @dataclass(frozen=True)
@@ -327,8 +191,8 @@ class TemporalLabels:
             raise InputError("a temporal label folder already exists here", str(root))
         root.mkdir(parents=True, exist_ok=True)
         records = list(periods)
-        _atomic_write(root / LABEL_PERIODS, "".join(_dumps(r.to_json(oracle=False)) + "\n" for r in records))
-        _atomic_write(root / LABEL_ROWS, "")
+        atomic_write(root / LABEL_PERIODS, "".join(dumps(r.to_json(oracle=False)) + "\n" for r in records))
+        atomic_write(root / LABEL_ROWS, "")
         manifest = {
             "format": LABELS_FORMAT,
             "split": split,
@@ -388,8 +252,8 @@ class TemporalLabels:
         current = path.read_bytes()
         if current and not current.endswith(b"\n"):
             current += b"\n"
-        added = "".join(_dumps(r.to_json()) + "\n" for r in numbered).encode("utf-8")
-        _atomic_write_bytes(path, current + added)
+        added = "".join(dumps(r.to_json()) + "\n" for r in numbered).encode("utf-8")
+        atomic_write_bytes(path, current + added)
         for row in numbered:
             self._accept(row, str(path))
         self._seal(note, len(numbered))
@@ -421,7 +285,7 @@ class TemporalLabels:
              "content_hash": self.manifest["content_hash"]}
         )
         self.manifest[MANIFEST_DIGEST] = manifest_digest(self.manifest)
-        _atomic_write(self.root / LABELS_MANIFEST, json.dumps(self.manifest, indent=2, sort_keys=True) + "\n")
+        atomic_write(self.root / LABELS_MANIFEST, json.dumps(self.manifest, indent=2, sort_keys=True) + "\n")
 
 
 def content_hash(files: dict[str, str]) -> str:
@@ -437,13 +301,12 @@ def content_hash_or_none(files: dict) -> str | None:
     return content_hash(files)
 
 
-
 def utc_now() -> str:
     return datetime.now(UTC).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _read_rows(path: Path, periods: dict[str, QueryPeriods]) -> Iterator[LabelRow]:
-    for line, record in _iter_jsonl(path):
+    for line, record in iter_jsonl(path):
         row = _row_from_json(record, path, line)
         _validate_row(row, periods, str(path), line)
         yield row
@@ -463,15 +326,15 @@ def _row_from_json(record: dict, path: Path, line: int) -> LabelRow:
     if prompt is not None and not isinstance(prompt, str):
         raise InputError('"prompt_version" must be a string or null', str(path), line)
     return LabelRow(
-        query=_string(record.get("query"), '"query"', path, line),
-        doc_id=_string(record.get("doc_id"), '"doc_id"', path, line),
+        query=string_field(record.get("query"), '"query"', path, line),
+        doc_id=string_field(record.get("doc_id"), '"doc_id"', path, line),
         temporally_relevant=relevant,
-        covers=tuple(_string_list(record.get("covers"), '"covers"', path, line, required=True)),
-        source=_string(record.get("source"), '"source"', path, line),
-        labeller=_string(record.get("labeller"), '"labeller"', path, line),
-        labelled_at=_string(record.get("labelled_at"), '"labelled_at"', path, line),
+        covers=tuple(string_list(record.get("covers"), '"covers"', path, line, required=True)),
+        source=string_field(record.get("source"), '"source"', path, line),
+        labeller=string_field(record.get("labeller"), '"labeller"', path, line),
+        labelled_at=string_field(record.get("labelled_at"), '"labelled_at"', path, line),
         prompt_version=prompt,
-        rationale=_optional_text(record.get("rationale")),
+        rationale=optional_text(record.get("rationale")),
         overrides_line=overrides,
         judge=judge,
         line=line,
@@ -533,93 +396,8 @@ def _replace_line(row: LabelRow, line: int) -> LabelRow:
 
 
 def _line_count(path: Path) -> int:
-    """Lines of labels.jsonl, counted as _iter_jsonl numbers them (blank lines count)."""
+    """Lines of labels.jsonl, counted as iter_jsonl numbers them (blank lines count)."""
     data = path.read_bytes()
     if not data:
         return 0
     return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-
-
-# ---------------------------------------------------------------------------------------------
-# Small helpers
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(", ", ": "))
-
-
-def _iter_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
-    if not Path(path).is_file():
-        raise InputError("file not found", str(path))
-    with open(path, "rb") as handle:
-        for number, raw in enumerate(handle, 1):
-            if not raw.strip():
-                continue
-            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
-            try:
-                record = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                raise InputError("not valid JSON", str(path), number) from None
-            if not isinstance(record, dict):
-                raise InputError("expected a JSON object", str(path), number)
-            yield number, record
-
-
-def _string(value: Any, what: str, path: Path, line: int) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise InputError(f"{what} is missing or not a non-empty string", str(path), line)
-    return value.strip()
-
-
-def _optional_text(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _optional_iso(value: Any, number: int, what: str, path: Path, line: int) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str) or not _ISO.match(value):
-        raise InputError(f'period {number}: "{what}" must be an ISO date (YYYY, YYYY-MM or YYYY-MM-DD) or null', str(path), line)
-    return value
-
-
-def _string_list(value: Any, what: str, path: Path, line: int, required: bool = False) -> list[str]:
-    if value is None and not required:
-        return []
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise InputError(f"{what} must be a list of strings", str(path), line)
-    return list(value)
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    _atomic_write_bytes(path, text.encode("utf-8"))
-
-
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write beside the destination, flush to disk, then rename over it: never half a file."""
-    tmp = path.with_name(f".{path.name}.writing")
-    with open(tmp, "wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
-
-
-__all__ = [
-    "LABELS_DIR",
-    "LABELS_FORMAT",
-    "LABELS_MANIFEST",
-    "LABEL_PERIODS",
-    "LABEL_ROWS",
-    "PERIODS_FILE",
-    "PERIODS_FORMAT",
-    "LabelRow",
-    "Period",
-    "QueryPeriods",
-    "TemporalLabels",
-    "content_hash",
-    "read_periods",
-    "utc_now",
-    "write_periods",
-]

@@ -15,18 +15,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from reteco.judge.prompts import (
-    PACKAGED_PROMPTS,
-    PromptSet,
-    load_prompt_set,
-    rendered_hash,
-)
-from reteco.llm.config import (
-    LLMConfig,
-    endpoint_available,
-    read_config_file,
-    relative_to,
-)
+from reteco.judge.prompts import PACKAGED_PROMPTS, PromptSet, load_prompt_set, rendered_hash
+from reteco.llm.config import LLMConfig, endpoint_available, read_config_file, relative_to
 from reteco.llm.prompt_files import PromptIntegrityError
 from reteco.problems import InputError
 

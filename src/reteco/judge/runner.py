@@ -48,14 +48,7 @@ from typing import Any
 from tqdm import tqdm
 
 from reteco.judge.config import JudgeConfig, judge_available
-from reteco.judge.items import (
-    ERROR,
-    INVALID,
-    OK,
-    JudgeItem,
-    JudgeOutcome,
-    validate_items,
-)
+from reteco.judge.items import ERROR, INVALID, OK, JudgeItem, JudgeOutcome, validate_items
 from reteco.judge.report import judge_provenance, model_mismatch_warning
 from reteco.llm.cache import CachedJudgment, default_cache_dir, request_hash
 from reteco.llm.calls import (

@@ -63,24 +63,9 @@ from typing import Any, TypeVar
 
 from tqdm import tqdm
 
-from reteco.llm.cache import (
-    JudgeCache,
-    default_cache_dir,
-    now_iso,
-    request_hash,
-)
-from reteco.llm.compatibility import (
-    ignored_token_cap,
-    preflight_body,
-    rejected_parameter,
-    setting_hint,
-)
-from reteco.llm.config import (
-    LLMConfig,
-    Redactor,
-    endpoint_available,
-    read_api_key,
-)
+from reteco.llm.cache import JudgeCache, default_cache_dir, now_iso, request_hash
+from reteco.llm.compatibility import ignored_token_cap, preflight_body, rejected_parameter, setting_hint
+from reteco.llm.config import LLMConfig, Redactor, endpoint_available, read_api_key
 from reteco.llm.prompt_files import ReplyProblem
 
 OK = "ok"

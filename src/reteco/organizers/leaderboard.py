@@ -558,7 +558,7 @@ def _method(base: dict, sub, key: str, matrix: np.ndarray, resamples: int, confi
     method["unit"] = sub.unit
     method["unit_figures"] = (
         f"the per-unit {key} of details.json (per_unit) as `reteco score` writes it" if sub.takes_run
-        else f"per turn, the mean of the five normalized judge dimensions (details.json generation.per_turn); "
+        else "per turn, the mean of the five normalized judge dimensions (details.json generation.per_turn); "
              "an unanswered turn 0"
     )
     method["ranking"] = {"key": key, "order": "descending", "ties": TIES}

@@ -42,7 +42,8 @@ import numpy as np
 
 from reteco.formats.arrow_arrays import from_numpy
 from reteco.formats.reference import Reference
-from reteco.formats.temporal_labels import LABELS_DIR, LABELS_MANIFEST, PERIODS_FILE, TemporalLabels, read_periods
+from reteco.formats.temporal_labels import LABELS_DIR, LABELS_MANIFEST, TemporalLabels
+from reteco.formats.temporal_periods import PERIODS_FILE, read_periods
 from reteco.metrics.ranking import RankedRows
 from reteco.metrics.temporal import (
     covered_periods_at_k,

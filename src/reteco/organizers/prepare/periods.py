@@ -11,19 +11,8 @@ from pathlib import Path
 
 from reteco.formats import release as rel
 from reteco.formats.reference import Topic
-from reteco.formats.temporal_labels import (
-    GRANULARITIES,
-    LABEL_PERIODS,
-    LABEL_ROWS,
-    LABELS_DIR,
-    LABELS_MANIFEST,
-    PERIODS_FILE,
-    PERIODS_FORMAT,
-    Period,
-    QueryPeriods,
-    TemporalLabels,
-    write_periods,
-)
+from reteco.formats.temporal_labels import LABEL_PERIODS, LABEL_ROWS, LABELS_DIR, LABELS_MANIFEST, TemporalLabels
+from reteco.formats.temporal_periods import GRANULARITIES, PERIODS_FILE, PERIODS_FORMAT, Period, QueryPeriods, write_periods
 from reteco.formats.topic_ids import topic_key
 from reteco.organizers.prepare.drafts import IdMapper, TopicDraft, TopicSet
 from reteco.organizers.prepare.staging import PrepareContext

@@ -45,15 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reteco.llm.calls import (
-    ERROR,
-    INVALID,
-    OK,
-    CallsNotAvailable,
-    EndpointRefused,
-    StructuredRequest,
-    run_structured_calls,
-)
+from reteco.llm.calls import ERROR, INVALID, OK, CallsNotAvailable, EndpointRefused, StructuredRequest, run_structured_calls
 from reteco.llm.compatibility import shape_request
 from reteco.llm.config import LLMConfig, Redactor, read_api_key
 

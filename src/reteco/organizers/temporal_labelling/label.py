@@ -28,30 +28,13 @@ from pathlib import Path
 from typing import Any
 
 from reteco.formats.reference import Reference
-from reteco.formats.temporal_labels import (
-    LABELS_MANIFEST,
-    LabelRow,
-    QueryPeriods,
-    TemporalLabels,
-    utc_now,
-)
+from reteco.formats.temporal_labels import LABELS_MANIFEST, LabelRow, TemporalLabels, utc_now
+from reteco.formats.temporal_periods import QueryPeriods
 from reteco.judge import JudgeConfig
 from reteco.llm.config import public_url
-from reteco.organizers.temporal_labelling.calls import (
-    OK,
-    Answer,
-    Ask,
-    run_asks,
-)
-from reteco.organizers.temporal_labelling.pool import (
-    query_periods,
-)
-from reteco.organizers.temporal_labelling.prompts import (
-    CURRENT_VERSION,
-    LabelInput,
-    TemporalPrompts,
-    load_prompts,
-)
+from reteco.organizers.temporal_labelling.calls import OK, Answer, Ask, run_asks
+from reteco.organizers.temporal_labelling.pool import query_periods
+from reteco.organizers.temporal_labelling.prompts import CURRENT_VERSION, LabelInput, TemporalPrompts, load_prompts
 from reteco.problems import InputError
 
 RELEVANCE = "temporal_relevance"

@@ -38,13 +38,8 @@ import pyarrow as pa
 from reteco.formats import release as rel
 from reteco.formats.reference import Reference
 from reteco.formats.submission import open_submission
-from reteco.formats.temporal_labels import (
-    LABELS_DIR,
-    PERIODS_FILE,
-    QueryPeriods,
-    TemporalLabels,
-    read_periods,
-)
+from reteco.formats.temporal_labels import LABELS_DIR, TemporalLabels
+from reteco.formats.temporal_periods import PERIODS_FILE, QueryPeriods, read_periods
 from reteco.formats.trec_run import read_trec_run
 from reteco.problems import InputError, Problems
 from reteco.scoring.aggregate import Units
