@@ -90,9 +90,10 @@ PAGES = (
     ("Overview", f"{PAGES_FOLDER}/overview.md"),
     ("Tasks", f"{PAGES_FOLDER}/tasks.md"),
     ("Data", f"{PAGES_FOLDER}/data.md"),
-    ("Evaluation", f"{PAGES_FOLDER}/evaluation.md"),
     ("Submission format", f"{PAGES_FOLDER}/submission_format.md"),
+    ("Evaluation", f"{PAGES_FOLDER}/evaluation.md"),
     ("Judge and audit", f"{PAGES_FOLDER}/judge_and_audit.md"),
+    ("Messages", f"{PAGES_FOLDER}/messages.md"),
     ("Terms", TERMS),
 )
 
