@@ -119,6 +119,17 @@ def test_bundle_holds_phase_records_and_vendored_scoring_program(built):
         assert "README.md" in kit.namelist() and "reteco/pyproject.toml" in kit.namelist()
 
 
+def test_bundle_pages_are_the_participants_pages_of_the_repository(built):
+    """The rules are written once, in docs/participants/; every bundle carries them as they are."""
+    bundle, _ = built
+    with zipfile.ZipFile(bundle.path) as archive:
+        content = yaml.safe_load(archive.read("competition.yaml"))
+        named = [content["terms"]] + [page["file"] for page in content["pages"]]
+        for path in named:
+            assert archive.read(path) == (REPO / definition.page_source(path)).read_bytes(), path
+    assert {Path(p).name for p in named} == {p.name for p in (REPO / definition.PAGES_SOURCE).glob("*.md")}
+
+
 def test_a_failing_solution_is_reported_by_the_simulated_worker(built, tmp_path):
     bundle, options = built
     # One task (development 1a) whose only solution ranks topics of no sub-track.

@@ -1,5 +1,5 @@
-"""Every bad input exits 1 naming the file (and line); exit codes mean one thing each (README,
-"Exit codes"); participants' values in messages are short and escaped; submissions from pipes."""
+"""Every bad input exits 1 naming the file (and line); exit codes mean one thing each
+(docs/participants/messages.md); participants' values in messages are short and escaped; submissions from pipes."""
 
 from __future__ import annotations
 
@@ -470,7 +470,7 @@ def test_a_named_pipe_or_a_device_is_refused_at_once(ref_2a, tmp_path):
 @pytest.mark.parametrize(
     "lines",
     [
-        # The README's example: the 0.5 line comes first in the file but is the duplicate.
+        # The Evaluation page's example: the 0.5 line comes first in the file but is the duplicate.
         ["biology/2_turn_1 Q0 b1 2 0.5 t", "biology/2_turn_1 Q0 b3 3 0.7 t", "biology/2_turn_1 Q0 b1 1 0.9 t"],
         # Already in the decided order (the grouped path): the same ranking.
         ["biology/2_turn_1 Q0 b1 1 0.9 t", "biology/2_turn_1 Q0 b3 3 0.7 t", "biology/2_turn_1 Q0 b1 2 0.5 t"],

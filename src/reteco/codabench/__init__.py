@@ -1,7 +1,7 @@
 """The Codabench bundle: leaderboard definitions, competition.yaml, build and offline check.
 
-- ``leaderboards``: the scores.json keys of every sub-track (the one place they are defined),
-  which of them may be legitimately absent, and the leaderboard columns built from them.
+- ``leaderboards``: the leaderboard columns, built from the sub-track table (``reteco.subtracks``,
+  the one place the scores.json keys and which of them may be absent are defined).
 - ``competition``: the competition itself (phases, dates, limits, visibility, tasks, fact sheet,
   pages) and its rendering as ``competition.yaml`` for either layout (one competition per
   sub-track, the default, or one with five tasks per phase, which loses entries).
@@ -12,5 +12,6 @@
   logo, programs, tasks, solutions, fact sheet) and ``competition_rules`` (phases, time limit,
   visibility, submission rule and lost entries, columns), ``upload_storage`` counts what one
   upload stores, and ``scoring_check`` runs every solution through ``worker_simulation``.
-- ``detailed_results``: the ``detailed_results.html`` page the scoring program writes.
+- ``scoring_program``: the scoring program's body; the ``detailed_results.html`` page it writes is
+  ``reteco.outputs.detailed_results``.
 """

@@ -52,6 +52,7 @@ a test keeps them in sync. Edit dates and limits here, then run
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 import yaml
 
@@ -74,22 +75,32 @@ DESCRIPTION = (
     "dimensions."
 )
 LOGO = "logo.png"
-TERMS = "pages/terms.md"
+# The pages are written once, in the repository's docs/participants/ (the participants' rules);
+# a bundle carries them in its own pages/ folder, where competition.yaml names them.
+PAGES_SOURCE = "docs/participants"
+PAGES_FOLDER = "pages"
+TERMS = f"{PAGES_FOLDER}/terms.md"
 SCORING_PROGRAM = "scoring_program.zip"
 INGESTION_PROGRAM = "ingestion_program.zip"
 STARTING_KIT = "starting_kit.zip"
 CODE_SOLUTION = "solutions/code.zip"
 
-# (title, file): the pages shown on the competition's page, in order.
+# (title, file in the bundle): the pages shown on the competition's page, in order.
 PAGES = (
-    ("Overview", "pages/overview.md"),
-    ("Tasks", "pages/tasks.md"),
-    ("Data", "pages/data.md"),
-    ("Evaluation", "pages/evaluation.md"),
-    ("Submission format", "pages/submission_format.md"),
-    ("Judge and audit", "pages/judge_and_audit.md"),
-    ("Terms", "pages/terms.md"),
+    ("Overview", f"{PAGES_FOLDER}/overview.md"),
+    ("Tasks", f"{PAGES_FOLDER}/tasks.md"),
+    ("Data", f"{PAGES_FOLDER}/data.md"),
+    ("Submission format", f"{PAGES_FOLDER}/submission_format.md"),
+    ("Evaluation", f"{PAGES_FOLDER}/evaluation.md"),
+    ("Judge and audit", f"{PAGES_FOLDER}/judge_and_audit.md"),
+    ("Messages", f"{PAGES_FOLDER}/messages.md"),
+    ("Terms", TERMS),
 )
+
+
+def page_source(bundle_path: str) -> str:
+    """The repository file a bundle's page is copied from: ``pages/x.md`` -> ``docs/participants/x.md``."""
+    return f"{PAGES_SOURCE}/{PurePosixPath(bundle_path).name}"
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Readers for the organizers' data releases: the per-domain release layout and the flat sample.
 
-Release layout (train/dev release, v1.1; see REFERENCE.md)::
+Release layout (the organizers' train/dev release, v1.1; docs/participants/data.md)::
 
     track1_tempo/<domain>/documents.jsonl         {"id", "content"}
     track1_tempo/<domain>/examples_<split>.jsonl  {"id", "query", "gold_ids", ...}

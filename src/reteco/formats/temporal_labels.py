@@ -13,7 +13,7 @@ A frozen label folder ``temporal_labels/`` (format ``reteco-temporal-labels/1``)
             "temporally_relevant": true, "covers": ["p1"],
             "source": "llm" | "human", "labeller": "<model name> | <person>",
             "labelled_at": "2027-01-20T10:00:00Z",
-            "prompt_version": "temporal-relevance/1; period-coverage/1" (llm rows; null for human),
+            "prompt_version": "temporal-labels/v1" (llm rows; null for human),
             "rationale": "...", "overrides_line": 12 (human rows replacing a verdict),
             "judge": {...} (llm rows: model, settings, raw outputs' cache keys)}
 

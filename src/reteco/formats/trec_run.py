@@ -1,6 +1,6 @@
 """Reading TREC run files: ``topic Q0 docid rank score tag``, one line per ranked document.
 
-The format rules (documented in the README and the competition pages):
+The format rules (documented in docs/participants/submission_format.md, a competition page):
 
 - six columns separated by spaces or tabs (any number of them); leading and trailing blanks,
   CRLF line endings, a UTF-8 byte-order mark, blank lines and a missing final newline are fine;

@@ -2,7 +2,7 @@
 
 pytrec_eval is the community's reference implementation; ``reteco score --engine pytrec_eval``
 uses it instead of the vectorised ``reteco.metrics.ranking`` and the test suite proves both
-give the same figures. Its pitfalls (REFERENCE.md section 2) are handled here:
+give the same figures. Its pitfalls (found by experiment with the pytrec-eval-terrier wheel) are handled here:
 
 - trec_eval re-sorts a ranking by score with 32-bit floats and breaks ties by doc id, so it is
   fed integer-valued, strictly descending scores that encode the ranking we decided;

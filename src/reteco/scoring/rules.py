@@ -1,6 +1,6 @@
 """Retrieval scoring for 1a, 1b, 2a, 2c and graded benchmarks (FactIR): the official rules.
 
-How a run is interpreted (evaluation plan, "Deterministic handling"; README, "Scoring rules"):
+How a run is interpreted (evaluation plan, "Deterministic handling"; docs/participants/evaluation.md):
 
 1. A run line is ``topic Q0 docid rank score tag`` (``reteco.formats.trec_run``).
 2. Within a topic the ranking is by score descending, ties broken by rank ascending, then by

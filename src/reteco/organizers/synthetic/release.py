@@ -1,4 +1,4 @@
-"""A deterministic synthetic release in the organizers' v1.1 layout (REFERENCE.md, section 1).
+"""A deterministic synthetic release in the organizers' v1.1 layout (``reteco.formats.release``).
 
 It lets the project run end to end and be tested without downloading TEMPO or RECOR. The
 texts are invented, but the files have the real shapes and carry every trap a release can
