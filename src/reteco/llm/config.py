@@ -142,7 +142,7 @@ class LLMConfig:
             "abort_after_errors": self.abort_after_errors,
             "use_batch_api": self.use_batch_api,
             "max_calls_per_run": self.max_calls_per_run,
-            "config": self.source,
+            "config": Path(self.source).name if self.source else "",  # a name: details.json is shown to participants
         }
 
 
