@@ -19,7 +19,7 @@ import pytest
 from detailed_results_samples import judged_pages, output_of, scoring_program_pages
 
 from reteco.formats.reference import Reference
-from reteco.outputs import charts, detailed_results, results
+from reteco.outputs import charts, detailed_results, page_html, page_sections, results
 from reteco.outputs.charts import Bar, Point, bar_chart, depth_curve, number
 from reteco.scoring.submission import score_submission
 from reteco.subtracks import DIMENSIONS, IDS, JUDGE, JUDGE_MEAN, KEYS, SUBTRACKS
@@ -211,7 +211,7 @@ def test_identical_absent_reasons_are_said_once(program_pages):
     absent = details["absent_scores"]
     assert set(JUDGE) <= set(absent) and absent["judge_mean"] == results.JUDGE_NOT_RUN
     for reason in set(absent.values()):
-        assert page.source.count(detailed_results._e(reason)) == 1, reason
+        assert page.source.count(page_html.escape(reason)) == 1, reason
     # The scorer's own sentence on why the judge did not run, and the log's restatement, are not added.
     assert details["generation"]["judge"]["reason"] not in page.source
     assert "the judge did not run:" not in page.source.replace("The judge did not run for this submission", "")
@@ -426,8 +426,8 @@ def test_every_count_the_scorers_write_is_explained(program_pages):
         names = [k for g in groups for k, v in g.items() if isinstance(v, int) and not isinstance(v, bool)]
         assert names
         for name in names:
-            assert name in detailed_results.COUNT_MEANINGS, f"{subtrack}: count {name} has no meaning"
-            assert detailed_results.COUNT_MEANINGS[name] in page.by_id["handling"]
+            assert name in page_sections.COUNT_MEANINGS, f"{subtrack}: count {name} has no meaning"
+            assert page_sections.COUNT_MEANINGS[name] in page.by_id["handling"]
 
 
 def test_a_count_that_needs_fixing_is_marked(program_pages, tmp_path):
