@@ -43,7 +43,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from reteco.formats.reference import DocIdIndex, Judgment, Reference, Topic
+from reteco.formats.corpus_index import DocIdIndex
+from reteco.formats.reference import Judgment, Reference, Topic
 
 HERE = Path(__file__).resolve().parent
 DOMAINS = [

@@ -18,9 +18,10 @@ import pytest
 
 from reteco import commands as cli
 from reteco.codabench import scoring_program as codabench
+from reteco.formats.corpus_index import DocIdIndex, DuplicateCycle, DuplicateMap, resolve_chains
 from reteco.formats.file_digest import MANIFEST_DIGEST, manifest_digest, sha256_file
 from reteco.formats.qrels import benchmark_reference
-from reteco.formats.reference import DocIdIndex, DuplicateCycle, DuplicateMap, Judgment, Reference, Topic, resolve_chains
+from reteco.formats.reference import Judgment, Reference, Topic
 from reteco.formats.temporal_labels import LABELS_DIR, LabelRow, TemporalLabels
 from reteco.formats.temporal_periods import PERIODS_FILE, read_periods
 from reteco.organizers.prepare import prepare_release

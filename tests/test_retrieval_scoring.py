@@ -10,7 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reteco.formats.reference import DocIdIndex, DuplicateMap, Judgment, Reference, Topic
+from reteco.formats.corpus_index import DocIdIndex, DuplicateMap
+from reteco.formats.reference import Judgment, Reference, Topic
 from reteco.problems import InputError
 from reteco.scoring.retrieval import score_run
 from reteco.scoring.rules import _blocks_in_topic_order, _topics_grouped_in_rule_order

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reteco.formats.reference import DocIdIndex, Judgment, Reference, Topic
+from reteco.formats.corpus_index import DocIdIndex
+from reteco.formats.reference import Judgment, Reference, Topic
 from reteco.formats.temporal_labels import LABELS_DIR, LabelRow, TemporalLabels
 from reteco.formats.temporal_periods import PERIODS_FILE, Period, QueryPeriods, write_periods
 from reteco.formats.trec_run import read_trec_run

@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reteco.formats.reference import DocIdIndex, Judgment, Reference, Topic
+from reteco.formats.corpus_index import DocIdIndex
+from reteco.formats.reference import Judgment, Reference, Topic
 from reteco.formats.trec_run import _read_strict, read_trec_run
 
 GOLD = ["gold-doc-alpha", "gold-doc-beta", "gold-doc-gamma"]

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from reteco.formats.reference import PASSAGES, TURNS, DocIdIndex, Judgment, Reference, Topic
+from reteco.formats.corpus_index import DocIdIndex
+from reteco.formats.reference import PASSAGES, TURNS, Judgment, Reference, Topic
 
 # Three target turns in two domains; conversation "2" exists in both domains, so its bare turn
 # id "2_turn_1" is ambiguous, as with RECOR's BRIGHT-derived ids.

@@ -173,6 +173,17 @@ class InputError(Exception):
         super().__init__("\n".join(problems.lines()))
 
 
+class ReferenceDataError(InputError):
+    """Reference data that cannot be used (missing, damaged, not what its manifest recorded): an
+    ``InputError`` (exit 1) whose remedy is the organizers', not the participant's: prepare the
+    reference again. A caller that shows messages to participants can tell it apart."""
+
+
+# What a message about damaged reference data tells the organizers to do.
+PREPARE_AGAIN = "prepare it again with `reteco prepare`"
+DAMAGED = f"(the reference data was changed or damaged); {PREPARE_AGAIN}"
+
+
 def internal_error(exc: BaseException) -> int:
     """Report a bug of reteco the one way every entry point does (the CLI, the Codabench scoring
     program): ``internal error in reteco X (Kind); please report it to the organizers`` on

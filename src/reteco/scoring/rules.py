@@ -32,7 +32,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from reteco.formats.arrow_arrays import from_numpy, to_numpy
-from reteco.formats.reference import NO_DOMAIN, Reference
+from reteco.formats.corpus_index import NO_DOMAIN
+from reteco.formats.reference import Reference
 from reteco.formats.topic_ids import canonical_domain, normalize_topic_id
 from reteco.formats.trec_run import RunTable
 from reteco.metrics.ranking import (

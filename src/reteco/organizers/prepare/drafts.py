@@ -15,7 +15,8 @@ import pyarrow as pa
 
 from reteco import __version__
 from reteco.formats import release as rel
-from reteco.formats.reference import DocIdIndex, DuplicateCycle, DuplicateMap, Judgment, Topic, resolve_chains
+from reteco.formats.corpus_index import DocIdIndex, DuplicateCycle, DuplicateMap, resolve_chains
+from reteco.formats.reference import Judgment, Topic
 from reteco.formats.topic_ids import canonical_domain, topic_key
 from reteco.organizers.prepare.staging import PrepareContext
 from reteco.problems import InputError, quoted

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Iterator
 
 from reteco.formats import release as rel
-from reteco.formats.reference import DocIdIndex, Reference
+from reteco.formats.corpus_index import DocIdIndex
+from reteco.formats.reference import Reference
 from reteco.formats.topic_ids import canonical_domain, topic_key
 from reteco.organizers.prepare.drafts import (
     CollectedTrack,

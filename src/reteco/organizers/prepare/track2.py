@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from reteco.formats import release as rel
+from reteco.formats.corpus_index import DocIdIndex
 from reteco.formats.passages import BATCH_ROWS, count_rows, create_passages, subset_passages
-from reteco.formats.reference import PASSAGES, TURNS, DocIdIndex, Reference
+from reteco.formats.reference import PASSAGES, TURNS, Reference
 from reteco.formats.topic_ids import topic_key, turn_topic_id
 from reteco.formats.turns import write_turns
 from reteco.organizers.prepare.drafts import (
