@@ -149,9 +149,12 @@ def nonblank_line_numbers(data: bytes | memoryview) -> np.ndarray:
                 numbers.append(np.array([before + 1], dtype=np.int64))
             before += 1
         else:
-            lines = _lines(buffer[start:stop])
-            numbers.append(np.flatnonzero(lines.fields) + (before + 1))
-            before += len(lines.ends)
+            region = buffer[start:stop]
+            line_start, ends = _line_starts(region)
+            content = ~((region == SPACE) | (region == TAB) | (region == LF) | (region == CR))
+            # Every line holds at least its line end, so no segment of reduceat is empty.
+            numbers.append(np.flatnonzero(np.logical_or.reduceat(content, line_start)) + (before + 1))
+            before += len(ends)
     return np.concatenate(numbers)
 
 
@@ -175,9 +178,13 @@ class _Reader:
 
     def read(self) -> pa.Table:
         for start, stop, long in _pieces(self.bytes, self.start, len(self.bytes), CHUNK_BYTES):
-            table = None if long else self._parse_as_is(start, stop)
-            if table is None and not long:
-                table = self._parse_normalized(start, stop)
+            table = None
+            if not long:
+                tabs, spaces = self._holds(TAB, start, stop), self._holds(SPACE, start, stop)
+                if not (tabs and spaces):
+                    table = _parse(self.view[start:stop], "\t" if tabs else " ")
+                if table is None and ((tabs and spaces) or _merges_blanks(self.bytes, start, stop)):
+                    table = self._parse_normalized(start, stop)
             if table is not None and _values_ok(table):
                 if not self.problems.has_errors:
                     self.tables.append(table)
@@ -208,16 +215,7 @@ class _Reader:
             return _SCHEMA.empty_table()
         return pa.concat_tables(self.tables)
 
-    # ---- the fast ways
-
-    def _parse_as_is(self, start: int, stop: int) -> pa.Table | None:
-        """The chunk parsed with its one separator, or None when that parse would not be exact."""
-        separator = " "
-        if self._holds(TAB, start, stop):
-            if self._holds(SPACE, start, stop):
-                return None
-            separator = "\t"
-        return _parse(self.view[start:stop], separator)
+    # ---- the fast ways: whole chunks to Arrow
 
     def _parse_normalized(self, start: int, stop: int) -> pa.Table | None:
         """The chunk with its blanks normalised, parsed; None if Arrow refuses it (or a line is
@@ -241,7 +239,7 @@ class _Reader:
 
     def _lines_before(self, position: int) -> int:
         at, lines = self.counted
-        lines += _count_line_ends(self.bytes, at, position)
+        lines += _count_line_ends(self.bytes, at, position, self._holds(CR, at, position))
         self.counted = (position, lines)
         return lines
 
@@ -454,19 +452,25 @@ class _Lines:
         return len(self.line_start)
 
 
-def _lines(region: np.ndarray) -> _Lines:
-    lf = region == LF
-    cr = region == CR
-    ends_here = lf.copy()
-    ends_here[:-1] |= cr[:-1] & ~lf[1:]
-    if len(region):
-        ends_here[-1] |= cr[-1]
+def _line_starts(region: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each line of a region of whole lines starts, and where each line end ends (the LF,
+    or a lone CR); the last line may have no end."""
+    ends_here = region == LF
+    carriage_return = np.flatnonzero(region == CR)
+    if len(carriage_return):
+        lone = carriage_return[(carriage_return + 1 == len(region)) | (region[np.minimum(carriage_return + 1, len(region) - 1)] != LF)]
+        ends_here[lone] = True
     ends = np.flatnonzero(ends_here)
     count = len(ends) + (1 if len(region) and not ends_here[-1] else 0)
     line_start = np.zeros(count, dtype=np.int64)
     line_start[1:] = ends[: count - 1] + 1
-    content = ~(lf | cr | (region == SPACE) | (region == TAB))
-    del lf, cr, ends_here
+    return line_start, ends
+
+
+def _lines(region: np.ndarray) -> _Lines:
+    line_start, ends = _line_starts(region)
+    count = len(line_start)
+    content = ~((region == LF) | (region == CR) | (region == SPACE) | (region == TAB))
     begins = content.copy()
     begins[1:] &= ~content[:-1]
     start = np.flatnonzero(begins)
@@ -666,13 +670,28 @@ def _first_content(buffer: np.ndarray, start: int, stop: int) -> int | None:
     return None
 
 
-def _count_line_ends(buffer: np.ndarray, start: int, stop: int) -> int:
-    """Number of line ends (LF, CRLF, lone CR) whose last byte is in [start, stop)."""
+def _count_line_ends(buffer: np.ndarray, start: int, stop: int, carriage_returns: bool = True) -> int:
+    """Number of line ends (LF, CRLF, lone CR) whose last byte is in [start, stop); LFs only
+    when the range is known to hold no CR."""
     total = 0
     for at in range(start, stop, WINDOW_BYTES):
         end = min(at + WINDOW_BYTES, stop)
-        window, after = buffer[at:end], buffer[at + 1 : end + 1]  # `after`: each byte's successor
-        cr = window == CR
-        total += int(np.count_nonzero(window == LF)) + int(np.count_nonzero(cr))
-        total -= int(np.count_nonzero(cr[: len(after)] & (after == LF)))  # a CRLF ends once
+        window = buffer[at:end]
+        total += int(np.count_nonzero(window == LF))
+        if carriage_returns:
+            after = buffer[at + 1 : end + 1]  # each byte's successor (one fewer at the very end)
+            cr = window == CR
+            total += int(np.count_nonzero(cr)) - int(np.count_nonzero(cr[: len(after)] & (after == LF)))
     return total
+
+
+def _merges_blanks(buffer: np.ndarray, start: int, stop: int) -> bool:
+    """Whether normalising whole lines ``buffer[start:stop]`` would merge or drop a blank: some
+    blank has a blank, a line break or an end of the range beside it."""
+    for at in range(start, stop, WINDOW_BYTES):
+        window = buffer[at : min(at + WINDOW_BYTES + 1, stop)]  # one byte shared with the next
+        blank = (window == SPACE) | (window == TAB)
+        beside = blank | (window == LF) | (window == CR)
+        if bool((blank[1:] & beside[:-1]).any()) or bool((blank[:-1] & beside[1:]).any()):
+            return True
+    return stop > start and (buffer[start] in (SPACE, TAB) or buffer[stop - 1] in (SPACE, TAB))
