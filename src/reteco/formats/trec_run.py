@@ -14,9 +14,10 @@ How the bytes are read, cheapest first. The file is cut into chunks of whole lin
 (``CHUNK_BYTES``). A chunk without tabs (or without spaces) is handed as is to Arrow's
 multi-threaded CSV parser with that one separator; the parse is exact when no field comes out
 empty (an empty field means a doubled or an edge blank), and Arrow validates the UTF-8 of all six
-columns. A chunk that mixes tabs and spaces is first normalised with numpy (each run of blanks
-between two fields becomes one space, edge blanks go) and parsed the same way. Only a chunk
-that still fails goes the careful way: its lines' fields are located with numpy over the whole
+columns. A chunk that mixes tabs and spaces, or has blanks that the rules merge (doubled, or at
+a line's edge), is first normalised with numpy (each run of blanks between two fields becomes
+one space, edge blanks go) and parsed the same way. Only a chunk that still fails goes the
+careful way: its lines' fields are located with numpy over the whole
 region at once (``_lines``), bad lines are found by vectorised tests and by casting whole columns
 with Arrow (a failing cast is narrowed by halving to the first failing values), and Python looks
 only at the bad lines, to word their messages (``_judge``). A line longer than ``LONG_LINE``
