@@ -333,3 +333,23 @@ def test_matches_independent_implementation_and_pytrec_eval(scenario):
         assert result.details["domain_macro"][f"ndcg_{k}"] == pytest.approx(macro[f"ndcg_{k}"], abs=1e-12)
     for value in result.scores.values():
         assert math.isfinite(value) and 0.0 <= value <= 1.0
+
+
+def test_a_byte_order_mark_inside_the_run_is_an_error_naming_its_line():
+    """Two files joined: the second's byte-order mark would make its first topic silently
+    unknown; it is refused on the line where it stands (a mark opening the file is skipped)."""
+    reference = _bom_reference()
+    run = b"\xef\xbb\xbfq1 Q0 d1 1 1.0 t\nq1 Q0 d2 2 0.5 t\n\xef\xbb\xbfq2 Q0 d1 1 1.0 t\n"
+    with pytest.raises(InputError) as caught:
+        score_run(reference, run, "run.txt")
+    (line,) = caught.value.problems.lines()
+    assert line.startswith("run.txt:3: error: topic '\\ufeffq2' holds a byte-order mark (U+FEFF)")
+    assert score_run(reference, run.replace(b"\n\xef\xbb\xbf", b"\n"), "run.txt").scores["ndcg_10"] == 1.0
+
+
+def _bom_reference() -> Reference:
+    topics = [Topic(f"d/{q}", "d", q, f"d/{q}") for q in ("q1", "q2")]
+    return Reference(
+        {"subtrack": "1a", "benchmark": "other", "relevance": "binary", "cutoffs": [10], "domains": ["d"]},
+        topics, [Judgment("d/q1", "d1", 1), Judgment("d/q2", "d1", 1)],
+    )

@@ -45,10 +45,11 @@ from reteco.metrics.ranking import (
     recall_at_k,
     reciprocal_rank,
 )
-from reteco.problems import InputError, Problems
+from reteco.problems import InputError, Problems, quoted
 
 NOT_FOUND = -1
 AMBIGUOUS = -2
+BYTE_ORDER_MARK = "\ufeff"
 EXAMPLES = 5  # how many of the participant's own ids a warning quotes
 
 
@@ -130,7 +131,7 @@ def apply_rules(reference: Reference, run: RunTable, problems: Problems) -> Rank
     if len(unknown_topics) == len(distinct):
         raise InputError(
             f"none of the run's {len(distinct)} topics is a topic of sub-track {reference.subtrack} "
-            f"(for example '{unknown_topics[0]}'); {_topic_hint(reference)}",
+            f"(for example {quoted(unknown_topics[0])}); {_topic_hint(reference)}",
             name,
         )
     if unknown_topics:
@@ -138,7 +139,7 @@ def apply_rules(reference: Reference, run: RunTable, problems: Problems) -> Rank
             name,
             None,
             f"{len(unknown_topics)} topics are not in the reference and were ignored "
-            f"({counts['lines_ignored_topic']} lines), e.g. " + ", ".join(f"'{t}'" for t in unknown_topics[:EXAMPLES]),
+            f"({counts['lines_ignored_topic']} lines), e.g. " + ", ".join(quoted(t) for t in unknown_topics[:EXAMPLES]),
         )
 
     # Rule 3: v1.0 ids map to v1.1 ids; ids outside the topic's domain corpus are discarded.
@@ -154,7 +155,7 @@ def apply_rules(reference: Reference, run: RunTable, problems: Problems) -> Rank
             name,
             None,
             f"{counts['unknown_doc_ids']} lines rank a document id that is not in the topic's domain corpus "
-            "and were discarded, e.g. " + ", ".join(f"'{d}'" for d in examples),
+            "and were discarded, e.g. " + ", ".join(quoted(d) for d in examples),
         )
     # Rule 2: score descending, then rank ascending, then file order. Runs usually write each
     # topic's lines together and best first: then only whole topics move (if their order is
@@ -176,7 +177,7 @@ def apply_rules(reference: Reference, run: RunTable, problems: Problems) -> Rank
         problems.warning(
             name,
             None,
-            f"in {len(disagreeing)} topics (e.g. '{example}') the rank column disagrees with the scores; "
+            f"in {len(disagreeing)} topics (e.g. {quoted(example)}) the rank column disagrees with the scores; "
             "the ranking follows the scores (ties broken by rank, then by line order)",
         )
 
@@ -203,7 +204,7 @@ def apply_rules(reference: Reference, run: RunTable, problems: Problems) -> Rank
             name,
             None,
             f"{counts['topics_missing']} reference topics have no ranked document and score 0, e.g. "
-            + ", ".join(f"'{reference.topics[i].key}'" for i in missing[:EXAMPLES]),
+            + ", ".join(quoted(reference.topics[i].key) for i in missing[:EXAMPLES]),
         )
     return RankedRun(RankedRows(topic, position, gain, n_topics), doc_position, vocabulary, counts)
 
@@ -222,16 +223,26 @@ def _resolve_topics(reference: Reference, run: RunTable) -> tuple[np.ndarray, di
             codes.append(distinct[text])
         parts.append(np.array(codes, dtype=np.int32)[to_numpy(chunk.indices)])
     topic = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
+    # A byte-order mark inside the file (two files joined): its line's topic would be silently
+    # unknown, so it is an error naming the line, as a wrongly written topic should be.
+    marked = [text for text in distinct if BYTE_ORDER_MARK in text]
     ambiguous = [text for text, code in distinct.items() if code == AMBIGUOUS]
-    if ambiguous:
+    if marked or ambiguous:
         collected = Problems()
-        row_of = _first_rows(run.topic, set(ambiguous[:20]))
-        for text in ambiguous[:20]:
-            qualified = " or ".join(f"'{d}/{normalize_topic_id(text)}'" for d in resolver.domains_of(text))
+        row_of = _first_rows(run.topic, set(marked[:20]) | set(ambiguous[:20]))
+        for text in marked[:20]:
             collected.error(
                 run.name,
                 run.line_of_row(row_of[text]),
-                f"topic '{text}' exists in several domains; write it as {qualified} on every line",
+                f"topic {quoted(text)} holds a byte-order mark (U+FEFF), as where two files were joined; "
+                "remove it (a byte-order mark may only open the file)",
+            )
+        for text in ambiguous[:20]:
+            qualified = " or ".join(quoted(f"{d}/{normalize_topic_id(text)}") for d in resolver.domains_of(text))
+            collected.error(
+                run.name,
+                run.line_of_row(row_of[text]),
+                f"topic {quoted(text)} exists in several domains; write it as {qualified} on every line",
             )
         raise InputError(collected)
     return topic, distinct
@@ -319,7 +330,7 @@ def _first_occurrences(topic: np.ndarray, doc_position: np.ndarray, width: int) 
 def _topic_hint(reference: Reference) -> str:
     example = reference.topics[0].topic_id if reference.topics else "?"
     kind = {"1a": "query ids", "1b": "step ids (<query id>_step<n>)"}.get(reference.subtrack, "turn ids (<conv>_turn_<n>)")
-    return f"sub-track {reference.subtrack} expects {kind}, e.g. '{example}'"
+    return f"sub-track {reference.subtrack} expects {kind}, e.g. {quoted(example)}"
 
 
 def _topics_grouped_in_rule_order(topic: np.ndarray, score: np.ndarray, rank: np.ndarray) -> bool:
