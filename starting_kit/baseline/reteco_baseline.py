@@ -1,8 +1,11 @@
 """RETECO baseline: BM25 runs (1a, 1b, 2a, 2c) and extractive answers (2b, 2c) from a release folder.
 
     python reteco_baseline.py --release RELEASE --split dev --out submission/
-    cd submission/2a && zip ../2a.zip run.txt          # one sub-track's submission
-    cd submission && zip -r ../all.zip 1a 1b 2a 2b 2c    # all sub-tracks (one competition, five tasks)
+    cd submission/2a && zip ../2a.zip run.txt          # the 2a competition's submission
+    cd submission && zip -r ../all.zip 1a 1b 2a 2b 2c    # every sub-track's folder in one zip
+
+Each sub-track is a competition of its own on Codabench and takes its own sub-track's files; the
+zip of every folder can be sent to any of them, since each reads its own folder.
 
 ``RELEASE`` is the organizers' release folder (``track1_tempo/<domain>/...``,
 ``track2_recor/<domain>/...``) or the flat layout of their public sample; reteco's own readers
@@ -11,10 +14,14 @@ flattened steps) is handled as the scorer handles it. It writes::
 
     OUT/1a/run.txt  OUT/1b/run.txt  OUT/2a/run.txt  OUT/2c/run.txt  OUT/2b/answers.jsonl  OUT/2c/answers.jsonl
 
-Retrieval: Okapi BM25 (bm25s, k1 = 0.9, b = 0.4, English stop words) over each domain's corpus
-(the flat layout's single corpus when it has no domains). Queries: 1a the query text; 1b the
-step, its instruction and its query; 2a/2c the turn's question plus, by default, the
-conversation history (``--no-history`` for the current turn only). Topic ids are written with
+Retrieval: Okapi BM25 (bm25s, k1 = 0.9, b = 0.4, English stop words) over the corpus of the
+topic's domain, the official rule. The flat sample's one corpus is split into its domains
+exactly as ``reteco prepare`` splits it (``reteco.formats.release.attribute_flat_corpus``: a
+Track-1 document belongs to the domain its id is prefixed with, a Track-2 document to the domains
+whose gold ids cite it, an unattributable one to every domain), so the scorer discards none of
+the documents ranked; a topic whose domain cannot be told is ranked against the whole corpus.
+Queries: 1a the query text; 1b the step, its instruction and its query; 2a/2c the turn's
+question plus, by default, the conversation history (``--no-history`` for the current turn only). Topic ids are written with
 their domain (``<domain>/<id>``) whenever the domain is known, so ids that recur across domains
 are never ambiguous.
 
@@ -23,7 +30,7 @@ with the turn's question, in passage order, up to ``--answer-words`` words. The 
 turn's gold passages for 2b and the run's top 5 passages for 2c (the passages a 2c answer must
 come from). Turns whose evidence has no text get a short fallback answer rather than none.
 
-Needs ``pip install "reteco[baseline]"`` (bm25s); prints progress bars on stderr.
+Needs ``pip install "reteco[baseline]"`` (bm25s); prints progress bars on stderr when it is a terminal.
 """
 
 from __future__ import annotations
@@ -75,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--depth", type=int, default=100, help="documents per topic (default: 100)")
     parser.add_argument("--no-history", action="store_true", help="2a/2c: use the current turn only")
     parser.add_argument("--answer-words", type=int, default=80, help="longest extractive answer, in words")
-    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars (there are none when stderr is not a terminal)")
     args = parser.parse_args(argv)
     wanted = [s.strip() for s in args.subtracks.split(",") if s.strip()]
     unknown = [s for s in wanted if s not in SUBTRACKS]
@@ -83,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown sub-track(s): {', '.join(unknown)}")
     written = run_baseline(
         args.release, args.split, args.out, wanted, depth=args.depth, history=not args.no_history,
-        answer_words=args.answer_words, progress=not args.quiet,
+        answer_words=args.answer_words, progress=not args.quiet and sys.stderr.isatty(),
     )
     for path in written:
         print(path)

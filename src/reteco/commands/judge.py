@@ -119,8 +119,8 @@ def cmd_judge(args) -> int:
     print(f"judge {config.signature}: {config.model}, prompt version {config.prompt_version}; {why}", file=sys.stderr)
     print(f"cache: {cache_dir}", file=sys.stderr)
     try:
-        outcomes = run_judge(items, config, cache_dir=cache_dir, progress=not args.no_progress,
-                             retry_invalid=args.retry_invalid)
+        progress = not args.no_progress and sys.stderr.isatty()  # a bar on a terminal only, never in a log
+        outcomes = run_judge(items, config, cache_dir=cache_dir, progress=progress, retry_invalid=args.retry_invalid)
     except JudgeCacheError as exc:
         raise InputError(str(exc), "--cache") from None
     if cases is not None:
