@@ -51,12 +51,15 @@ def _program(tmp_path: Path, python: str, from_image=("numpy",)) -> Path:
     return folder / "score.py"
 
 
+def _clean_environment() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "RETECO_"))}
+
+
 def _run(python: Path | str, script: Path, ref: Path, tmp_path: Path) -> subprocess.CompletedProcess:
     shutil.copytree(ref, tmp_path / "input" / "ref")
     shutil.copytree(SAMPLES / "1a", tmp_path / "input" / "res")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "RETECO_"))}
     return subprocess.run([str(python), str(script), str(tmp_path / "input"), str(tmp_path / "output")],
-                          capture_output=True, text=True, env=env, timeout=300, check=False)
+                          capture_output=True, text=True, env=_clean_environment(), timeout=300, check=False)
 
 
 def test_vendor_for_another_python_is_left_aside_for_the_installed_reteco(ref, tmp_path):
@@ -69,14 +72,24 @@ def test_vendor_for_another_python_is_left_aside_for_the_installed_reteco(ref, t
     assert json.loads((tmp_path / "output" / "scores.json").read_text())["ndcg_10"] > 0
 
 
-def test_without_installed_reteco_it_says_in_one_line_what_it_needs(ref, tmp_path):
+@pytest.fixture
+def second_python() -> tuple[Path, str]:
+    """Another interpreter than this one (3.12 beside 3.11, or 3.11 beside 3.12) without reteco,
+    and its version."""
     python = _other_python("3.12" if RUNNING != "3.12" else "3.11")
     if python is None:
-        pytest.skip("no second Python (3.11 or 3.12) here without reteco installed (pyenv has them on the project's machines)")
-    version = subprocess.run([str(python), "-c", "import sys; print(f'{sys.version_info[0]}.{sys.version_info[1]}')"],
-                             capture_output=True, text=True, check=True).stdout.strip()
-    if subprocess.run([str(python), "-c", "import reteco"], capture_output=True, check=False).returncode == 0:
+        pytest.skip("no second Python (3.11 or 3.12) here (pyenv has both on the project's machines)")
+    probe = subprocess.run(
+        [str(python), "-c", "import sys; print(f'{sys.version_info[0]}.{sys.version_info[1]}'); import reteco"],
+        capture_output=True, text=True, env=_clean_environment(), check=False,
+    )
+    if probe.returncode == 0:
         pytest.skip(f"{python} has reteco installed")
+    return python, probe.stdout.strip()
+
+
+def test_without_installed_reteco_it_says_in_one_line_what_it_needs(ref, tmp_path, second_python):
+    python, version = second_python
     done = _run(python, _program(tmp_path, RUNNING), ref, tmp_path)
     assert done.returncode == EXIT_INTERNAL
     lines = done.stderr.strip().splitlines()
@@ -89,12 +102,8 @@ def test_without_installed_reteco_it_says_in_one_line_what_it_needs(ref, tmp_pat
     assert not (tmp_path / "output" / "scores.json").exists()
 
 
-def test_the_right_python_lacking_an_image_package_is_said_too(ref, tmp_path):
-    python = _other_python("3.12" if RUNNING != "3.12" else "3.11")
-    if python is None:
-        pytest.skip("no second Python (3.11 or 3.12) here without reteco installed (pyenv has them on the project's machines)")
-    version = subprocess.run([str(python), "-c", "import sys; print(f'{sys.version_info[0]}.{sys.version_info[1]}')"],
-                             capture_output=True, text=True, check=True).stdout.strip()
+def test_the_right_python_lacking_an_image_package_is_said_too(ref, tmp_path, second_python):
+    python, version = second_python
     # Built for that very Python, but it lacks a package the platform's image has (on 3.12
     # without numpy the old score.py said only "internal error").
     done = _run(python, _program(tmp_path, version, from_image=("numpy", "reteco-test-absent-package")), ref, tmp_path)

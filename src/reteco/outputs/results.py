@@ -25,9 +25,9 @@ from reteco.scoring.generation import JUDGE_NOT_CALLED
 from reteco.subtracks import JUDGE, SUBTRACKS
 
 DETAILED_RESULTS = "detailed_results.html"
-# The judge keys' reason when the scoring program leaves the judge out: the very sentence the
-# scorer's own note gives (``_judge_reasons``), so the log can say it once.
-JUDGE_NOT_RUN = f"the judge did not run: {JUDGE_NOT_CALLED}"
+# The judge keys' reason when the scoring program leaves the judge out: the very sentence of the
+# scorer's own note, so the log and the page can say it once.
+JUDGE_NOT_RUN = JUDGE_NOT_CALLED
 
 # Grouped figures kept in every phase; any other "per_*" section is per topic and is withheld
 # when the phase does not allow per-topic figures.
