@@ -67,7 +67,11 @@ def reteco(*args, stdin=None, input=None, env=None, timeout=120) -> subprocess.C
 def test_a_wrong_command_line_exits_2_and_help_exits_0(capsys):
     code, err = run_cli(capsys, "score", "--ref", "x")
     assert code == EXIT_USAGE == 2
-    assert "the following arguments are required: --res, --out" in err
+    assert "reteco score: error: give the submission to score: --res SUBMISSION" in err
+    code, err = run_cli(capsys, "score")
+    assert code == EXIT_USAGE and "error: give the submission" in err
+    code, err = run_cli(capsys, "prepare", "--release", "x")
+    assert code == EXIT_USAGE and "the following arguments are required: --split, --out" in err
     assert run_cli(capsys, "--version")[0] == EXIT_OK
 
 

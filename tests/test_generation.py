@@ -145,12 +145,15 @@ def test_no_judge_path_reports_no_judge_key_at_all(tmp_path):
     assert set(scores) == {"rouge_l", "meteor"}  # no judge key, no BERTScore (no model here)
     assert scores["rouge_l"] == pytest.approx(sum(ROUGE) / 3, abs=1e-12)
     assert scores["meteor"] == pytest.approx(sum(METEOR) / 3, abs=1e-12)
-    assert details["judge"] == {"ran": False, "reason": "this scoring was asked not to call the judge (the judge runs separately, with `reteco judge`)"}
+    # The participant's words: what happens to the judge columns, not how the scorer was called.
+    reason = ("the LLM judge is not run when a submission is scored; the organizers judge the answers with the "
+              "frozen judge after the phase and fill in these columns")
+    assert details["judge"] == {"ran": False, "reason": reason}
     assert details["text_metrics"]["bertscore_f1"]["available"] is False
     not_run = f"the judge did not run: {details['judge']['reason']}"
     assert absent == {**{k: not_run for k in JUDGE}, "bertscore_f1": details["text_metrics"]["bertscore_f1"]["reason"]}
     assert problems.lines()[0] == (
-        "judge: warning: the judge did not run: this scoring was asked not to call the judge (the judge runs separately, with `reteco judge`). "
+        f"judge: warning: the judge did not run: {reason}. "
         "Not reported: correctness, completeness, relevance, coherence, faithfulness, judge_mean"
     )
     # Per domain, domain macro and depth groups, by hand.

@@ -1,8 +1,11 @@
 """RETECO baseline: BM25 runs (1a, 1b, 2a, 2c) and extractive answers (2b, 2c) from a release folder.
 
     python reteco_baseline.py --release RELEASE --split dev --out submission/
-    cd submission/2a && zip ../2a.zip run.txt          # one sub-track's submission
-    cd submission && zip -r ../all.zip 1a 1b 2a 2b 2c    # all sub-tracks (one competition, five tasks)
+    cd submission/2a && zip ../2a.zip run.txt          # the 2a competition's submission
+    cd submission && zip -r ../all.zip 1a 1b 2a 2b 2c    # every sub-track's folder in one zip
+
+Each sub-track is a competition of its own on Codabench and takes its own sub-track's files; the
+zip of every folder can be sent to any of them, since each reads its own folder.
 
 ``RELEASE`` is the organizers' release folder (``track1_tempo/<domain>/...``,
 ``track2_recor/<domain>/...``) or the flat layout of their public sample; reteco's own readers
@@ -11,10 +14,14 @@ flattened steps) is handled as the scorer handles it. It writes::
 
     OUT/1a/run.txt  OUT/1b/run.txt  OUT/2a/run.txt  OUT/2c/run.txt  OUT/2b/answers.jsonl  OUT/2c/answers.jsonl
 
-Retrieval: Okapi BM25 (bm25s, k1 = 0.9, b = 0.4, English stop words) over each domain's corpus
-(the flat layout's single corpus when it has no domains). Queries: 1a the query text; 1b the
-step, its instruction and its query; 2a/2c the turn's question plus, by default, the
-conversation history (``--no-history`` for the current turn only). Topic ids are written with
+Retrieval: Okapi BM25 (bm25s, k1 = 0.9, b = 0.4, English stop words) over the corpus of the
+topic's domain, the official rule. The flat sample's one corpus is split into its domains
+exactly as ``reteco prepare`` splits it (``reteco.formats.release.attribute_flat_corpus``: a
+Track-1 document belongs to the domain its id is prefixed with, a Track-2 document to the domains
+whose gold ids cite it, an unattributable one to every domain), so the scorer discards none of
+the documents ranked; a topic whose domain cannot be told is ranked against the whole corpus.
+Queries: 1a the query text; 1b the step, its instruction and its query; 2a/2c the turn's
+question plus, by default, the conversation history (``--no-history`` for the current turn only). Topic ids are written with
 their domain (``<domain>/<id>``) whenever the domain is known, so ids that recur across domains
 are never ambiguous.
 
@@ -23,7 +30,7 @@ with the turn's question, in passage order, up to ``--answer-words`` words. The 
 turn's gold passages for 2b and the run's top 5 passages for 2c (the passages a 2c answer must
 come from). Turns whose evidence has no text get a short fallback answer rather than none.
 
-Needs ``pip install "reteco[baseline]"`` (bm25s); prints progress bars on stderr.
+Needs ``pip install "reteco[baseline]"`` (bm25s); prints progress bars on stderr when it is a terminal.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from reteco.formats import release as rel
+from reteco.formats.corpus_index import DuplicateCycle, resolve_chains
 from reteco.formats.topic_ids import canonical_domain, topic_key, turn_topic_id
 
 SUBTRACKS = ("1a", "1b", "2a", "2b", "2c")
@@ -61,7 +69,8 @@ class Topic:
     corpus: str  # key of the corpus it is ranked against
     text: str
     question: str = ""  # 2b/2c: the turn's own question (answers)
-    gold: list[str] = field(default_factory=list)  # 2b: the turn's gold passages
+    gold: list[str] = field(default_factory=list)  # the gold ids (2b: the turn's gold passages)
+    source_id: str = ""  # the id as the release's qrels write it (no domain)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -73,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--depth", type=int, default=100, help="documents per topic (default: 100)")
     parser.add_argument("--no-history", action="store_true", help="2a/2c: use the current turn only")
     parser.add_argument("--answer-words", type=int, default=80, help="longest extractive answer, in words")
-    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars (there are none when stderr is not a terminal)")
     args = parser.parse_args(argv)
     wanted = [s.strip() for s in args.subtracks.split(",") if s.strip()]
     unknown = [s for s in wanted if s not in SUBTRACKS]
@@ -81,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown sub-track(s): {', '.join(unknown)}")
     written = run_baseline(
         args.release, args.split, args.out, wanted, depth=args.depth, history=not args.no_history,
-        answer_words=args.answer_words, progress=not args.quiet,
+        answer_words=args.answer_words, progress=not args.quiet and sys.stderr.isatty(),
     )
     for path in written:
         print(path)
@@ -136,28 +145,61 @@ def run_baseline(
 # Reading the release
 
 
+TRACK1_ID_KEYS = ("id", "doc_id")
+TRACK2_ID_KEYS = ("doc_id", "id")
+
+
 def _track1(folder: Path, split: str) -> tuple[dict, dict[str, list[Topic]]]:
     layout = rel.detect_layout(folder)
     if layout is None:
         raise SystemExit(f"no Track-1 data in {folder}")
-    corpora: dict[str, dict[str, str]] = {}
-    topics: dict[str, list[Topic]] = {"1a": [], "1b": []}
-    places = rel.domain_dirs(folder) if layout == rel.RELEASE else {"": folder}
-    for domain, path in places.items():
-        documents = path / "documents.jsonl"
-        if documents.is_file():
-            corpora[domain] = {d: t or "" for _, d, t in rel.iter_documents(documents, ("id", "doc_id"), True)}
-        examples = rel.find_file(path, "examples", split, (".jsonl",), layout)
-        if examples is not None:
-            for query in rel.read_examples(examples):
-                topics["1a"].append(Topic(_qualified(domain, query.query_id), domain, _clean(query.query)))
-        steps = rel.find_file(path, "steps", split, (".jsonl",), layout)
-        if steps is not None:
-            for step in rel.read_steps(steps):
-                # The flattened sample's steps carry only their query's text.
-                parts = dict.fromkeys(t for t in (step.text, step.instruction, step.query_text) if t)
-                topics["1b"].append(Topic(_qualified(domain, step.step_id), domain, _clean(" ".join(parts))))
+    if layout == rel.RELEASE:
+        corpora: dict[str, dict[str, str]] = {}
+        topics: dict[str, list[Topic]] = {"1a": [], "1b": []}
+        for domain, path in rel.domain_dirs(folder).items():
+            if (path / "documents.jsonl").is_file():
+                corpora[domain] = _read_corpus(path / "documents.jsonl", TRACK1_ID_KEYS)
+            for sub, found in _track1_topics(path, split, layout, lambda *_, d=domain: d).items():
+                topics[sub] += found
+        return corpora, topics
+    # The flat sample: a query's domain is the prefix of its gold ids (a step's, else its
+    # query's), as `reteco prepare` decides it (reteco.formats.release.prefix_domain).
+    mapped = _duplicate_mapper(folder)
+    qrels = {**_flat_qrels(folder, split, "qrels"), **_flat_qrels(folder, split, "qrels_steps")}
+    query_domain: dict[str, set[str]] = {}
+
+    def domain_of(topic_id: str, gold: list[str], parent: str | None) -> str:
+        domain = rel.prefix_domain([mapped(d) for d in gold] or qrels.get(topic_id, []))[0]
+        if domain is None and parent is not None and len(query_domain.get(parent, ())) == 1:
+            domain = next(iter(query_domain[parent]))
+        return domain or ""
+
+    topics = _track1_topics(folder, split, layout, domain_of, query_domain)
+    corpora = _flat_corpora(folder, TRACK1_ID_KEYS, topics["1a"] + topics["1b"], qrels, mapped, by_prefix=True)
     return corpora, topics
+
+
+def _track1_topics(folder: Path, split: str, layout: str, domain_of, query_domain: dict | None = None) -> dict[str, list[Topic]]:
+    """1a queries and 1b steps of one folder; ``domain_of(topic id, gold ids, parent query id or
+    None)`` names a topic's domain ("": unknown, ranked against the whole corpus)."""
+    topics: dict[str, list[Topic]] = {"1a": [], "1b": []}
+    examples = rel.find_file(folder, "examples", split, (".jsonl",), layout)
+    if examples is not None:
+        for query in rel.read_examples(examples):
+            domain = domain_of(query.query_id, list(query.gold_ids or []), None)
+            if query_domain is not None and domain:
+                query_domain.setdefault(query.query_id, set()).add(domain)
+            topics["1a"].append(Topic(_qualified(domain, query.query_id), domain, _clean(query.query),
+                                      gold=list(query.gold_ids or []), source_id=query.query_id))
+    steps = rel.find_file(folder, "steps", split, (".jsonl",), layout)
+    if steps is not None:
+        for step in rel.read_steps(steps):
+            # The flattened sample's steps carry only their query's text.
+            parts = dict.fromkeys(t for t in (step.text, step.instruction, step.query_text) if t)
+            domain = domain_of(step.step_id, list(step.gold_ids or []), step.parent_id)
+            topics["1b"].append(Topic(_qualified(domain, step.step_id), domain, _clean(" ".join(parts)),
+                                      gold=list(step.gold_ids or []), source_id=step.step_id))
+    return topics
 
 
 def _track2(folder: Path, split: str, history: bool) -> tuple[dict, list[Topic]]:
@@ -168,22 +210,91 @@ def _track2(folder: Path, split: str, history: bool) -> tuple[dict, list[Topic]]
     turns: list[Topic] = []
     places = rel.domain_dirs(folder) if layout == rel.RELEASE else {"": folder}
     for domain, path in places.items():
-        documents = path / "documents.jsonl"
-        if documents.is_file():
-            corpora[domain] = {d: t or "" for _, d, t in rel.iter_documents(documents, ("doc_id", "id"), True)}
+        if layout == rel.RELEASE and (path / "documents.jsonl").is_file():
+            corpora[domain] = _read_corpus(path / "documents.jsonl", TRACK2_ID_KEYS)
         benchmark = rel.find_file(path, "benchmark", split, (".json", ".jsonl"), layout)
         if benchmark is None:
             continue
         for conversation in rel.read_benchmark(benchmark):
-            # In the flat sample the conversation's "task" names its domain; the corpus is shared.
+            # In the flat sample the conversation's "task" names its domain.
             named = domain or conversation.task
             for turn in conversation.turns:
-                topic_id = _qualified(named, turn_topic_id(conversation.conversation_id, turn.turn))
+                source_id = turn_topic_id(conversation.conversation_id, turn.turn)
                 past = _flatten(turn.history) if history else ""
                 turns.append(
-                    Topic(topic_id, domain, _clean(f"{turn.query} {past}"), _clean(turn.query), list(turn.gold_doc_ids or []))
+                    Topic(_qualified(named, source_id), named, _clean(f"{turn.query} {past}"), _clean(turn.query),
+                          list(turn.gold_doc_ids or []), source_id)
                 )
+    if layout == rel.SAMPLE:
+        # The flat sample's one corpus: a document belongs to the domains whose turns cite it.
+        mapped = _duplicate_mapper(folder)
+        qrels = _flat_qrels(folder, split, "qrels")
+        corpora = _flat_corpora(folder, TRACK2_ID_KEYS, turns, qrels, mapped, by_prefix=False)
     return corpora, turns
+
+
+def _read_corpus(path: Path, id_keys: tuple[str, ...]) -> dict[str, str]:
+    """Text by doc id; a repeated id keeps its first text, as the reference's passages do."""
+    texts: dict[str, str] = {}
+    for _, doc_id, text in rel.iter_documents(path, id_keys, True):
+        texts.setdefault(doc_id, text or "")
+    return texts
+
+
+def _duplicate_mapper(folder: Path):
+    """Removed (v1.0) -> kept id through the flat folder's duplicate_map.json, chains followed."""
+    path = folder / "duplicate_map.json"
+    if not path.is_file():
+        return lambda doc_id: doc_id
+    try:
+        mapping = resolve_chains(rel.read_duplicate_map(path))
+    except DuplicateCycle:
+        raise SystemExit(f"{path}: removed ids form a cycle") from None
+    return lambda doc_id: mapping.get(doc_id, doc_id)
+
+
+def _flat_qrels(folder: Path, split: str, stem: str) -> dict[str, list[str]]:
+    """Relevant doc ids by topic id (as the release writes it) of a flat qrels file."""
+    path = rel.find_file(folder, stem, split, (".txt",), rel.SAMPLE)
+    found: dict[str, list[str]] = {}
+    for line in rel.read_qrels(path) if path is not None else ():
+        if line.relevance > 0:
+            found.setdefault(line.topic_id, []).append(line.doc_id)
+    return found
+
+
+def _flat_corpora(
+    folder: Path, id_keys: tuple[str, ...], topics: list[Topic], qrels: dict[str, list[str]], mapped, by_prefix: bool
+) -> dict[str, dict[str, str]]:
+    """The flat corpus split into its domains' corpora exactly as `reteco prepare` splits it
+    (``reteco.formats.release.attribute_flat_corpus``), so no ranked document is one the scorer
+    discards; key "" is the whole corpus, for topics whose domain is unknown.
+
+    A topic cites its gold ids and its qrels' documents (v1.1 ids). A qrels line whose topic id
+    names topics of several domains cites nothing, as in `reteco prepare` (which gives such a line
+    to the one topic whose gold ids hold it, already cited, or ignores it)."""
+    documents = folder / "documents.jsonl"
+    if not documents.is_file():
+        return {}
+    texts = _read_corpus(documents, id_keys)
+    domains_of_id: dict[str, set[str]] = {}
+    for topic in topics:
+        if topic.corpus:
+            domains_of_id.setdefault(topic.source_id, set()).add(topic.corpus)
+    citations = []
+    for topic in topics:
+        if not topic.corpus:
+            continue
+        cited = [mapped(d) for d in topic.gold]
+        if len(domains_of_id[topic.source_id]) == 1:
+            cited += [mapped(d) for d in qrels.get(topic.source_id, [])]
+        citations.append((topic.corpus, cited))
+    attribution = rel.attribute_flat_corpus(texts, citations, {t.corpus for t in topics if t.corpus}, by_prefix=by_prefix)
+    corpora: dict[str, dict[str, str]] = {"": texts}
+    for doc_id, text in texts.items():
+        for domain in attribution.owners[doc_id]:
+            corpora.setdefault(domain, {})[doc_id] = text
+    return corpora
 
 
 def _qualified(domain: str, topic_id: str) -> str:

@@ -217,14 +217,14 @@ def _solutions(options: BuildOptions, subs: tuple[str, ...], work: Path, files: 
     kit_samples = options.repo / "starting_kit" / "sample_submissions"
     dev_samples = kit_samples
     for split in definition.splits():
-        if split == "dev" and options.synthetic:
+        if split == definition.KIT_SAMPLES_SPLIT and options.synthetic:
             folder = kit_samples
         else:
             folder = work / "solutions" / split
             source = options.release if split == "dev" else (options.test_release or options.release)
             name = options.dev_split if split == "dev" else options.test_split
             _run_baseline(options.repo, Path(source), name, folder, subs)
-            if split == "dev":
+            if split == definition.KIT_SAMPLES_SPLIT:
                 dev_samples = folder
         for sub in subs:
             sample = folder / sub

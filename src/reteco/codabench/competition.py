@@ -197,6 +197,19 @@ def solution_path(split: str, subtrack: str) -> str:
     return f"solutions/{split}_{subtrack}.zip"
 
 
+# The split whose solutions are the starting kit's sample submissions (the builder zips the kit's
+# samples as that split's solutions; a real release's baseline output replaces the samples in
+# the kit too); every other split's solutions are the kit's BM25 baseline run on that split.
+KIT_SAMPLES_SPLIT = "dev"
+
+
+def solution_name(split: str, subtrack: str) -> str:
+    """What a solution is, as Codabench lists it: the kit's sample (dev) or its baseline's run."""
+    if split == KIT_SAMPLES_SPLIT:
+        return f"Starting kit sample submission {subtrack} ({split})"
+    return f"Starting kit BM25 baseline {subtrack} ({split})"
+
+
 def splits() -> list[str]:
     """The reference splits the phases score against, in phase order (dev, test)."""
     return list(dict.fromkeys(p.split for p in PHASES))
@@ -283,7 +296,7 @@ def competition(
             solutions.append(
                 {
                     "index": len(solutions),
-                    "name": f"Baseline {sub} ({split})",
+                    "name": solution_name(split, sub),
                     "path": place(solution_path(split, sub)),
                     "tasks": [p * len(subs) + s for p, phase in enumerate(PHASES) if phase.split == split],
                 }
@@ -292,7 +305,7 @@ def competition(
         solutions.append(
             {
                 "index": len(solutions),
-                "name": "BM25 baseline, code submission",
+                "name": "Starting kit BM25 baseline, code submission",
                 "path": place(CODE_SOLUTION),
                 "tasks": [task["index"] for task in tasks],
             }

@@ -57,7 +57,7 @@ def _main(input_dir: Path, output_dir: Path) -> int:
     use_scoring_memory_pool()
     from reteco.formats.phase_record import read_phase
     from reteco.formats.reference import Reference, ReferenceDataError
-    from reteco.outputs.results import MissingScoreError, write_refusal_page, write_results
+    from reteco.outputs.results import MissingScoreError, absent_lines, write_refusal_page, write_results
     from reteco.scoring.submission import score_submission
 
     print(f"reteco {__version__}")
@@ -96,8 +96,8 @@ def _main(input_dir: Path, output_dir: Path) -> int:
         print(f"reteco: {exc}", file=sys.stderr)  # leaderboard keys only: no reference data
         raise
     print(json.dumps(result.scores, indent=2))
-    for key, reason in absent.items():
-        print(f"{key}: absent: {reason}")
+    for line in absent_lines(absent, result.problems.lines()):
+        print(line)
     return EXIT_OK
 
 

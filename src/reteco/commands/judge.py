@@ -122,11 +122,7 @@ def read_items(path: Path) -> list:
 def cmd_judge(args) -> int:
     """Run the judge as the arguments say; see the module docstring."""
     from reteco.judge.config import judge_available, load_judge_config
-    from reteco.judge.golden import (
-        check_golden,
-        golden_result_json,
-        load_golden_cases,
-    )
+    from reteco.judge.golden import check_golden, golden_result_json, load_golden_cases
     from reteco.judge.items import outcome_to_json, summarize_outcomes
     from reteco.judge.runner import run_judge
     from reteco.llm.cache import JudgeCacheError, default_cache_dir
@@ -143,7 +139,8 @@ def cmd_judge(args) -> int:
     print(f"judge {config.signature}: {config.model}, prompt version {config.prompt_version}; {why}", file=sys.stderr)
     print(f"cache: {cache_dir}", file=sys.stderr)
     try:
-        outcomes = run_judge(items, config, cache_dir=cache_dir, progress=not args.no_progress,
+        progress = not args.no_progress and sys.stderr.isatty()  # a bar on a terminal only, never in a log
+        outcomes = run_judge(items, config, cache_dir=cache_dir, progress=progress,
                              retry_invalid=args.retry_invalid, max_calls=args.max_calls)
     except JudgeCacheError as exc:
         raise InputError(str(exc), "--cache") from None

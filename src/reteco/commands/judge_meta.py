@@ -74,7 +74,8 @@ def cmd_judge_meta(args) -> int:
     print(f"judge {config.signature}: {config.model}, prompt version {config.prompt_version}; {why}", file=sys.stderr)
     print(f"golden set {version}: {len(cases)} cases; cache: {cache_dir}", file=sys.stderr)
     try:
-        outcomes = run_judge([c.item for c in cases], config, cache_dir=cache_dir, progress=not args.no_progress,
+        progress = not args.no_progress and sys.stderr.isatty()  # a bar on a terminal only, never in a log
+        outcomes = run_judge([c.item for c in cases], config, cache_dir=cache_dir, progress=progress,
                              retry_invalid=args.retry_invalid)
     except JudgeCacheError as exc:
         raise InputError(str(exc), "--cache-dir") from None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from reteco.commands.output_folder import check_output_folder
@@ -22,6 +23,7 @@ def cmd_prepare(args) -> int:
 
     check_output_folder(args.out, "--out")
     subtracks = tuple(s.strip() for s in args.subtracks.split(",") if s.strip())
-    summary = prepare_release(args.release, args.split, args.out, subtracks=subtracks)
+    # Progress bars only on a terminal: a log file or a pipe gets the summary alone.
+    summary = prepare_release(args.release, args.split, args.out, subtracks=subtracks, progress=sys.stderr.isatty())
     print(format_summary(summary))
     return 0

@@ -1,30 +1,57 @@
-"""``reteco score`` and ``reteco validate``: a submission against one sub-track's reference data
-(or a graded benchmark's qrels), by the one scoring code path (``reteco.scoring.submission``)."""
+"""``reteco score`` and ``reteco validate``: submissions against one sub-track's reference data
+(or a graded benchmark's qrels), by the one scoring code path (``reteco.scoring.submission``).
+
+``reteco score`` follows the conventions of trec_eval, ir_measures and ranx:
+
+- ``--out`` is optional: without it the scores are printed and nothing is written; with it the
+  folder gets what the platform writes (scores.json, details.json, detailed_results.html).
+- ``-q`` prints the per-topic figures on stdout as TSV, ``key<TAB>topic<TAB>value``, topic by
+  topic, then the ``all`` rows (the scores.json figures), as ``trec_eval -q`` does. The topic is
+  what the official figure averages over (a query for 1a and 1b, a turn for Track 2).
+- Several submissions (``--res A --res B`` or positional) are scored one after the other and
+  compared in one table on stdout: per submission its topic counts, the official figure and the
+  other figures. With ``--out`` each gets its own folder, ``OUT/<its name>``.
+"""
 
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 
 from reteco.commands.output_folder import check_output_folder
 from reteco.formats.phase_record import PHASE_FILE, local_phase, read_phase
-from reteco.problems import InputError, UsageError
+from reteco.problems import EXIT_INPUT, InputError, UsageError, printable
+
+# Sections of details.json holding one record per topic, and the field naming the topic.
+_PER_TOPIC = (("per_unit", "unit"), ("per_turn", "turn"))
 
 
 def add_parser(subparsers) -> None:
     for name, func, text in (
-        ("score", cmd_score, "score a submission: writes OUT/scores.json and OUT/details.json"),
+        ("score", cmd_score, "score submissions: print the scores, or write OUT/scores.json, details.json and the page"),
         ("validate", cmd_validate, "check a submission with the scoring rules, without scoring it"),
     ):
-        p = subparsers.add_parser(name, help=text)
+        p = subparsers.add_parser(name, help=text, description=text)
         p.add_argument("--ref", type=Path, help="reference folder of one sub-track (REF/1a, ...)")
-        p.add_argument("--benchmark", choices=["factir"], help=f"{name} against plain qrels with a benchmark preset")
+        p.add_argument(
+            "--benchmark", choices=["factir"],
+            help=f"instead of --ref: {name} against a graded benchmark's plain qrels (--qrels), with its preset "
+            "(factir: cutoffs 1, 5, 10, 100, nDCG@10 official)",
+        )
         p.add_argument("--qrels", type=Path, help="with --benchmark: TREC qrels or pytrec_eval JSON")
         p.add_argument("--stance", type=Path, help="with --benchmark: 'topic docid stance' lines")
         if name == "score":
-            p.add_argument("--res", type=Path, required=True, help="submission: zip, folder, run file (.gz ok), - for stdin")
-            p.add_argument("--out", type=Path, required=True)
+            p.add_argument("submissions", type=Path, nargs="*", metavar="SUBMISSION",
+                           help="submissions to score (as --res; several: a comparison table)")
+            p.add_argument("--res", type=Path, action="append", default=[],
+                           help="a submission: zip, folder, run file (.gz ok), - for stdin; repeat to compare")
+            p.add_argument("--out", type=Path,
+                           help="write scores.json, details.json and detailed_results.html here (OUT/<name> per "
+                           "submission when several); without it the scores are only printed")
+            p.add_argument("-q", dest="per_topic_tsv", action="store_true",
+                           help="print the per-topic figures as TSV (key, topic, value; then the 'all' rows)")
             p.add_argument("--engine", choices=["numpy", "pytrec_eval"], default="numpy")
             p.add_argument("--no-per-topic", action="store_true", help="leave per-topic figures out of details.json")
             p.add_argument("--judge-config", type=Path, help="2b/2c: judge config YAML (default: the packaged judge.yaml)")
@@ -56,31 +83,176 @@ def _load_reference(args):
 
 
 def cmd_score(args) -> int:
-    from reteco.outputs.results import write_results
-    from reteco.scoring.submission import score_submission
-
-    check_output_folder(args.out, "--out")  # before scoring: a wrong --out costs nothing
+    submissions = list(args.res) + list(args.submissions)
+    if not submissions:
+        raise UsageError("give the submission to score: --res SUBMISSION (or several, to compare them)")
+    if sum(1 for s in submissions if str(s) == "-") > 1:
+        raise UsageError("standard input (-) can be read once")
+    several = len(submissions) > 1
+    if args.per_topic_tsv and several:
+        raise UsageError("-q prints one submission's per-topic figures; give one submission")
+    if args.per_topic_tsv and args.no_per_topic:
+        raise UsageError("-q prints the per-topic figures that --no-per-topic leaves out; give one of them")
+    outs = _output_folders(args.out, submissions) if args.out is not None else [None] * len(submissions)
+    for out in outs:
+        if out is not None:
+            check_output_folder(out, "--out")  # before scoring: a wrong --out costs nothing
     reference = _load_reference(args)
     phase = _phase(reference, args)
-    judge_config = None
+    args.judge = None
     if args.judge_config is not None:
         from reteco.judge.config import load_judge_config
 
-        judge_config = load_judge_config(args.judge_config)  # a bad config is refused before scoring
-    result = score_submission(reference, args.res, engine=args.engine, per_topic=phase["per_topic"],
-                              judge_config=judge_config, cache_dir=args.judge_cache)
+        args.judge = load_judge_config(args.judge_config)  # a bad config is refused before scoring
+    if args.per_topic_tsv and not phase["per_topic"]:
+        raise UsageError(f"-q: the reference's phase rules ({phase['name']}, its {PHASE_FILE}) withhold per-topic figures")
+
+    progress = several and sys.stderr.isatty()
+    rows = []
+    failed = False
+    for submission, out in _with_progress(list(zip(submissions, outs)), progress):
+        if several:
+            print(f"== {printable(str(submission))}", file=sys.stderr)
+        try:
+            result = _score_one(reference, submission, out, args, phase, progress=sys.stderr.isatty() and not several)
+        except InputError as exc:
+            if not several:
+                raise
+            exc.problems.print(sys.stderr)
+            rows.append((submission, None))
+            failed = True
+            continue
+        if args.per_topic_tsv:
+            sys.stdout.write(per_topic_tsv(result))
+        elif not several:
+            print(json.dumps(result.scores, indent=2))
+        rows.append((submission, result))
+    if several:
+        sys.stdout.write(comparison_table(reference, rows))
+    return EXIT_INPUT if failed else 0
+
+
+def _score_one(reference, submission: Path, out: Path | None, args, phase: dict, *, progress: bool):
+    """Score one submission (``reteco.scoring.submission.score_submission``), print its messages
+    on stderr and, with ``out``, write what the platform writes there."""
+    from reteco.outputs.results import absent_lines, absent_scores, write_results
+    from reteco.scoring.submission import score_submission
+
+    result = score_submission(reference, submission, engine=args.engine, per_topic=phase["per_topic"], progress=progress,
+                              judge_config=args.judge, cache_dir=args.judge_cache)
     result.problems.print(sys.stderr)
-    try:
-        absent = write_results(args.out, result, reference.subtrack, phase)
-    except OSError as exc:
-        raise InputError(f"cannot write the results here ({exc.strerror or exc})", str(exc.filename or args.out)) from None
-    print(json.dumps(result.scores, indent=2))
-    for reason, keys in _by_reason(absent).items():
-        print(f"absent: {', '.join(keys)}: {reason}", file=sys.stderr)
-    shown = "written" if phase["per_topic"] else "withheld"
-    print(f"phase rules: {phase['name']}: per-topic figures {shown}; {args.out / 'detailed_results.html'} "
-          "is the page the platform shows", file=sys.stderr)
-    return 0
+    if out is None:
+        absent = absent_scores(reference.subtrack, result.scores, result.absent)
+    else:
+        try:
+            absent = write_results(out, result, reference.subtrack, phase)
+        except OSError as exc:
+            raise InputError(f"cannot write the results here ({exc.strerror or exc})", str(exc.filename or out)) from None
+    for line in absent_lines(absent, result.problems.lines()):
+        print(line, file=sys.stderr)
+    if out is not None:
+        shown = "written" if phase["per_topic"] else "withheld"
+        print(f"phase rules: {phase['name']}: per-topic figures {shown}; {out / 'detailed_results.html'} "
+              "is the page the platform shows", file=sys.stderr)
+    return result
+
+
+def _with_progress(items: list, progress: bool):
+    """``items``, with a bar on stderr over the submissions when there are several (a terminal)."""
+    if not progress:
+        return items
+    from tqdm import tqdm
+
+    return tqdm(items, unit="submission", desc="scoring", file=sys.stderr, dynamic_ncols=True)
+
+
+def _output_folders(out: Path, submissions: list[Path]) -> list[Path]:
+    """``out`` for one submission; ``out/<name>`` for each of several (the file or folder name
+    without .gz/.zip/.txt, made unique with -2, -3 ...)."""
+    if len(submissions) == 1:
+        return [out]
+    folders, seen = [], set()
+    for submission in submissions:
+        name = "stdin" if str(submission) == "-" else submission.name
+        for suffix in (".gz", ".zip", ".txt", ".jsonl"):
+            name = name.removesuffix(suffix)
+        name = name or "submission"
+        unique, n = name, 1
+        while unique in seen:
+            n += 1
+            unique = f"{name}-{n}"
+        seen.add(unique)
+        folders.append(out / unique)
+    return folders
+
+
+def per_topic_tsv(result) -> str:
+    """``key<TAB>topic<TAB>value`` lines, as ``trec_eval -q`` prints them: every figure of each
+    topic (the records of details.json's ``per_unit``, and ``per_turn`` for answers), topic by
+    topic, then ``key<TAB>all<TAB>value`` for every scores.json figure. Values in full precision;
+    a figure a topic does not have is not printed."""
+    per_topic: dict[str, dict[str, float]] = {}
+    sections = [result.details] + ([result.details["generation"]] if "generation" in result.details else [])
+    for section in sections:
+        for name, field in _PER_TOPIC:
+            for record in section.get(name) or ():
+                topic = per_topic.setdefault(str(record[field]), {})
+                for key, value in record.items():
+                    if _is_figure(value) and key not in topic:
+                        topic[key] = value
+    lines = [f"{key}\t{topic}\t{_value(value)}" for topic, values in per_topic.items() for key, value in values.items()]
+    lines += [f"{key}\tall\t{_value(value)}" for key, value in result.scores.items()]
+    return "".join(line + "\n" for line in lines)
+
+
+def _is_figure(value) -> bool:
+    # Per-topic records also hold ids, flags (answered, fully_covered) and counts of periods or
+    # passages: only the figures between 0 and 1 are printed, as trec_eval prints measures.
+    return isinstance(value, float) and math.isfinite(value)
+
+
+def _value(value: float) -> str:
+    return repr(float(value))
+
+
+def comparison_table(reference, rows: list) -> str:
+    """One line per submission: its name, reference topics it ranks or answers, the official
+    figure, the other figures of the sub-track and the handling counts (unknown ids, repeats,
+    topics ignored); "-" where a figure is absent, "not scored" for a submission with errors."""
+    from reteco.scoring.retrieval import retrieval_score_keys
+    from reteco.subtracks import SUBTRACKS
+
+    row = SUBTRACKS.get(reference.subtrack)
+    keys = list(row.keys) if row is not None else retrieval_score_keys(reference)
+    official = row.official if row is not None else keys[0]
+    seen = [k for k in keys if any(r is not None and k in r.scores for _, r in rows)]
+    extra = sorted({k for _, r in rows if r is not None for k in r.scores} - set(keys))
+    figures = seen + extra
+    counts = ("unknown_doc_ids", "duplicate_doc_ids", "topics_ignored")
+    header = ["submission", "topics"] + [f"{k} (official)" if k == official else k for k in figures] + list(counts)
+    table = [header]
+    total = len(reference.topics)
+    for submission, result in rows:
+        name = printable(str(submission))
+        if result is None:
+            table.append([name, "not scored"] + [""] * (len(header) - 2))
+            continue
+        line = [name, f"{_topics_covered(result, total)}/{total}"]
+        line += [f"{result.scores[k]:.4f}" if k in result.scores else "-" for k in figures]
+        found = result.details.get("counts", {})
+        line += [str(found[c]) if c in found else "-" for c in counts]
+        table.append(line)
+    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
+    return "".join("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() + "\n" for r in table)
+
+
+def _topics_covered(result, total: int) -> int:
+    """Reference topics the submission ranks (a run) or answers (answers alone, 2b)."""
+    counts = result.details.get("counts")
+    if counts is not None and "topics_missing" in counts:
+        return total - counts["topics_missing"]
+    answers = (result.details.get("generation") or {}).get("answers") or {}
+    return int(answers.get("answers", 0))
 
 
 def _phase(reference, args) -> dict:
@@ -92,14 +264,6 @@ def _phase(reference, args) -> dict:
     if args.no_per_topic:
         phase = {**phase, "per_topic": False}
     return phase
-
-
-def _by_reason(absent: dict[str, str]) -> dict[str, list[str]]:
-    """Absent keys grouped by their reason: each reason said once."""
-    grouped: dict[str, list[str]] = {}
-    for key, reason in absent.items():
-        grouped.setdefault(reason, []).append(key)
-    return grouped
 
 
 def cmd_validate(args) -> int:

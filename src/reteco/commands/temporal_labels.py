@@ -153,7 +153,7 @@ def cmd_label_temporal(args) -> int:
     try:
         report = label_pool(
             labels, pool, config, cache_dir=args.cache_dir, retry_invalid=args.retry_invalid,
-            progress=not args.no_progress,
+            progress=not args.no_progress and sys.stderr.isatty(),
         )
     except NotAvailable as exc:
         raise InputError(f"the LLM cannot run: {exc}", "label-temporal") from None

@@ -2,7 +2,8 @@
 
 Layout of ``REF/<sub-track>/`` (format ``reteco-reference/1``)::
 
-    reference.json      manifest: sub-track, split, relevance mode, domains, counts, file hashes
+    reference.json      manifest: sub-track, split, relevance mode, domains, counts, file hashes,
+                        the share of each domain's corpus judged relevant (corpus_relevance)
     topics.tsv          key, domain, topic_id, unit, conversation, depth   (header line, tab-separated)
     qrels.txt           key <TAB> 0 <TAB> doc_id <TAB> relevance            (TREC qrels, keyed by topic key)
     doc_ids.arrow       valid document ids: Arrow IPC (uncompressed, memory-mapped), columns doc_id (sorted, unique)
@@ -295,6 +296,7 @@ def _manifest_type_problem(manifest: dict) -> str | None:
 
     files = manifest.get("files")
     domains = manifest.get("domains", [])
+    relevance = manifest.get("corpus_relevance")  # written by `reteco prepare`; scoring warns from it
     checks = (
         ("subtrack", text(manifest.get("subtrack")), "a non-empty string"),
         (
@@ -324,6 +326,14 @@ def _manifest_type_problem(manifest: dict) -> str | None:
         ("unit", text(manifest.get("unit", "query")), "a non-empty string"),
         ("counts", isinstance(manifest.get("counts", {}), dict), "an object"),
         ("temporal", manifest.get("temporal") is None or isinstance(manifest.get("temporal"), dict), "an object or null"),
+        (
+            "corpus_relevance",
+            relevance is None
+            or isinstance(relevance, dict)
+            and isinstance(mostly := relevance.get("mostly_relevant", []), list)
+            and all(text(d) for d in mostly),
+            'an object whose "mostly_relevant" is a list of domain names',
+        ),
     )
     for name, ok, expected in checks:
         if not ok:

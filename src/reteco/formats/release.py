@@ -16,8 +16,9 @@ Release layout (the organizers' train/dev release, v1.1; docs/participants/data.
 
 Flat layout (the organizers' public sample): the same files directly under ``track1_tempo/`` and
 ``track2_recor/``, without split suffix, one corpus and one qrels file for all domains. There a
-Track-1 query's domain is the prefix of its gold doc ids before "/", a Track-2 conversation's
-domain is its "task".
+Track-1 query's domain is the prefix of its gold doc ids before "/" (``prefix_domain``), a
+Track-2 conversation's domain is its "task", and the documents' domains follow one rule
+(``attribute_flat_corpus``) that ``reteco prepare`` and the starting kit's baseline share.
 
 Tolerated variations, all seen in real files: tab- or space-separated qrels; ``<conv>#turn<n>``
 turn ids; flattened steps records (no "steps" list: the record is one step whose id is the
@@ -33,9 +34,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from reteco.formats.jsonl_records import ISO_DATE
 from reteco.formats.topic_ids import canonical_domain, normalize_topic_id
@@ -208,10 +210,15 @@ def unsuffixed_files(folder: Path, stem: str, extensions: tuple[str, ...]) -> li
 # Generic record readers
 
 
-def iter_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
-    """(line number, object) for each non-blank line of a JSONL file, streamed."""
+def iter_jsonl(path: Path, bytes_read: Callable[[int], object] | None = None) -> Iterator[tuple[int, dict]]:
+    """(line number, object) for each non-blank line of a JSONL file, streamed.
+
+    ``bytes_read`` (a progress bar's ``update``) is called with the size of each line read.
+    """
     with open(path, "rb") as handle:
         for number, raw in enumerate(handle, 1):
+            if bytes_read is not None:
+                bytes_read(len(raw))
             if not raw.strip():
                 continue
             if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
@@ -497,13 +504,16 @@ def read_qrels(path: Path) -> Iterator[QrelsLine]:
             yield QrelsLine(normalize_topic_id(parts[0]), parts[2], relevance, str(path), number)
 
 
-def iter_documents(path: Path, id_keys: tuple[str, ...], with_text: bool) -> Iterator[tuple[int, str, str | None]]:
+def iter_documents(
+    path: Path, id_keys: tuple[str, ...], with_text: bool, bytes_read: Callable[[int], object] | None = None
+) -> Iterator[tuple[int, str, str | None]]:
     """(line, doc id, text or None) of a documents.jsonl, streamed.
 
     ``id_keys`` in order of preference ("id" for TEMPO, "doc_id" for RECOR; either is taken).
     Texts are only decoded into the result when asked for: Track 1 needs the ids alone.
+    ``bytes_read`` is called with the size of each line read (progress bars).
     """
-    for line, record in iter_jsonl(path):
+    for line, record in iter_jsonl(path, bytes_read):
         for key in id_keys:
             if key in record:
                 doc_id = _id(record[key], f'"{key}"', path, line)
@@ -530,3 +540,86 @@ def read_duplicate_map(path: Path) -> dict[str, str]:
     if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
         raise InputError("expected one JSON object mapping removed document ids to kept ids (strings)", str(path))
     return {k.strip(): v.strip() for k, v in data.items()}
+
+
+# ---------------------------------------------------------------------------------------------
+# The flat layout's domains
+#
+# The flat sample has one corpus and one qrels file per track, for every domain. Which domain a
+# topic and a document belong to is decided here, once: `reteco prepare` builds the reference's
+# per-domain corpora with it and the starting kit's baseline ranks each topic against the same
+# documents, so no line of the baseline's runs names a document the scorer discards.
+
+
+def id_domain(doc_id: str) -> str | None:
+    """The canonical domain a Track-1 document id starts with (``"bitcoin/25785deb_4434.txt"`` ->
+    ``"bitcoin"``); None for an id without "/"."""
+    return canonical_domain(doc_id.split("/", 1)[0]) if "/" in doc_id else None
+
+
+def prefix_domain(doc_ids: Iterable[str]) -> tuple[str | None, bool]:
+    """The domain of a flat-layout Track-1 topic: the domain most of its gold ids are prefixed
+    with (ties: the first by name), and whether its ids name several domains. (None, False) when
+    no id has a prefix."""
+    counts = Counter(d for d in map(id_domain, doc_ids) if d is not None)
+    if not counts:
+        return None, False
+    best = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[0][0]
+    return best, len(counts) > 1
+
+
+@dataclass(frozen=True)
+class FlatAttribution:
+    """The domains of a flat corpus's documents (``attribute_flat_corpus``).
+
+    ``domains``: every domain of the track, sorted; ``owners``: document id -> its domains,
+    sorted; ``unattributed``: how many corpus lines nothing attributes (their documents belong to
+    every domain).
+    """
+
+    domains: list[str]
+    owners: dict[str, tuple[str, ...]]
+    unattributed: int
+
+
+def attribute_flat_corpus(
+    doc_ids: Iterable[str],
+    citations: Iterable[tuple[str, Iterable[str]]],
+    topic_domains: Iterable[str],
+    *,
+    by_prefix: bool,
+) -> FlatAttribution:
+    """Give each document of a flat (domain-less) corpus its domains: the official rule.
+
+    ``doc_ids``: the corpus's ids, in file order (an id may repeat); ``citations``: (a topic's
+    domain, the documents relevant to it: its gold ids and qrels, v1.1 ids) for every topic;
+    ``topic_domains``: the domains the topics belong to; ``by_prefix``: Track 1's ids name their
+    domain.
+
+    - Track 1 (``by_prefix``): a document belongs to the domain its id is prefixed with
+      (``"bitcoin/..."``); an id without prefix, to the domains of the topics citing it.
+    - Track 2: a document belongs to the domains of the topics citing it.
+    - A document nothing attributes belongs to every domain: the topics' domains and (Track 1)
+      those the corpus's id prefixes name.
+    """
+    cited: dict[str, set[str]] = {}
+    for domain, docs in citations:
+        for doc in docs:
+            cited.setdefault(doc, set()).add(domain)
+    owners: dict[str, tuple[str, ...]] = {}
+    orphans: list[str] = []
+    unattributed = 0
+    for doc_id in doc_ids:
+        if doc_id in owners:
+            unattributed += not owners[doc_id]
+            continue
+        prefix = id_domain(doc_id) if by_prefix else None
+        found = (prefix,) if prefix is not None else tuple(sorted(cited.get(doc_id, ())))
+        owners[doc_id] = found
+        if not found:
+            orphans.append(doc_id)
+            unattributed += 1
+    domains = sorted(set(topic_domains) | {d for found in owners.values() for d in found})
+    for doc_id in orphans:
+        owners[doc_id] = tuple(domains)
+    return FlatAttribution(domains, owners, unattributed)

@@ -76,8 +76,7 @@ def load_wordnet(path: Path | None = None):
             root = None
     if root is None:
         return None, (
-            f"WordNet {WORDNET_VERSION} is not installed at {folder}; install it with `reteco setup-wordnet` "
-            "(or `make setup`)"
+            f"WordNet {WORDNET_VERSION} is not installed at {folder}; install it with `reteco setup-wordnet`"
         )
     # nltk (3.9.3+) reads only below the folders of its data path.
     if isinstance(root, Path) and not any(Path(str(p)) == root for p in nltk.data.path):

@@ -21,14 +21,13 @@ from pathlib import Path
 
 from reteco.outputs import detailed_results
 from reteco.outputs.scores import write_details, write_scores
+from reteco.scoring.generation import JUDGE_NOT_CALLED
 from reteco.subtracks import JUDGE, SUBTRACKS
 
 DETAILED_RESULTS = "detailed_results.html"
-DETAILED_RESULTS = "detailed_results.html"
-JUDGE_NOT_RUN = (
-    "the LLM judge does not run inside the scoring program; the organizers score the answers with "
-    "`reteco judge` after the phase and fill in these columns"
-)
+# The judge keys' reason when the scoring program leaves the judge out: the very sentence of the
+# scorer's own note, so the log and the page can say it once.
+JUDGE_NOT_RUN = JUDGE_NOT_CALLED
 
 # Grouped figures kept in every phase; any other "per_*" section is per topic and is withheld
 # when the phase does not allow per-topic figures.
@@ -115,6 +114,20 @@ def absent_scores(subtrack: str, scores: dict[str, float], reasons: dict[str, st
     if missing:
         raise MissingScoreError(f"sub-track {subtrack} scored without {', '.join(missing)}")
     return {key: reasons.get(key, "") for key in row.keys if key not in scores}
+
+
+def absent_lines(absent: dict[str, str], said: list[str]) -> list[str]:
+    """The log's lines on the absent keys, one per reason (``absent: judge_mean, correctness, ...:
+    <reason>``), less the reasons a line of ``said`` (the scorer's warnings, already printed)
+    states: each reason is said once."""
+    grouped: dict[str, list[str]] = {}
+    for key, reason in absent.items():
+        grouped.setdefault(reason, []).append(key)
+    return [
+        f"absent: {', '.join(keys)}: {reason or 'no reason given'}"
+        for reason, keys in grouped.items()
+        if not (reason and any(reason in line for line in said))
+    ]
 
 
 def _finite(value) -> bool:

@@ -73,6 +73,14 @@ from reteco.problems import Problems
 from reteco.scoring.rules import RankedRun
 from reteco.subtracks import DIMENSIONS, JUDGE_MEAN, SUBTRACKS
 
+# Why the judge's columns are empty when the caller scores without the judge (the Codabench
+# scoring program, whose worker has no network; `reteco leaderboard --no-judge`): what a
+# participant reads in the log and on the page.
+JUDGE_NOT_CALLED = (
+    "the LLM judge is not run when a submission is scored; the organizers judge the answers with the "
+    "frozen judge after the phase and fill in these columns"
+)
+
 TOP_K_2C = 5
 #: Above this share of a dimension's reference turns without a valid judgment (invalid, refused
 #: or failed), the dimension's figure is withheld for adjudication (module docstring: why 2%).
@@ -352,7 +360,7 @@ def _run_judge(turns, answer_texts, evidence, gold_evidence, judge_config, cache
     """Build the judge items (answered turns x five dimensions) and run the judge if it can run."""
     info: dict = {"ran": False}
     if not run_judge_now:
-        info["reason"] = "this scoring was asked not to call the judge (the judge runs separately, with `reteco judge`)"
+        info["reason"] = JUDGE_NOT_CALLED
     else:
         from reteco import judge as judge_module
 

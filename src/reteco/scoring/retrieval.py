@@ -67,6 +67,7 @@ def score_run(
     if not isinstance(run, RunTable):
         run = read_trec_run(run, run_name)
     ranked = apply_rules(reference, run, problems)
+    mostly_relevant = corpus_caveat(reference, problems)
     del run
     if engine == "numpy":
         topic_values = per_topic_metrics(reference, ranked)
@@ -109,6 +110,8 @@ def score_run(
             details[optional] = summary[optional]
     if stance:
         details["stance_recall"] = stance
+    if mostly_relevant:
+        details["reference"]["corpus_mostly_relevant"] = mostly_relevant
     if per_topic:
         details["per_unit"] = summary["per_unit"]
         if "per_step" in summary:
@@ -118,6 +121,24 @@ def score_run(
     if temporal is not None:
         add_temporal(scores, details, temporal)
     return ScoreResult(scores, details, problems, ranked, dict(temporal.absent) if temporal is not None else {})
+
+
+def corpus_caveat(reference: Reference, problems: Problems) -> list[str]:
+    """The domains whose corpus is mostly relevant documents (the manifest's
+    ``corpus_relevance``, written by ``reteco prepare``), with a warning when there is one: there
+    any ranking finds relevant documents, and a high nDCG@10 says little about the system."""
+    mostly = list((reference.manifest.get("corpus_relevance") or {}).get("mostly_relevant") or [])
+    if mostly:
+        domains = len(reference.domains) or len(mostly)
+        problems.warning(
+            "reference",
+            None,
+            f"over half of the corpus is judged relevant in {len(mostly)} of {domains} domains "
+            f"({', '.join(mostly)}): any ranking finds relevant documents there, so these ranking figures say "
+            "little about a system (a corpus of gold passages only, like the organizers' sample); score on the "
+            "full corpus for meaningful figures",
+        )
+    return mostly
 
 
 def per_topic_metrics_trec_eval(reference: Reference, ranked: RankedRun) -> dict[str, np.ndarray]:
@@ -183,4 +204,4 @@ def stance_recall(reference: Reference, ranked: RankedRun) -> dict[str, dict]:
     return out
 
 
-__all__ = ["ScoreResult", "score_run", "retrieval_score_keys", "stance_recall", "topic_judgments"]
+__all__ = ["ScoreResult", "corpus_caveat", "score_run", "retrieval_score_keys", "stance_recall", "topic_judgments"]

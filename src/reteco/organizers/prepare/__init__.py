@@ -38,12 +38,12 @@ from typing import Iterable
 
 from reteco import __version__
 from reteco.formats import release as rel
-from reteco.subtracks import IDS as SUBTRACKS
 from reteco.organizers.prepare.drafts import CollectedTrack
 from reteco.organizers.prepare.staging import PrepareContext, check_destination
 from reteco.organizers.prepare.track1 import build_track1, collect_track1
 from reteco.organizers.prepare.track2 import build_track2, collect_track2
 from reteco.problems import InputError, Problems
+from reteco.subtracks import IDS as SUBTRACKS
 from reteco.subtracks import of_track
 
 
@@ -52,6 +52,8 @@ def prepare_release(
     split: str,
     out: Path,
     subtracks: Iterable[str] = SUBTRACKS,
+    *,
+    progress: bool = False,
 ) -> dict:
     """Read an organizers' release folder and write reference data to ``out/<sub-track>``.
 
@@ -60,7 +62,7 @@ def prepare_release(
     whose folder is absent is skipped and said so. Returns the summary: per track and per
     sub-track counts, and a list of warnings for the organizers. Raises ``InputError`` (file and
     line) on malformed release files, and (writing nothing) when a sub-track asked for of a
-    present track gets no topic.
+    present track gets no topic. With ``progress``, a bar on stderr shows the MB of documents read.
     """
     release = Path(release)
     out = Path(out)
@@ -84,7 +86,7 @@ def prepare_release(
         "subtracks": {},
         "warnings": [],
     }
-    context = PrepareContext(release, split, out, summary)
+    context = PrepareContext(release, split, out, summary, progress=progress)
     present = 0
     collected: list[tuple[CollectedTrack, object]] = []
     # First every track's topic files, then (only if every sub-track asked for has topics) the

@@ -6,8 +6,11 @@ existing destination is replaced only if it is a reference folder (or empty).
 from __future__ import annotations
 
 import shutil
+import sys
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, Iterable, Iterator
 
 from reteco.formats.phase_record import local_phase, write_phase
 from reteco.formats.reference import MANIFEST
@@ -21,9 +24,34 @@ class PrepareContext:
     out: Path
     summary: dict
     staged: list[Path] = field(default_factory=list)
+    progress: bool = False  # progress bars on stderr while the corpora are read
 
     def warn(self, message: str) -> None:
         self.summary["warnings"].append(message)
+
+    @contextmanager
+    def reading(self, label: str, paths: Iterable[Path]) -> Iterator[Callable[[int], None] | None]:
+        """While ``paths`` are read: a progress bar in MB read (with ``progress``), whose update
+        function is given to the readers (``bytes_read``); None without progress."""
+        if not self.progress:
+            yield None
+            return
+        from tqdm import tqdm
+
+        total = sum(p.stat().st_size for p in paths)
+        with tqdm(total=total, unit="B", unit_scale=True, desc=label, file=sys.stderr, dynamic_ncols=True) as bar:
+            pending = 0
+
+            def update(size: int) -> None:
+                # One call per document: the bar itself is moved once a MB, so it costs nothing.
+                nonlocal pending
+                pending += size
+                if pending >= 1 << 20:
+                    bar.update(pending)
+                    pending = 0
+
+            yield update
+            bar.update(pending)
 
     @property
     def release_name(self) -> str:

@@ -11,18 +11,18 @@ from typing import Iterator
 from reteco.formats import release as rel
 from reteco.formats.corpus_index import DocIdIndex
 from reteco.formats.reference import Reference
-from reteco.formats.topic_ids import canonical_domain, topic_key
+from reteco.formats.topic_ids import topic_key
 from reteco.organizers.prepare.drafts import (
     CollectedTrack,
     DuplicateMaps,
     IdMapper,
     TopicDraft,
     TopicSet,
+    add_corpus_relevance,
     add_domain_qrels,
     assign_flat_qrels,
     domain_corpus,
     missing_from_corpus,
-    prefix_domain,
     settle,
     subtrack_counts,
     subtrack_manifest,
@@ -94,9 +94,9 @@ def build_track1(ctx: PrepareContext, track: CollectedTrack) -> None:
                 raise InputError(
                     f"domains with topics but no documents.jsonl: {', '.join(lacking)}", str(folder)
                 )
-            index, lines_per_domain = index_release(corpora, domains, ("id", "doc_id"))
+            index, lines_per_domain = index_release(ctx, corpora, domains, ("id", "doc_id"), f"{name} documents")
         else:
-            index, lines_per_domain, domains, unattributed = index_flat_track1(corpora[""], domains, queries, steps)
+            index, lines_per_domain, domains, unattributed = index_flat_track1(ctx, corpora[""], domains, queries, steps)
             if unattributed:
                 ctx.warn(
                     f"{name}: {unattributed} documents of the flat corpus have no domain prefix and are cited by no "
@@ -119,6 +119,7 @@ def build_track1(ctx: PrepareContext, track: CollectedTrack) -> None:
         staging = staging_folder(ctx, sub)
         manifest = subtrack_manifest(ctx, sub, unit, domains, counts, layout)
         manifest["temporal"] = write_temporal(staging, topics, periods, frozen)
+        add_corpus_relevance(manifest, topics, judgments, index)
         reference = Reference(manifest, topics, judgments, index, dup)
         reference.write(staging)
         install(staging, ctx.out / sub, ctx.split)
@@ -188,7 +189,7 @@ def flat_track1(
     if examples_path is not None:
         for query in rel.read_examples(examples_path):
             gold = mapper.many(query.gold_ids)
-            domain, mixed = prefix_domain(gold or qrels_docs.get(query.query_id, []))
+            domain, mixed = rel.prefix_domain(gold or qrels_docs.get(query.query_id, []))
             queries.stats["gold_ids_remapped"] += mapper.changed
             mapper.changed = 0
             if domain is None:
@@ -224,7 +225,7 @@ def flat_track1(
         gold = mapper.many(step.gold_ids)
         steps.stats["gold_ids_remapped"] += mapper.changed
         mapper.changed = 0
-        domain, _ = prefix_domain(gold or step_docs.get(step.step_id, []))
+        domain, _ = rel.prefix_domain(gold or step_docs.get(step.step_id, []))
         if domain is None and len(query_domains.get(step.parent_id, ())) == 1:
             domain = next(iter(query_domains[step.parent_id]))
         if domain is None:
@@ -244,41 +245,36 @@ def flat_track1(
 
 
 def index_release(
-    corpora: dict[str, Path], domains: list[str], id_keys: tuple[str, ...]
+    ctx: PrepareContext, corpora: dict[str, Path], domains: list[str], id_keys: tuple[str, ...], label: str
 ) -> tuple[DocIdIndex, Counter]:
     """The id index of per-domain corpora, streamed straight into DocIdIndex.from_pairs."""
     lines: Counter = Counter()
 
-    def pairs() -> Iterator[tuple[str, str]]:
+    def pairs(bytes_read) -> Iterator[tuple[str, str]]:
         for domain, path in corpora.items():
-            for _, doc_id, _ in rel.iter_documents(path, id_keys, with_text=False):
+            for _, doc_id, _ in rel.iter_documents(path, id_keys, with_text=False, bytes_read=bytes_read):
                 lines[domain] += 1
                 yield domain, doc_id
 
-    return DocIdIndex.from_pairs(pairs(), domains), lines
+    with ctx.reading(label, corpora.values()) as bytes_read:
+        return DocIdIndex.from_pairs(pairs(bytes_read), domains), lines
 
 
 def index_flat_track1(
-    path: Path, topic_domains: list[str], queries: TopicSet, steps: TopicSet
+    ctx: PrepareContext, path: Path, topic_domains: list[str], queries: TopicSet, steps: TopicSet
 ) -> tuple[DocIdIndex, Counter, list[str], int]:
-    """Flat TEMPO corpus: a document's domain is its id's prefix ("bitcoin/..."), else its citers'."""
-    cited: dict[str, set[str]] = {}
-    for target in (queries, steps):
-        for draft in target.drafts.values():
-            for doc in list(draft.gold or []) + target.qrels.get(draft.key, []):
-                cited.setdefault(doc, set()).add(draft.domain)
+    """Flat TEMPO corpus: each document's domains by the flat layout's rule
+    (``reteco.formats.release.attribute_flat_corpus``: its id's prefix, else its citers')."""
+    citations = [
+        (draft.domain, list(draft.gold or []) + target.qrels.get(draft.key, []))
+        for target in (queries, steps)
+        for draft in target.drafts.values()
+    ]
     # The domain list must be known before building the index, and in a flat file only the ids
-    # tell it: keep (domain, id) pairs of this one file (flat corpora are samples).
-    pairs: list[tuple[str, str]] = []
-    unattributed: list[str] = []
-    for _, doc_id, _ in rel.iter_documents(path, ("id", "doc_id"), with_text=False):
-        if "/" in doc_id:
-            pairs.append((canonical_domain(doc_id.split("/", 1)[0]), doc_id))
-        elif doc_id in cited:
-            pairs.extend((d, doc_id) for d in sorted(cited[doc_id]))
-        else:
-            unattributed.append(doc_id)
-    domains = sorted(set(topic_domains) | {d for d, _ in pairs})
-    pairs.extend((d, doc_id) for doc_id in unattributed for d in domains)
+    # tell it: keep the ids of this one file (flat corpora are samples).
+    with ctx.reading(f"{rel.TRACK1_DIR} documents", [path]) as bytes_read:
+        ids = [doc_id for _, doc_id, _ in rel.iter_documents(path, ("id", "doc_id"), with_text=False, bytes_read=bytes_read)]
+    attribution = rel.attribute_flat_corpus(ids, citations, topic_domains, by_prefix=True)
+    pairs = [(domain, doc_id) for doc_id in ids for domain in attribution.owners[doc_id]]
     lines = Counter(d for d, _ in pairs)
-    return DocIdIndex.from_pairs(pairs, domains), lines, domains, len(unattributed)
+    return DocIdIndex.from_pairs(pairs, attribution.domains), lines, attribution.domains, attribution.unattributed

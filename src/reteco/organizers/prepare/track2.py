@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterator
 
 from reteco.formats import release as rel
 from reteco.formats.corpus_index import DocIdIndex
@@ -20,6 +20,7 @@ from reteco.organizers.prepare.drafts import (
     IdMapper,
     TopicDraft,
     TopicSet,
+    add_corpus_relevance,
     add_domain_qrels,
     assign_flat_qrels,
     by_topic,
@@ -119,18 +120,22 @@ def build_track2(ctx: PrepareContext, track: CollectedTrack) -> None:
             lacking = sorted({d.domain for d in turns.drafts.values()} - set(corpora))
             if lacking:
                 raise InputError(f"domains with topics but no documents.jsonl: {', '.join(lacking)}", str(folder))
-            attribute = None
+            owners = None
+            unattributed = 0
         else:
-            cited: dict[str, set[str]] = {}
-            for draft in turns.drafts.values():
-                for doc in list(draft.gold or []) + turns.qrels.get(draft.key, []):
-                    cited.setdefault(doc, set()).add(draft.domain)
-            attribute = (cited, domains)
-        index, lines = index_track2(corpora, domains, attribute, full_db, turns.stats)
+            # The flat layout's rule (reteco.formats.release.attribute_flat_corpus), from the ids
+            # alone; the texts are read once, below. Flat corpora are samples: reading twice is cheap.
+            citations = [(d.domain, list(d.gold or []) + turns.qrels.get(d.key, [])) for d in turns.drafts.values()]
+            ids = (doc_id for _, doc_id, _ in rel.iter_documents(corpora[""], ("doc_id", "id"), with_text=False))
+            attribution = rel.attribute_flat_corpus(ids, citations, domains, by_prefix=False)
+            owners, unattributed = attribution.owners, attribution.unattributed
+        with ctx.reading(f"{name} documents", corpora.values()) as bytes_read:
+            index, lines = index_track2(corpora, domains, owners, full_db, bytes_read)
         warn_duplicate_docs(ctx, name, index, lines)
-        if turns.stats["documents_unattributed"]:
+        turns.stats["documents_unattributed"] += unattributed
+        if unattributed:
             ctx.warn(
-                f"{name}: {turns.stats['documents_unattributed']} documents of the flat corpus are cited by no "
+                f"{name}: {unattributed} documents of the flat corpus are cited by no "
                 "conversation; they are accepted in every domain"
             )
 
@@ -161,7 +166,9 @@ def build_track2(ctx: PrepareContext, track: CollectedTrack) -> None:
                 sub_counts["passages"] = subset_passages(full_db, staging[sub] / PASSAGES, wanted_passages)
             else:
                 sub_counts["passages"] = count_rows(staging[sub] / PASSAGES)
-        reference = Reference(subtrack_manifest(ctx, sub, "turn", domains, sub_counts, layout), topics, judgments, index, dup)
+        manifest = subtrack_manifest(ctx, sub, "turn", domains, sub_counts, layout)
+        add_corpus_relevance(manifest, topics, judgments, index)
+        reference = Reference(manifest, topics, judgments, index, dup)
         reference.write(staging[sub])
         extra_all[sub] = sub_counts
     for sub in wanted:
@@ -204,11 +211,13 @@ def add_conversation(
 def index_track2(
     corpora: dict[str, Path],
     domains: list[str],
-    attribute: tuple[dict[str, set[str]], list[str]] | None,
+    owners: dict[str, tuple[str, ...]] | None,
     full_db: Path | None,
-    stats: Counter,
+    bytes_read=None,
 ) -> tuple[DocIdIndex, Counter]:
-    """Stream the corpus once: ids into the index, texts (when needed) into passages.sqlite."""
+    """Stream the corpus once: ids into the index, texts (when needed) into passages.sqlite.
+    ``owners`` (the flat layout): each document's domains; None: a corpus's documents belong to
+    its own domain."""
     lines: Counter = Counter()
     conn = create_passages(full_db) if full_db is not None else None
     batch: list[tuple[str, str, str]] = []
@@ -220,16 +229,9 @@ def index_track2(
 
     def pairs() -> Iterator[tuple[str, str]]:
         for corpus_domain, path in corpora.items():
-            for _, doc_id, text in rel.iter_documents(path, ("doc_id", "id"), with_text=conn is not None):
-                if attribute is None:
-                    owners: Iterable[str] = (corpus_domain,)
-                else:
-                    cited, all_domains = attribute
-                    owners = sorted(cited.get(doc_id, ()))
-                    if not owners:
-                        stats["documents_unattributed"] += 1
-                        owners = all_domains
-                for domain in owners:
+            documents = rel.iter_documents(path, ("doc_id", "id"), with_text=conn is not None, bytes_read=bytes_read)
+            for _, doc_id, text in documents:
+                for domain in (corpus_domain,) if owners is None else owners[doc_id]:
                     lines[domain] += 1
                     if conn is not None:
                         batch.append((domain, doc_id, text or ""))
