@@ -9,10 +9,10 @@ import pytest
 from tiny_track2 import write_tiny_reference
 
 from reteco.formats.answers import read_answers
-from reteco.formats.topic_ids import MAX_TURN_DIGITS, normalize_topic_id, parse_turn
+from reteco.formats.topic_ids import MAX_TURN_DIGITS, NOT_FOUND, TopicResolver, normalize_topic_id, parse_turn
 from reteco.formats.trec_run import read_trec_run
 from reteco.problems import InputError, Problems
-from reteco.scoring.rules import NOT_FOUND, TopicResolver, apply_rules
+from reteco.scoring.rules import apply_rules
 
 
 @pytest.mark.parametrize(

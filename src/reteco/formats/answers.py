@@ -4,7 +4,7 @@ Format (docs/participants/submission_format.md, "Answers")::
 
     {"turn_id": "<conversation id>_turn_<n>", "answer": "..."}
 
-- ``turn_id`` is resolved exactly like a run's topic (``reteco.scoring.rules.TopicResolver``):
+- ``turn_id`` is resolved exactly like a run's topic (``reteco.formats.topic_ids.TopicResolver``):
   ``<conv>_turn_<n>``, ``<conv>#turn<n>``, or qualified with its domain,
   ``<domain>/<conv>_turn_<n>``; a bare id that exists in several domains is an error naming the
   line (RECOR's BRIGHT-derived conversation ids are bare integers that recur across domains).
@@ -33,7 +33,7 @@ import re
 from dataclasses import dataclass, field
 
 from reteco.formats.reference import Reference
-from reteco.formats.topic_ids import normalize_topic_id
+from reteco.formats.topic_ids import AMBIGUOUS, NOT_FOUND, TopicResolver, normalize_topic_id
 from reteco.problems import InputError, Problems, quoted
 
 BOM = b"\xef\xbb\xbf"
@@ -128,7 +128,6 @@ def read_answers(data: bytes, name: str, reference: Reference, problems: Problem
     """
     # The one topic resolver of the scoring rules (rule 7), shared with runs; imported here
     # because the tracks layer sits above formats.
-    from reteco.scoring.rules import AMBIGUOUS, NOT_FOUND, TopicResolver
 
     if problems is None:
         problems = Problems()

@@ -19,6 +19,10 @@ like any unknown topic) and is never handed to ``int()`` (which refuses 4,300 di
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # only an annotation: reference data imports this module
+    from reteco.formats.reference import Reference
 
 # ``[0-9]`` under re.ASCII, not a bare ``\d``: Unicode's ``\d`` also matches fullwidth and
 # Arabic-Indic digits, which int() would read silently into a turn number.
@@ -86,3 +90,37 @@ def depth_group(turn: int) -> str:
 
 
 DEPTH_GROUPS = ("T1", "T2", "T3", "T4", "T5+")
+
+
+NOT_FOUND = -1  # TopicResolver.resolve: not a topic of the reference
+AMBIGUOUS = -2  # TopicResolver.resolve: a bare id that several domains have
+
+
+class TopicResolver:
+    """Maps the topic strings of a run or of answers to reference topic indices: a topic may be
+    written ``<domain>/<topic id>`` (domain names ignore case), and a bare id resolves when one
+    domain has it, and is AMBIGUOUS when several do (RECOR's bare-integer conversation ids)."""
+
+    def __init__(self, reference: "Reference"):
+        self.by_key = {t.key: i for i, t in enumerate(reference.topics)}
+        self.by_bare: dict[str, list[int]] = {}
+        for i, t in enumerate(reference.topics):
+            self.by_bare.setdefault(t.topic_id, []).append(i)
+        self.domain_of = [t.domain for t in reference.topics]
+        self.domains = set(self.domain_of)
+
+    def resolve(self, text: str) -> int:
+        """Reference topic index, NOT_FOUND or AMBIGUOUS."""
+        if "/" in text:
+            domain, rest = text.split("/", 1)
+            domain = canonical_domain(domain)
+            if domain in self.domains:
+                return self.by_key.get(f"{domain}/{normalize_topic_id(rest)}", NOT_FOUND)
+        candidates = self.by_bare.get(normalize_topic_id(text), [])
+        if len(candidates) == 1:
+            return candidates[0]
+        return AMBIGUOUS if candidates else NOT_FOUND
+
+    def domains_of(self, text: str) -> list[str]:
+        """The domains in which a bare topic id exists."""
+        return sorted({self.domain_of[i] for i in self.by_bare.get(normalize_topic_id(text), [])})

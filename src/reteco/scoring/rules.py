@@ -34,7 +34,7 @@ import pyarrow.compute as pc
 from reteco.formats.arrow_arrays import from_numpy, to_numpy
 from reteco.formats.corpus_index import NO_DOMAIN
 from reteco.formats.reference import Reference
-from reteco.formats.topic_ids import canonical_domain, normalize_topic_id
+from reteco.formats.topic_ids import AMBIGUOUS, NOT_FOUND, TopicResolver, normalize_topic_id
 from reteco.formats.trec_run import RunTable
 from reteco.metrics.ranking import (
     RankedRows,
@@ -47,8 +47,6 @@ from reteco.metrics.ranking import (
 )
 from reteco.problems import InputError, Problems, quoted
 
-NOT_FOUND = -1
-AMBIGUOUS = -2
 BYTE_ORDER_MARK = "\ufeff"
 EXAMPLES = 5  # how many of the participant's own ids a warning quotes
 
@@ -77,34 +75,6 @@ class RankedRun:
         start, stop = np.searchsorted(self.rows.topic, [topic, topic + 1])
         stop = min(stop, start + n)
         return self.vocabulary.take(from_numpy(self.doc_position[start:stop])).to_pylist()
-
-
-class TopicResolver:
-    """Maps the topic strings of a run to reference topic indices (rule 7)."""
-
-    def __init__(self, reference: Reference):
-        self.by_key = {t.key: i for i, t in enumerate(reference.topics)}
-        self.by_bare: dict[str, list[int]] = {}
-        for i, t in enumerate(reference.topics):
-            self.by_bare.setdefault(t.topic_id, []).append(i)
-        self.domain_of = [t.domain for t in reference.topics]
-        self.domains = set(self.domain_of)
-
-    def resolve(self, text: str) -> int:
-        """Reference topic index, NOT_FOUND or AMBIGUOUS."""
-        if "/" in text:
-            domain, rest = text.split("/", 1)
-            domain = canonical_domain(domain)
-            if domain in self.domains:
-                return self.by_key.get(f"{domain}/{normalize_topic_id(rest)}", NOT_FOUND)
-        candidates = self.by_bare.get(normalize_topic_id(text), [])
-        if len(candidates) == 1:
-            return candidates[0]
-        return AMBIGUOUS if candidates else NOT_FOUND
-
-    def domains_of(self, text: str) -> list[str]:
-        """The domains in which a bare topic id exists."""
-        return sorted({self.domain_of[i] for i in self.by_bare.get(normalize_topic_id(text), [])})
 
 
 def apply_rules(reference: Reference, run: RunTable, problems: Problems) -> RankedRun:

@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -20,9 +19,6 @@ from reteco.formats.reference import Judgment, Topic
 from reteco.formats.topic_ids import topic_key
 from reteco.organizers.prepare.staging import PrepareContext
 from reteco.problems import InputError, quoted
-
-if TYPE_CHECKING:  # only an annotation: periods imports this module
-    from reteco.organizers.prepare.periods import TemporalDrafts
 
 
 @dataclass
@@ -358,6 +354,26 @@ def warn_stats(ctx: PrepareContext, sub: str, stats: Counter, missing: int) -> N
         ctx.warn(f"{sub}: {stats['dropped_topics']} topics have no relevant document and were dropped")
     if missing:
         ctx.warn(f"{sub}: {missing} judgments name documents absent from the corpus (kept in the qrels)")
+
+
+@dataclass
+class TemporalDrafts:
+    """Track 1 temporal guidance, by query key, with gold passage ids mapped to v1.1."""
+
+    guidance: dict[str, rel.Guidance] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)  # domains without a guidance file
+    stats: Counter = field(default_factory=Counter)
+
+    def add(self, key: str, guidance: rel.Guidance, mapper: IdMapper) -> None:
+        if key in self.guidance:
+            self.stats["guidance_repeated"] += 1
+            return
+        scopes = {mapper(doc): scope for doc, scope in guidance.scopes.items()}
+        self.guidance[key] = rel.Guidance(
+            guidance.query_id, guidance.is_temporal_query, guidance.key_time_anchors, guidance.reasoning_class,
+            scopes, guidance.unusable_scopes, guidance.file, guidance.line,
+        )
+        self.stats["guidance_unusable_scopes"] += guidance.unusable_scopes
 
 
 @dataclass

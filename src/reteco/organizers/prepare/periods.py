@@ -5,8 +5,6 @@ temporal labels a release may carry, written beside 1a and 1b's reference data.
 from __future__ import annotations
 
 import shutil
-from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from reteco.formats import release as rel
@@ -14,30 +12,10 @@ from reteco.formats.reference import Topic
 from reteco.formats.temporal_labels import LABEL_PERIODS, LABEL_ROWS, LABELS_DIR, LABELS_MANIFEST, TemporalLabels
 from reteco.formats.temporal_periods import GRANULARITIES, PERIODS_FILE, PERIODS_FORMAT, Period, QueryPeriods, write_periods
 from reteco.formats.topic_ids import topic_key
-from reteco.organizers.prepare.drafts import IdMapper, TopicDraft, TopicSet
+from reteco.organizers.prepare.drafts import IdMapper, TemporalDrafts, TopicDraft, TopicSet
 from reteco.organizers.prepare.staging import PrepareContext
 from reteco.problems import InputError
 from reteco.subtracks import of_track
-
-
-@dataclass
-class TemporalDrafts:
-    """Track 1 temporal guidance, by query key, with gold passage ids mapped to v1.1."""
-
-    guidance: dict[str, rel.Guidance] = field(default_factory=dict)
-    missing: list[str] = field(default_factory=list)  # domains without a guidance file
-    stats: Counter = field(default_factory=Counter)
-
-    def add(self, key: str, guidance: rel.Guidance, mapper: IdMapper) -> None:
-        if key in self.guidance:
-            self.stats["guidance_repeated"] += 1
-            return
-        scopes = {mapper(doc): scope for doc, scope in guidance.scopes.items()}
-        self.guidance[key] = rel.Guidance(
-            guidance.query_id, guidance.is_temporal_query, guidance.key_time_anchors, guidance.reasoning_class,
-            scopes, guidance.unusable_scopes, guidance.file, guidance.line,
-        )
-        self.stats["guidance_unusable_scopes"] += guidance.unusable_scopes
 
 
 def release_guidance(ctx: PrepareContext, folder: Path, domain: str, temporal: TemporalDrafts, mapper: IdMapper) -> None:

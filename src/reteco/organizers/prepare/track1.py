@@ -16,6 +16,7 @@ from reteco.organizers.prepare.drafts import (
     CollectedTrack,
     DuplicateMaps,
     IdMapper,
+    TemporalDrafts,
     TopicDraft,
     TopicSet,
     add_corpus_relevance,
@@ -31,14 +32,7 @@ from reteco.organizers.prepare.drafts import (
     warn_duplicate_docs,
     warn_stats,
 )
-from reteco.organizers.prepare.periods import (
-    TemporalDrafts,
-    flat_guidance,
-    frozen_labels,
-    release_guidance,
-    temporal_periods,
-    write_temporal,
-)
+from reteco.organizers.prepare.periods import flat_guidance, frozen_labels, release_guidance, temporal_periods, write_temporal
 from reteco.organizers.prepare.staging import PrepareContext, install, staging_folder
 from reteco.problems import InputError
 from reteco.subtracks import of_track
