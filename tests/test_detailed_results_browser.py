@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 from detailed_results_samples import judged_pages, scoring_program_pages
 
-from reteco.commands.screenshots import WIDTHS, BrowserUnavailable, Chromium, find_chromium
+from reteco.outputs.chromium import WIDTHS, BrowserUnavailable, Chromium, find_chromium
 from reteco.subtracks import IDS
 
 if find_chromium() is None:
