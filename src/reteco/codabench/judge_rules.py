@@ -15,7 +15,9 @@ scoring program, with the API key in that reference data. Then:
   than ``MIN_SECRET_LENGTH`` is a placeholder (vLLM's "EMPTY") and is not searched.
 
 The runs of the simulated worker (``scoring_check``) search the logs and the output folder of
-every judged task's run for its key (``key_leaks``).
+every judged task's run for its key (``key_leaks``), and the logs for the judge's endpoint
+(``read_endpoint_host``): the log is the participant's, and an endpoint without a key of its
+own (a self-hosted server) would be open to them.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import io
 import json
 import zipfile
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from reteco.codabench.check_report import Report
 from reteco.codabench.judge_setup import JUDGE_DIR, KEY_FILE
@@ -80,6 +83,22 @@ def read_key(reference_data: Path) -> str | None:
             return archive.read(KEY_MEMBER).decode("utf-8").strip()
         except KeyError:
             return None
+
+
+def read_endpoint_host(reference_data: Path) -> str | None:
+    """The host (and port) of the judge's endpoint in a reference data folder's setup, or None."""
+    import yaml
+
+    from reteco.codabench.judge_setup import JUDGE_CONFIG
+
+    path = Path(reference_data) / JUDGE_DIR / JUDGE_CONFIG
+    try:
+        url = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("base_url")
+    except (OSError, yaml.YAMLError, AttributeError):
+        return None
+    if not isinstance(url, str):
+        return None
+    return urlsplit(url).netloc.rsplit("@", 1)[-1] or None  # without user info: credentials are not searched here
 
 
 def key_leaks(key: str | None, texts: dict[str, str], folder: Path | None) -> list[str]:

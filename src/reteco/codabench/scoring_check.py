@@ -208,6 +208,10 @@ def _run_one(task: BundleTask, solution: dict, submission: Path, extracted, pyth
         leaks = judge_rules.key_leaks(key, {"the log (stdout)": run.stdout, "the log (stderr)": run.stderr}, run.output)
         for where in leaks:
             report.error("leak", f"{label}: the judge's key is in {where}")
+        host = judge_rules.read_endpoint_host(run_root / "input" / "ref")
+        for name, text in (("stdout", run.stdout), ("stderr", run.stderr)):
+            if host and host in (text or ""):
+                report.error("leak", f"{label}: the judge's endpoint ({host}) is in the log ({name}), which participants see")
     seconds = time.monotonic() - started
     entry = {"task": task.name, "solution": solution.get("name"), "returncode": run.returncode, "seconds": round(seconds, 2),
              "keys": _written_keys(run.output)}
