@@ -479,14 +479,17 @@ def _open_archive(path: Path) -> sqlite3.Connection:
     """A read-only connection to a judge archive, checked to be a cache of this schema."""
     if not path.is_file():
         raise JudgeCacheError(f"no judge archive {path}")
+    conn = None
     try:
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
-        version = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        missing = {"meta", "requests", "calls", "failures", "judgments"} - tables
+        version = None if missing else conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
     except sqlite3.Error as exc:
+        if conn is not None:
+            conn.close()
         raise JudgeCacheError(f"{path} is not a judge archive (an SQLite file of the judge cache): {exc}") from None
-    missing = {"requests", "calls", "failures", "judgments"} - tables
-    if version is None or missing:
+    if missing or version is None:
         conn.close()
         raise JudgeCacheError(f"{path} is not a judge archive: " + (f"no table {', '.join(sorted(missing))}" if missing
                                                                      else "no schema version"))
