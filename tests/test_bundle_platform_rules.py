@@ -130,7 +130,7 @@ def test_the_simulated_worker_gives_each_run_the_phase_effective_limit(built, tm
     bundle, options = built
     given = []
 
-    def fake_run(program, root, python, *, timeout, isolation, kind="scoring"):
+    def fake_run(program, root, python, *, timeout, isolation, kind="scoring", network="none"):
         given.append(timeout)
         (root / "output").mkdir(parents=True, exist_ok=True)
         return worker.Run(0, "", "", root / "output", bool(isolation))

@@ -25,6 +25,13 @@ phase, which loses entries under Codabench's submission rules and fails the chec
 ``reteco.codabench.competition``). Every bundle is then checked by ``reteco check-bundle``
 (unpacker rules and a simulated compute worker) unless ``--no-check``.
 
+The judge (``--judge-config FILE``, the file ``reteco judge --config`` reads): its settings and
+its key, read at build time, go into ``judge/`` of the reference data of the judged phases'
+(``--judge-phases``, default Evaluation and Post-evaluation) 2b and 2c tasks
+(``reteco.codabench.judge_setup``), and nowhere else; the scoring program then judges there, and
+carries openai (``vendor.excluded``). A judged phase must hide its scoring output from
+participants (it holds the judge's archive): the build refuses one that does not.
+
 Over 400 lines on purpose: the build is one recipe (reference data, programs, solutions, kit,
 bundles, in that order, sharing one staging folder) plus the command that runs it.
 """
@@ -44,7 +51,7 @@ from pathlib import Path
 from reteco.codabench import competition as definition
 from reteco.codabench import image, vendor
 from reteco.codabench.competition import PHASES
-from reteco.formats.phase_record import PHASE_FILE
+from reteco.formats.phase_record import DEFAULT_TIME_LIMIT_S, PHASE_FILE
 from reteco.problems import InputError
 from reteco.subtracks import IDS as SUBTRACKS
 
@@ -73,6 +80,9 @@ class BuildOptions:
     external: dict[str, str] = field(default_factory=dict)  # bundle path -> Codabench dataset key
     compression: int = 6
     download_wordnet: bool = True  # False: only copy an installed WordNet (no network)
+    judge_config: Path | None = None  # the organizers' judge config: the judged phases' 2b/2c judge on the platform
+    judge_phases: tuple[str, ...] = ("evaluation", "post_evaluation")  # Phase.key of the phases that judge
+    time_limit: int = DEFAULT_TIME_LIMIT_S  # the most a run gets on the worker (phase.json's time_limit_s)
     synthetic: bool = False  # set by build(): the release is the built-in synthetic one
 
 
@@ -83,6 +93,7 @@ class Built:
     subtracks: tuple[str, ...]
     external: dict[str, Path]  # dataset key -> local file, for check-bundle's simulation
     sizes: dict[str, int]
+    judged: tuple[str, ...] = ()  # the reference data (bundle paths) that carry the judge and its key
 
 
 def build(options: BuildOptions) -> list[Built]:
@@ -93,6 +104,7 @@ def build(options: BuildOptions) -> list[Built]:
     if options.layout not in definition.LAYOUTS:
         raise InputError(f"unknown layout {options.layout!r}; choose one of {', '.join(definition.LAYOUTS)}")
     options = dataclasses.replace(options)  # build() fills in the release it used
+    judge = _judge_setup(options, subs)  # read (key included) before the long part of the build
     repo = options.repo
     work = options.build_dir
     if work.exists():
@@ -100,16 +112,17 @@ def build(options: BuildOptions) -> list[Built]:
     files = work / "files"  # every file a bundle may hold, at its bundle path
     files.mkdir(parents=True)
 
-    options.release = _reference_data(options, subs, work, files)
+    options.release, judged = _reference_data(options, subs, work, files, judge)
     program_root = work / "programs"
     vendor_dir = program_root / "vendor"
     record = vendor.vendor(
         vendor_dir,
-        vendor.scoring_requirements(repo / "pyproject.toml"),
+        vendor.scoring_requirements(repo / "pyproject.toml", judge=bool(judged)),
         python=options.python,
         source=options.wheels,
         cache=options.cache,
         package_src=repo / "src" / "reteco",
+        left_out=vendor.excluded(judge=bool(judged)),
     )
     record["wordnet"] = _wordnet(vendor_dir / WORDNET_DIR / "corpora" / "wordnet", options.download_wordnet)
     (vendor_dir / vendor.VENDOR_MANIFEST).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
@@ -143,7 +156,8 @@ def build(options: BuildOptions) -> list[Built]:
                 external_files[key] = target
         local = {p for p in referenced if p not in options.external.values()}
         sizes = _write_bundle(path, definition.render(content), files, local, options.compression)
-        built.append(Built(path, options.layout, bundle_subs, external_files, sizes))
+        built.append(Built(path, options.layout, bundle_subs, external_files, sizes,
+                           judged=tuple(sorted(p for p in judged if p in referenced))))
     (work / "vendor.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     return built
 
@@ -172,8 +186,36 @@ def _add(archive: zipfile.ZipFile, path: Path, name: str) -> None:
         archive.writestr(info, handle.read(), compresslevel=archive.compresslevel)
 
 
-def _reference_data(options: BuildOptions, subs: tuple[str, ...], work: Path, files: Path) -> Path:
-    """Prepare and zip every (phase, sub-track) reference; returns the release folder used."""
+def _judge_setup(options: BuildOptions, subs: tuple[str, ...]):
+    """The judge and its key for the bundle (``judge_setup.load_for_bundle``), or None; refuses
+    unknown phases and a judged phase whose scoring output participants could download."""
+    from reteco.codabench.judge_setup import JUDGED_SUBTRACKS, load_for_bundle
+
+    if options.judge_config is None:
+        return None
+    keys = {p.key: p for p in PHASES}
+    unknown = [k for k in options.judge_phases if k not in keys]
+    if unknown or not options.judge_phases:
+        raise InputError(f"--judge-phases: unknown phase(s) {', '.join(unknown) or '(none given)'}; the phases are "
+                         f"{', '.join(keys)}", "command line")
+    shown = [k for k in options.judge_phases if not keys[k].hide_score_output]
+    if shown:
+        raise InputError(
+            f"--judge-phases: {', '.join(shown)} shows its scoring output to participants (hide_score_output is off), "
+            "and a judged phase writes the judge's archive there (every request and raw reply): judge only phases "
+            "that hide it", "command line")
+    if not set(subs) & set(JUDGED_SUBTRACKS):
+        print(f"note: --judge-config is not used: none of {', '.join(subs)} is judged", file=sys.stderr)
+        return None
+    return load_for_bundle(options.judge_config)
+
+
+def _reference_data(options: BuildOptions, subs: tuple[str, ...], work: Path, files: Path,
+                    judge=None) -> tuple[Path, list[str]]:
+    """Prepare and zip every (phase, sub-track) reference, the judge's setup in those of the
+    judged phases' 2b and 2c (``judge``: a ``JudgeSetup``); returns the release folder used and
+    the bundle paths of the reference data that carry the judge."""
+    from reteco.codabench.judge_setup import JUDGED_SUBTRACKS, call_budget, count_turns, write_judge_setup
     from reteco.organizers.prepare import format_summary, prepare_release
     from reteco.organizers.synthetic.release import write_synthetic_release
 
@@ -196,14 +238,18 @@ def _reference_data(options: BuildOptions, subs: tuple[str, ...], work: Path, fi
                 + format_summary(summary)
             )
         prepared[phase.split] = target
+    judged = []
     for phase in PHASES:
         for sub in subs:
             staged = work / "staged" / f"{phase.key}_{sub}"
             shutil.copytree(prepared[phase.split] / sub, staged)
-            record = definition.phase_record(phase, sub)
+            record = definition.phase_record(phase, sub, platform_limit=options.time_limit)
             (staged / PHASE_FILE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+            if judge is not None and sub in JUDGED_SUBTRACKS and phase.key in options.judge_phases:
+                write_judge_setup(staged, judge, max_calls=call_budget(judge, count_turns(staged)))
+                judged.append(definition.reference_path(phase, sub))
             write_zip(files / definition.reference_path(phase, sub), staged, compression=options.compression)
-    return Path(release)
+    return Path(release), judged
 
 
 def _solutions(options: BuildOptions, subs: tuple[str, ...], work: Path, files: Path) -> Path:

@@ -6,9 +6,11 @@ Two passes; every problem is reported at once, each prefixed with the rule it br
    (``unpacker_rules``: zip, yaml, required keys, files, logo, programs, reference data, tasks,
    solutions, fact sheet) and on its phases and leaderboard (``competition_rules``: dates, the
    effective time limit, who sees what, the submission rule, entries a layout would lose,
-   columns and keys). Then what one upload stores (``upload_storage``), reported, not judged.
+   columns and keys), and on the judge's setup where a task judges (``judge_rules``: its key in
+   no other file, its phase's scoring output hidden). Then what one upload stores
+   (``upload_storage``), reported, not judged.
 2. The simulated compute worker (``scoring_check``, on ``worker_simulation``): every solution of
-   every task, and the checks of each run's output.
+   every task, and the checks of each run's output (a judged task's key in no log or output).
 
 The command is ``reteco.commands.check_bundle``; ``check_bundle``, ``print_report``,
 ``find_python``, ``scoring_output_errors`` and ``Report`` are importable from here.
@@ -21,7 +23,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from reteco.codabench import competition_rules, scoring_check, unpacker_rules
+from reteco.codabench import competition_rules, judge_rules, scoring_check, unpacker_rules
 from reteco.codabench.check_report import Report
 from reteco.codabench.competition_rules import PLATFORM_TIME_LIMIT
 from reteco.codabench.scoring_check import find_python, scoring_output_errors
@@ -42,11 +44,14 @@ def check_bundle(
     python_exe: Path | None = None,
     wheels: str | None = None,
     time_limit: int = PLATFORM_TIME_LIMIT,
+    network: str = "none",
 ) -> Report:
     """Check ``bundle`` (a zip); ``datasets`` maps Codabench dataset keys to local files.
 
     ``time_limit`` is the most a run gets on the worker: Codabench's default queue's 600 s
-    (``MAX_EXECUTION_TIME_LIMIT``), or a custom queue's limit.
+    (``MAX_EXECUTION_TIME_LIMIT``), or a custom queue's limit. ``network``: what the simulated
+    runs may reach (``worker_simulation.NETWORKS``: nothing, or loopback only for a local judge
+    endpoint).
     """
     report = Report(Path(bundle))
     datasets = datasets or {}
@@ -60,11 +65,12 @@ def check_bundle(
         unpacker_rules.check_solutions(content, root, tasks, datasets, report)
         competition_rules.check_phases(content, root, tasks, report, time_limit=time_limit)
         competition_rules.check_leaderboards(content, tasks, report)
+        judge_rules.check_judged_tasks(root, tasks, report)
         unpacker_rules.check_fact_sheet(content.get("fact_sheet"), report)
         report.storage = upload_storage(content, root, Path(bundle))
         if simulate and not report.errors:
             scoring_check.simulate(content, root, tasks, datasets, report, cache=cache, python_exe=python_exe,
-                                   wheels=wheels, tmp=Path(tmp), time_limit=time_limit)
+                                   wheels=wheels, tmp=Path(tmp), time_limit=time_limit, network=network)
         elif simulate:
             report.note("the compute worker was not simulated: fix the errors above first")
     return report

@@ -42,3 +42,5 @@ class BundleTask:
     subtrack: str | None = None  # from its reference data's reference.json
     phase_record: dict | None = None  # its reference data's phase.json
     phase: dict | None = None  # the competition.yaml phase that uses it
+    judged: bool = False  # its reference data holds a judge setup (judge/: the judge and its key)
+    ingestion_only_during_scoring: bool = False  # the task runs the participant's code in the scoring step

@@ -58,7 +58,7 @@ import yaml
 
 from reteco.codabench import image
 from reteco.codabench.leaderboards import columns, ranking_key
-from reteco.formats.phase_record import PHASE_FORMAT
+from reteco.formats.phase_record import DEFAULT_TIME_LIMIT_S, PHASE_FORMAT
 from reteco.subtracks import IDS as SUBTRACKS
 from reteco.subtracks import SUBTRACKS as SUBTRACK_ROWS
 
@@ -173,8 +173,14 @@ FACT_SHEET = {
 }
 
 
-def phase_record(phase: Phase, subtrack: str) -> dict:
-    """Content of ``phase.json`` in the reference data of one (phase, sub-track) task."""
+def phase_record(phase: Phase, subtrack: str, *, platform_limit: int = DEFAULT_TIME_LIMIT_S) -> dict:
+    """Content of ``phase.json`` in the reference data of one (phase, sub-track) task.
+
+    ``time_limit_s`` is what a run of the phase gets on the worker, ``min(platform_limit, phase
+    limit)`` (``platform_limit``: MAX_EXECUTION_TIME_LIMIT, 600 s on the default queue; a custom
+    queue's limit, ``reteco bundle --time-limit``): the scoring program plans its judging
+    against it.
+    """
     return {
         "format": PHASE_FORMAT,
         "phase": phase.key,
@@ -182,6 +188,7 @@ def phase_record(phase: Phase, subtrack: str) -> dict:
         "split": phase.split,
         "per_topic": phase.per_topic,
         "subtrack": subtrack,
+        "time_limit_s": min(platform_limit, phase.execution_time_limit),
     }
 
 

@@ -33,6 +33,7 @@ from reteco.codabench.check_report import Report
 from reteco.codabench.competition import HIDDEN_SPLITS
 from reteco.codabench.leaderboards import MAX_KEY_LENGTH, ranking_key
 from reteco.codabench.unpacker_rules import bundle_file, unknown
+from reteco.formats.phase_record import DEFAULT_TIME_LIMIT_S
 from reteco.subtracks import SUBTRACKS
 
 PHASE_KEYS = {
@@ -46,7 +47,7 @@ SUBMISSION_RULE = "Force_Last"
 DATE_FORMAT = "%Y-%m-%d %H:%M:%S"
 # MAX_EXECUTION_TIME_LIMIT's default (src/apps/competitions/tasks.py; .env_sample) and the phase
 # model's default execution_time_limit (src/apps/competitions/models.py, Phase: 60 * 10).
-PLATFORM_TIME_LIMIT = 600
+PLATFORM_TIME_LIMIT = DEFAULT_TIME_LIMIT_S  # 600
 PHASE_DEFAULT_TIME_LIMIT = 600
 
 

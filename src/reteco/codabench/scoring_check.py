@@ -5,7 +5,9 @@ scores every solution of every task within the phase's effective time limit
 (``competition_rules.effective_time_limit``: what the site sends the worker), and
 ``scores.json`` must hold every leaderboard key of the task's sub-track as a finite number,
 except the keys allowed to be absent, whose reason ``details.json`` must give; a phase without
-per-topic figures must write none.
+per-topic figures must write none; a task that judges in the scoring program (its reference
+data holds the judge's key) must leave its key in no log and no output file
+(``judge_rules.key_leaks``).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from reteco.codabench import image, vendor
+from reteco.codabench import image, judge_rules, vendor
 from reteco.codabench import worker_simulation as worker
 from reteco.codabench.check_report import BundleTask, Report
 from reteco.codabench.competition_rules import PLATFORM_TIME_LIMIT, effective_time_limit
@@ -67,8 +69,10 @@ def simulate(
     wheels: str | None,
     tmp: Path,
     time_limit: int = PLATFORM_TIME_LIMIT,
+    network: str = "none",
 ) -> None:
-    """Run every solution of every task that has a scoring program and reference data."""
+    """Run every solution of every task that has a scoring program and reference data;
+    ``network``: what the runs may reach (``worker_simulation.NETWORKS``)."""
     programs: dict[Path, Path] = {}
 
     def extracted(local: Path) -> Path:
@@ -88,9 +92,14 @@ def simulate(
     python = _interpreter(content, runnable, extracted, report, cache, python_exe, wheels)
     if python is None:
         return
-    isolation = worker.network_isolation()
-    if not isolation:
+    isolation = worker.network_isolation() if network == "none" else []
+    if network == "loopback":
+        report.note("the simulated runs could reach loopback (127.0.0.1) only, through the proxy variables")
+    elif not isolation:
         report.note("no network namespace here (unshare --net): the simulated runs had network access blocked only by proxies")
+    if any(t.judged for t in runnable.values()) and network == "none":
+        report.note("the judged tasks' runs had no network: their judge keys are absent (service unreachable), "
+                    "which the checks accept")
 
     jobs = []
     for solution in content.get("solutions") or []:
@@ -112,7 +121,7 @@ def simulate(
     def run(job) -> None:
         task, solution, submission = job
         limit = effective_time_limit(task.phase or {}, time_limit)
-        _run_one(task, solution, submission, extracted, python, isolation, report, tmp, limit)
+        _run_one(task, solution, submission, extracted, python, isolation, report, tmp, limit, network)
 
     # Runs are subprocesses: a few at a time use the machine's cores.
     with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
@@ -168,7 +177,7 @@ def _copy_in(source: Path, dest: Path) -> None:
 
 
 def _run_one(task: BundleTask, solution: dict, submission: Path, extracted, python, isolation, report: Report,
-             tmp: Path, limit: int) -> None:
+             tmp: Path, limit: int, network: str = "none") -> None:
     label = f"solution {solution.get('name', solution.get('index'))!r} on task {task.name!r}"
     run_root = Path(tempfile.mkdtemp(prefix="run-", dir=tmp))
     started = time.monotonic()
@@ -190,15 +199,34 @@ def _run_one(task: BundleTask, solution: dict, submission: Path, extracted, pyth
         worker.write_worker_metadata(res)
         _copy_in(task.files["reference_data"], run_root / "input" / "ref")
         program = extracted(task.files["scoring_program"])
-        run = worker.run_program(program, run_root, python, timeout=limit, isolation=isolation)
+        run = worker.run_program(program, run_root, python, timeout=limit, isolation=isolation, network=network)
     except worker.WorkerError as exc:
         report.error("worker", f"{label}: {exc}")
         return
+    if task.judged:
+        key = judge_rules.read_key(run_root / "input" / "ref")
+        leaks = judge_rules.key_leaks(key, {"the log (stdout)": run.stdout, "the log (stderr)": run.stderr}, run.output)
+        for where in leaks:
+            report.error("leak", f"{label}: the judge's key is in {where}")
+        host = judge_rules.read_endpoint_host(run_root / "input" / "ref")
+        for name, text in (("stdout", run.stdout), ("stderr", run.stderr)):
+            if host and host in (text or ""):
+                report.error("leak", f"{label}: the judge's endpoint ({host}) is in the log ({name}), which participants see")
     seconds = time.monotonic() - started
-    entry = {"task": task.name, "solution": solution.get("name"), "returncode": run.returncode, "seconds": round(seconds, 2)}
+    entry = {"task": task.name, "solution": solution.get("name"), "returncode": run.returncode, "seconds": round(seconds, 2),
+             "keys": _written_keys(run.output)}
     report.runs.append(entry)
     if not _failed(run, "scoring", label, limit, report):
         check_outputs(task, label, run.output, report)
+
+
+def _written_keys(output: Path) -> list[str]:
+    """The keys of a run's scores.json (checked by ``check_outputs``), for the report."""
+    try:
+        scores = json.loads((output / "scores.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return sorted(scores) if isinstance(scores, dict) else []
 
 
 def _failed(run: worker.Run, kind: str, label: str, limit: int, report: Report) -> bool:

@@ -17,11 +17,24 @@ of all of them) is read from the folder of this program's sub-track, by the same
 
 Outputs (``reteco.outputs.results``, the same as ``reteco score``): ``details.json``,
 ``detailed_results.html`` and, last, ``scores.json`` (finite numbers only), with every absent
-key's reason in the log, ``details.json["absent_scores"]`` and the page. The judge never runs
-here: its keys are absent with that reason, and the organizers' ``reteco judge`` fills them in
-after the phase. A required key missing from the scorer's output is an internal error, never a
-silent empty column; so is any unexpected exception (its traceback only with ``RETECO_DEBUG=1``,
-since an exception's text could quote reference data).
+key's reason in the log, ``details.json["absent_scores"]`` and the page. A required key missing
+from the scorer's output is an internal error, never a silent empty column; so is any
+unexpected exception (its traceback only with ``RETECO_DEBUG=1``, since an exception's text
+could quote reference data).
+
+The judge. Where the reference data holds a judge setup (``judge/``, written by ``reteco bundle
+--judge-config``: ``reteco.codabench.judge_setup``, verified before use), 2b and 2c are judged
+here, within the run's time limit (``reteco.codabench.judge_plan``: the deadline given to
+``run_judge``) and the setup's call budget (``max_calls_per_run``). A run that the deadline, the
+budget or the judge's service stops writes no judge key: the reason (in the participant's
+words: no address, no key, no server text) and how many turns were judged are in the log and
+the page, the retrieval and text figures are written, and the exit is 0. Every request, reply
+and verdict of the run goes into the scoring output as ``judge_archive.sqlite`` (a judge cache,
+``reteco.llm.cache``), which the organizers import into their cache with ``reteco judge
+--import-archive`` to audit, disclose and re-score without paying twice; the phases that judge
+hide their scoring output from participants (``hide_score_output``, checked by check-bundle).
+Without a judge setup the judge does not run here: its keys are absent with that reason, and
+the organizers judge the answers after the phase (``reteco judge-submissions``).
 
 Exit codes (``reteco.problems``, as for the ``reteco`` command): 0 scored; 1 the submission
 cannot be used (the log and ``detailed_results.html`` say why; no ``scores.json``); 2 the
@@ -32,8 +45,11 @@ program was called wrongly; 3 an internal error of reteco (``reteco.problems.int
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 from reteco import __version__
@@ -44,17 +60,19 @@ from reteco.problems import EXIT_INPUT, EXIT_OK, EXIT_USAGE, InputError, interna
 def main(argv: list[str]) -> int:
     """Score ``INPUT/res`` against ``INPUT/ref`` into ``OUTPUT``; exit 0, 1 (input), 2 (usage) or
     3 (internal)."""
+    started = time.monotonic()  # the judging deadline counts from here (judge_plan)
     if len(argv) != 2:
         print("usage: score.py INPUT_DIR OUTPUT_DIR (INPUT_DIR holds ref/ and res/)", file=sys.stderr)
         return EXIT_USAGE
     try:
-        return _main(Path(argv[0]), Path(argv[1]))
+        return _main(Path(argv[0]), Path(argv[1]), started)
     except Exception as exc:  # noqa: BLE001 - never a raw traceback in the log: it may quote reference data
         return internal_error(exc)
 
 
-def _main(input_dir: Path, output_dir: Path) -> int:
+def _main(input_dir: Path, output_dir: Path, started: float) -> int:
     use_scoring_memory_pool()
+    from reteco.codabench.judge_setup import JUDGED_SUBTRACKS, read_judge_setup
     from reteco.formats.phase_record import read_phase
     from reteco.formats.reference import Reference, ReferenceDataError
     from reteco.outputs.results import MissingScoreError, absent_lines, write_refusal_page, write_results
@@ -72,9 +90,14 @@ def _main(input_dir: Path, output_dir: Path) -> int:
             print(f"note: {note}")
         elif not phase["per_topic"]:
             print("per-topic figures are withheld in this phase (hidden labels)")
-        # The judge never runs here (no network, no key on the worker): 2b/2c are scored on the
-        # rest now and the organizers' `reteco judge` fills the judge columns after the phase.
-        result = score_submission(reference, input_dir / "res", per_topic=bool(phase["per_topic"]), run_judge_now=False)
+        judge_config = read_judge_setup(input_dir / "ref") if subtrack in JUDGED_SUBTRACKS else None
+        if judge_config is None:
+            # No judge in this phase's reference data: 2b/2c are scored on the rest now and the
+            # organizers judge the answers after the phase (`reteco judge-submissions`).
+            result = score_submission(reference, input_dir / "res", per_topic=bool(phase["per_topic"]),
+                                      run_judge_now=False)
+        else:
+            result = _score_with_judge(reference, input_dir / "res", output_dir, phase, judge_config, started)
     except InputError as exc:
         lines = exc.problems.lines()
         if isinstance(exc, ReferenceDataError):
@@ -91,7 +114,7 @@ def _main(input_dir: Path, output_dir: Path) -> int:
     for line in result.problems.lines():
         print(line)
     try:
-        absent = write_results(output_dir, result, subtrack, phase, judge_skipped=True)
+        absent = write_results(output_dir, result, subtrack, phase, judge_skipped=judge_config is None)
     except MissingScoreError as exc:
         print(f"reteco: {exc}", file=sys.stderr)  # leaderboard keys only: no reference data
         raise
@@ -99,6 +122,45 @@ def _main(input_dir: Path, output_dir: Path) -> int:
     for line in absent_lines(absent, result.problems.lines()):
         print(line)
     return EXIT_OK
+
+
+def _score_with_judge(reference, submission: Path, output_dir: Path, phase: dict, config, started: float):
+    """Score with the judge inside the run's limits; the run's cache goes to the output as the
+    archive (module docstring). Prints the plan and what the judge did: never the endpoint."""
+    from reteco.codabench.judge_plan import plan_judging
+    from reteco.formats.phase_record import time_limit
+    from reteco.llm.cache import ARCHIVE_FILE, CACHE_FILE, JudgeCache
+    from reteco.scoring.submission import score_submission
+
+    # The judge's log lines name the endpoint and quote the server's answers, and Python's
+    # last-resort handler would print them on stderr, the participant's log: a handler that
+    # drops them takes its place. What the run did is printed below in the participant's words,
+    # and kept whole in details.json and the archive (the organizers').
+    logging.getLogger().addHandler(logging.NullHandler())
+    plan = plan_judging(started, time_limit(phase), len(reference.topics))
+    budget = "no call budget" if config.max_calls_per_run is None else f"at most {config.max_calls_per_run} requests"
+    print(f"judge: {config.model}, prompt version {config.prompt_version}, signature {config.signature}; up to "
+          f"{config.concurrency} requests at once, {budget}; judging ends {max(plan.judging_until_s, 0):.0f} s into "
+          f"this run's {plan.limit_s} s")
+    with tempfile.TemporaryDirectory(prefix="reteco-judge-") as cache:
+        try:
+            result = score_submission(
+                reference, submission, per_topic=bool(phase["per_topic"]), judge_config=config, cache_dir=Path(cache),
+                run_judge_now=True, judge_deadline=plan.deadline, judge_max_calls=config.max_calls_per_run,
+            )
+        finally:
+            if (Path(cache) / CACHE_FILE).is_file():  # no file: the submission was refused before judging
+                with JudgeCache(Path(cache)) as archive:
+                    archive.export_archive(output_dir / ARCHIVE_FILE)
+    judge = result.details.get("generation", {}).get("judge", {})
+    run = judge.get("run")
+    if run:
+        print(f"judge: {run['judgments']} judgments: {run['judged_now']} judged now with {run['http_requests']} HTTP "
+              f"requests, {run['from_cache']} answered from judgments already present, {run['unfinished']} unfinished; "
+              f"every request and reply is kept in {ARCHIVE_FILE} (the organizers')")
+    if judge.get("stopped"):
+        print("judge: the judge columns of this submission stay empty; the organizers judge its answers after the phase")
+    return result
 
 
 def _use_vendored_wordnet() -> None:

@@ -39,7 +39,10 @@ import yaml
 from reteco.codabench import image, vendor
 from reteco.codabench import worker_simulation as worker
 from reteco.codabench.check_report import BundleTask, Report
+from reteco.codabench.judge_setup import JUDGE_DIR, SETUP_MANIFEST
 from reteco.codabench.logo_image import check_logo
+
+JUDGE_MANIFEST = f"{JUDGE_DIR}/{SETUP_MANIFEST}"
 
 TOP_KEYS = {
     "version", "title", "image", "terms", "pages", "tasks", "solutions", "phases", "leaderboards", "description",
@@ -243,6 +246,13 @@ def _check_program(local: Path, what: str, kind: str, report: Report) -> None:
         )
 
 
+def _has_member(local: Path, name: str) -> bool:
+    if local.is_dir():
+        return (local / name).is_file()
+    with zipfile.ZipFile(local) as archive:
+        return name in archive.namelist()
+
+
 def _read_member(local: Path, name: str) -> bytes | None:
     if local.is_dir():
         path = local / name
@@ -275,6 +285,7 @@ def check_tasks(content: dict, root: Path, datasets: dict[str, Path], report: Re
             report.error("task", f"duplicate task index {index}")
             continue
         entry = BundleTask(index, str(task.get("name", index)))
+        entry.ingestion_only_during_scoring = task.get("ingestion_only_during_scoring") is True
         tasks[index] = entry
         if "key" in task:
             report.note(f"task {index} names an existing Codabench task ({task['key']}): not checked here")
@@ -297,6 +308,7 @@ def check_tasks(content: dict, root: Path, datasets: dict[str, Path], report: Re
                 report.error("reference", f"task {entry.name!r}: reference data has no reference.json at its root")
             else:
                 entry.subtrack = json.loads(manifest).get("subtrack")
+            entry.judged = _has_member(ref, JUDGE_MANIFEST)
             phase = _read_member(ref, "phase.json")
             if phase is None:
                 report.error("reference", f"task {entry.name!r}: reference data has no phase.json (per-topic policy)")

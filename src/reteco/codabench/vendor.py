@@ -15,8 +15,10 @@ Two sources, one result:
   the running one.
 
 Which dependencies: ``[project.dependencies]`` of pyproject.toml (plus an optional ``scoring``
-extra when the project defines one), less ``EXCLUDED`` and less what the image provides.
-``VENDOR.json`` beside them records what was vendored, for which Python, from which source.
+extra when the project defines one), less ``EXCLUDED`` and less what the image provides; a
+bundle in which a phase judges (``reteco bundle --judge-config``) keeps openai, which the judge
+calls from the scoring program (``excluded(judge=True)``). ``VENDOR.json`` beside them records
+what was vendored, for which Python, from which source, and what was left out and why.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ VENDOR_MANIFEST = "VENDOR.json"
 
 # Runtime dependencies the scoring program never imports: leaving them out keeps the bundle small.
 EXCLUDED = {
-    "openai": "the LLM judge runs on the organizers' side (`reteco judge`), never in the scoring program",
+    "openai": "no phase judges in the scoring program: the LLM judge runs on the organizers' side (`reteco judge`)",
     "krippendorff": "judge-human agreement is computed on the organizers' side (`reteco agreement`)",
     "matplotlib": "the leaderboard plots are drawn on the organizers' side (`reteco leaderboard`)",
 }
@@ -73,12 +75,24 @@ PRUNE = (
 )
 
 
-def scoring_requirements(pyproject: Path) -> list[str]:
-    """The scoring program's runtime requirements, read from pyproject.toml."""
+# The dependencies of the judge, vendored when a phase judges in the scoring program.
+JUDGE_PACKAGES = ("openai",)
+
+
+def excluded(*, judge: bool = False) -> dict[str, str]:
+    """The runtime dependencies left out of the scoring program, with the reason: ``EXCLUDED``,
+    less the judge's packages when a phase judges there."""
+    return {name: why for name, why in EXCLUDED.items() if not (judge and name in JUDGE_PACKAGES)}
+
+
+def scoring_requirements(pyproject: Path, *, judge: bool = False) -> list[str]:
+    """The scoring program's runtime requirements, read from pyproject.toml (``judge``: with the
+    judge's packages)."""
     project = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]
     requirements = list(project.get("dependencies", []))
     requirements += project.get("optional-dependencies", {}).get("scoring", [])
-    return [r for r in requirements if _name(r) not in EXCLUDED]
+    left_out = excluded(judge=judge)
+    return [r for r in requirements if _name(r) not in left_out]
 
 
 def vendor(
@@ -89,10 +103,12 @@ def vendor(
     source: str,
     cache: Path,
     package_src: Path,
+    left_out: dict[str, str] | None = None,
 ) -> dict:
     """Fill ``dest`` with the reteco package and the dependencies the image lacks.
 
-    Returns (and writes as ``dest/VENDOR.json``) what was vendored.
+    Returns (and writes as ``dest/VENDOR.json``) what was vendored; ``left_out`` (default
+    ``EXCLUDED``) is recorded as what was left out and why.
     """
     needed = [r for r in requirements if not image.provides(_name(r))]
     packages, from_image = install(dest, needed, python=python, source=source, cache=cache)
@@ -108,7 +124,7 @@ def vendor(
         "packages": dict(sorted(packages.items())),
         # What the program imports from the image: the simulated worker installs exactly these.
         "from_image": sorted(from_image),
-        "excluded": EXCLUDED,
+        "excluded": EXCLUDED if left_out is None else left_out,
         "pruned": pruned,
     }
     (dest / VENDOR_MANIFEST).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")

@@ -13,7 +13,13 @@ It does what the worker does to a submission, on this machine:
   to those folders and ``python3`` to an interpreter that has only the image's packages;
 - sets the image's environment (``PYTHONUNBUFFERED``, ``PYTHONDONTWRITEBYTECODE``), no
   ``PYTHONPATH``, and no network: the run is wrapped in ``unshare --net`` when the machine
-  allows it (otherwise proxies point at a closed loopback port, and the report says so);
+  allows it (otherwise proxies point at a closed loopback port, and the report says so). With
+  ``network="loopback"`` (a judge endpoint on this machine, e.g. the tests' fake server) the run
+  has no namespace of its own and the proxies point at the closed port for every host but
+  127.0.0.1 and localhost (``NO_PROXY``): an HTTP client that honours the proxy variables, as
+  the openai SDK does, reaches loopback only. Codabench's worker gives the container network
+  unless its operator sets ``COMPETITION_CONTAINER_NETWORK_DISABLED`` (``compute_worker.py``);
+  the simulation is stricter;
 - stops it at the phase's ``execution_time_limit``.
 
 The interpreter is a virtual environment made from a Python of the bundle's target version,
@@ -37,6 +43,8 @@ import yaml
 APP = "/app"
 MOUNTS = ("program", "ingested_program", "input_data", "input", "output", "shared", "data")
 SHELL_CHARACTERS = set("|&;<>$`*?(){}")
+NETWORKS = ("none", "loopback")  # what a simulated run may reach
+CLOSED_PROXY = "http://127.0.0.1:9"  # the discard port: nothing listens there
 OUTPUT_TAIL = 4000  # characters of a failed run's log kept in the report
 
 
@@ -163,8 +171,13 @@ def run_program(
     timeout: int,
     isolation: list[str],
     kind: str = "scoring",
+    network: str = "none",
 ) -> Run:
-    """Run a program folder's command with the worker's paths mapped under ``root``."""
+    """Run a program folder's command with the worker's paths mapped under ``root``; ``network``
+    (``NETWORKS``): nothing (``isolation``, else closed proxies), or loopback only (module
+    docstring; ``isolation`` is then not used)."""
+    if network not in NETWORKS:
+        raise ValueError(f"network must be one of {NETWORKS}, not {network!r}")
     command = read_command(program)
     problems = command_problems(command, kind)
     if problems:
@@ -191,9 +204,12 @@ def run_program(
         "PYTHONUNBUFFERED": "1",
         "PYTHONDONTWRITEBYTECODE": "1",
     }
+    if network == "loopback":
+        isolation = []
+        env.update({k: "127.0.0.1,localhost" for k in ("no_proxy", "NO_PROXY")})
     if not isolation:
         # No network namespace here: proxies to a closed loopback port stop HTTP clients at least.
-        env.update({k: "http://127.0.0.1:9" for k in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY")})
+        env.update({k: CLOSED_PROXY for k in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY")})
     output = root / "output"
     output.mkdir(parents=True, exist_ok=True)
     try:

@@ -33,6 +33,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "agreement": ("agreement", "add_agreement_parser"),
     "human-sample": ("human_sample", "add_human_sample_parser"),
     "judge-report": ("judge_report", "add_judge_report_parser"),
+    "judge-submissions": ("judge_submissions", "add_parser"),
     "pool": ("temporal_labels", "add_pool_parser"),
     "label-temporal": ("temporal_labels", "add_label_temporal_parser"),
     "label-export": ("temporal_labels", "add_label_export_parser"),

@@ -37,6 +37,12 @@ def add_parser(subparsers) -> None:
                    help="leave bundle file PATH out and name the Codabench dataset KEY instead (repeatable)")
     p.add_argument("--no-check", action="store_true", help="do not run check-bundle on the result")
     p.add_argument("--python-exe", type=Path, help="interpreter for the check's simulated worker")
+    p.add_argument("--judge-config", type=Path, metavar="FILE",
+                   help="judge 2b/2c on the platform: this judge config (the one `reteco judge --config` reads) and its "
+                   "key, read now, go into the reference data of the --judge-phases' 2b and 2c tasks only "
+                   "(docs/codabench_judge.md)")
+    p.add_argument("--judge-phases", default="evaluation,post_evaluation", metavar="PHASES",
+                   help="comma-separated phase keys that judge with --judge-config (default: evaluation,post_evaluation)")
     p.add_argument("--write-yaml", type=Path, metavar="FILE",
                    help="only write the layout's competitions to FILE, one YAML document each (the committed copy)")
     add_time_limit_argument(p)
@@ -69,11 +75,17 @@ def cmd_bundle(args) -> int:
         build_dir=args.build_dir,
         cache=args.cache,
         external=external,
+        judge_config=args.judge_config,
+        judge_phases=tuple(k.strip() for k in args.judge_phases.split(",") if k.strip()),
+        time_limit=args.time_limit,
     )
     built = build(options)
     status = 0
     for bundle in built:
         print(f"built {bundle.path} ({megabytes(bundle.sizes['(bundle)'])})")
+        if bundle.judged:
+            # Where the key went, never the key: the build's log may be shared.
+            print(f"  judge and its key in: {', '.join(bundle.judged)}")
         for member, size in sorted(bundle.sizes.items()):
             if member != "(bundle)" and size > 1 << 20:
                 print(f"  {member}: {megabytes(size)}")

@@ -3,6 +3,7 @@
     reteco judge --items ITEMS.jsonl --out OUT.jsonl [--config judge.yaml] [--cache DIR]
                  [--retry-invalid] [--batch] [--no-progress]
     reteco judge --golden --out GOLDEN.jsonl [--config ...]
+    reteco judge --import-archive ARCHIVE [ARCHIVE ...] [--cache DIR]
 
 ITEMS.jsonl: one JudgeItem per line ({"key", "dimension", "query", "history", "answer",
 "evidence": [[doc_id, text], ...], "reference_answer"}). OUT.jsonl: one outcome per line, in
@@ -17,6 +18,13 @@ be used, no key is configured, or the server refused (or never answered) the pre
 answer received is in the cache); 4 (``EXIT_INCOMPLETE``) some judgments failed (status
 "error": transport failures, the run stopped, the deadline or the call budget): the outcomes
 are written, the rest is kept, and running the same command again asks only the failed ones.
+
+``--import-archive``: merge the judge archives the Codabench scoring program writes into its
+scoring output (``judge_archive.sqlite``; give the file, the output folder, or the output's zip as
+downloaded) into the cache (``JudgeCache.import_archive``), so that re-scoring the same answers
+(``reteco judge-submissions``, ``reteco leaderboard``) makes no call for what was judged on the
+platform. Prints what was merged; a verdict the cache already holds is kept, and a different one
+in an archive is counted as a conflict. Exit 0, or 1 when a file is not a judge archive.
 """
 
 from __future__ import annotations
@@ -28,7 +36,7 @@ import os
 import sys
 from pathlib import Path
 
-from reteco.problems import EXIT_INCOMPLETE, EXIT_OK, InputError, Problems
+from reteco.problems import EXIT_INCOMPLETE, EXIT_OK, InputError, Problems, UsageError
 
 _EPILOG = """\
 items: one JSON object per line: {"key", "dimension", "query", "history", "answer",
@@ -56,7 +64,10 @@ def add_judge_parser(subparsers) -> argparse.ArgumentParser:
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--items", type=Path, help="JSONL, one JudgeItem per line")
     source.add_argument("--golden", action="store_true", help="judge the packaged golden cases (meta-evaluation)")
-    p.add_argument("--out", type=Path, required=True, help="JSONL output, one outcome per line")
+    source.add_argument("--import-archive", type=Path, nargs="+", metavar="ARCHIVE",
+                        help="merge judge archives of the Codabench scoring program (judge_archive.sqlite, its scoring "
+                        "output folder or zip) into the cache; nothing is judged")
+    p.add_argument("--out", type=Path, help="JSONL output, one outcome per line (with --items or --golden)")
     p.add_argument("--config", type=Path, help="judge config YAML (default: the packaged judge.yaml)")
     p.add_argument("--cache", type=Path, help="cache folder (default: $RETECO_CACHE_DIR, $XDG_CACHE_HOME/reteco/judge)")
     p.add_argument("--retry-invalid", action="store_true", help="ask again the judgments cached as invalid")
@@ -127,6 +138,10 @@ def cmd_judge(args) -> int:
     from reteco.judge.runner import run_judge
     from reteco.llm.cache import JudgeCacheError, default_cache_dir
 
+    if args.import_archive:
+        return import_archives(args.import_archive, args.cache if args.cache is not None else default_cache_dir())
+    if args.out is None:
+        raise UsageError("--out is required with --items and --golden")
     config = load_judge_config(args.config)
     if args.batch:
         config = dataclasses.replace(config, use_batch_api=True)
@@ -165,6 +180,68 @@ def cmd_judge(args) -> int:
               "written and cached. Run the same command again to ask only the failed ones.", file=sys.stderr)
         return EXIT_INCOMPLETE
     return EXIT_OK
+
+
+def import_archives(paths: list[Path], cache_dir: Path) -> int:
+    """Merge each judge archive (a file, a scoring output folder, or its zip) into the cache at
+    ``cache_dir``; prints what was merged. InputError naming the file that is not an archive."""
+    import tempfile
+
+    from reteco.llm.cache import JudgeCache, JudgeCacheError
+
+    try:
+        cache = JudgeCache(cache_dir)
+    except JudgeCacheError as exc:
+        raise InputError(str(exc), "--cache") from None
+    with cache, tempfile.TemporaryDirectory(prefix="reteco-archive-") as tmp:
+        print(f"cache: {cache_dir}", file=sys.stderr)
+        found = [archive for n, given in enumerate(paths) for archive in _archive_files(Path(given), Path(tmp) / str(n))]
+        for given, archive in found:
+            try:
+                merged = cache.import_archive(archive)
+            except JudgeCacheError as exc:
+                raise InputError(str(exc), str(given)) from None
+            conflicts = merged.judgments_conflicting
+            print(f"{given}: {merged.judgments_imported} judgments imported, {merged.judgments_present} already in the "
+                  f"cache, {len(conflicts)} in conflict (the cache's verdict kept); {merged.calls_imported} replies, "
+                  f"{merged.requests_imported} requests and {merged.failures_imported} failed attempts imported",
+                  file=sys.stderr)
+            if conflicts:
+                print(f"WARNING: {given}: {len(conflicts)} verdicts differ from those in the cache, e.g. "
+                      f"{', '.join(conflicts[:3])} (cache keys); the cache's are kept", file=sys.stderr)
+    return EXIT_OK
+
+
+def _archive_files(given: Path, tmp: Path) -> list[tuple[str, Path]]:
+    """(name to report, archive file) of what was given: the file itself, every archive below a
+    folder, or every archive in a zip (extracted under ``tmp``); InputError when none is found.
+    Each archive is merged in a transaction of its own: one that is not an archive stops the
+    command after the ones before it are merged."""
+    import zipfile
+
+    from reteco.llm.cache import ARCHIVE_FILE
+
+    if given.is_dir():
+        found = [(str(p), p) for p in sorted(given.rglob(ARCHIVE_FILE))]
+        if not found:
+            raise InputError(f"no {ARCHIVE_FILE} in this folder", str(given))
+        return found
+    if not given.is_file():
+        raise InputError("no such file", str(given))
+    if not zipfile.is_zipfile(given):
+        return [(str(given), given)]
+    with zipfile.ZipFile(given) as archive:
+        names = [n for n in archive.namelist() if n.rsplit("/", 1)[-1] == ARCHIVE_FILE]
+        if not names:
+            raise InputError(f"no {ARCHIVE_FILE} in this zip (the scoring output of a phase that judges holds one)",
+                             str(given))
+        found = []
+        for i, name in enumerate(names):
+            target = tmp / str(i) / ARCHIVE_FILE
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(archive.read(name))
+            found.append((f"{given}:{name}", target))
+    return found
 
 
 def _print_provenance(stats) -> None:

@@ -2,10 +2,14 @@
 
 The compute worker tells a scoring program nothing about the phase, so the bundle builder writes
 a record into each phase's reference data (``reteco.codabench.competition.phase_record``):
-``{"format", "phase", "name", "split", "per_topic"}``. ``per_topic`` decides whether per-topic
-figures are written (details.json, the detailed results page). Without a record they are
-withheld: the safe side on hidden labels. ``reteco prepare`` writes a local record (per-topic
-figures on), so scoring in the starting kit shows what the Development phase shows.
+``{"format", "phase", "name", "split", "per_topic", "time_limit_s"}``. ``per_topic`` decides
+whether per-topic figures are written (details.json, the detailed results page). Without a
+record they are withheld: the safe side on hidden labels. ``time_limit_s`` is the run's
+effective time limit on the worker (``min(MAX_EXECUTION_TIME_LIMIT, phase limit)``, what the
+site sends the worker), which the scoring program plans its judging against
+(``reteco.codabench.judge_plan``); a record without one (older bundles, local records) gives
+``DEFAULT_TIME_LIMIT_S``. ``reteco prepare`` writes a local record (per-topic figures on), so
+scoring in the starting kit shows what the Development phase shows.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from pathlib import Path
 PHASE_FILE = "phase.json"
 PHASE_FORMAT = "reteco-phase/1"
 NO_PHASE = {"phase": "unknown", "name": "unknown", "split": "?", "per_topic": False}
+#: The limit assumed when a record gives none: Codabench's default MAX_EXECUTION_TIME_LIMIT.
+DEFAULT_TIME_LIMIT_S = 600
 
 
 def local_phase(split: str | None) -> dict:
@@ -36,6 +42,15 @@ def read_phase(ref: Path) -> tuple[dict, str | None]:
     if not isinstance(record, dict) or not isinstance(record.get("per_topic"), bool):
         return NO_PHASE, f"{PHASE_FILE} has no per_topic flag; per-topic figures are withheld"
     return {**NO_PHASE, **record}, None
+
+
+def time_limit(record: dict) -> int:
+    """The record's ``time_limit_s`` (a positive whole number of seconds), else
+    ``DEFAULT_TIME_LIMIT_S``."""
+    value = record.get("time_limit_s")
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    return DEFAULT_TIME_LIMIT_S
 
 
 def write_phase(ref: Path, record: dict) -> None:

@@ -28,6 +28,16 @@ judgments are asked again, under the new key). Stored responses of old keys are 
 Rows are committed as each call completes, so a crash loses at most the calls in flight.
 Nothing here ever holds the API key: request bodies carry none, and every text received is
 passed through the key redactor before it is stored.
+
+Archives. A cache is carried from one machine to another as one self-contained SQLite file of
+the same schema (``export_archive``: ``VACUUM INTO``, a consistent snapshot in rollback-journal
+mode, so no ``-wal`` or ``-shm`` file has to travel with it). The Codabench scoring program
+writes its run's cache as ``judge_archive.sqlite`` (``ARCHIVE_FILE``) into its scoring output;
+``import_archive`` merges such a file into the organizers' cache (``reteco judge
+--import-archive``): requests by hash, calls and failures unless the same row is there already,
+verdicts unless the cache has one for the same key (a verdict already in the cache is kept and a
+different one in the archive is counted as a conflict, never silently replaced). The imported
+verdicts then answer the same requests to the same endpoint without a call.
 """
 
 from __future__ import annotations
@@ -43,7 +53,13 @@ from pathlib import Path
 from typing import Any, Self
 
 CACHE_FILE = "judge-cache.sqlite"
+ARCHIVE_FILE = "judge_archive.sqlite"  # a cache exported into a scoring output (module docstring)
 SCHEMA_VERSION = "1"
+_CALL_COLUMNS = ("request_hash", "response_json", "http_status", "system_fingerprint", "model", "via", "endpoint",
+                 "started_at", "finished_at")
+_FAILURE_COLUMNS = ("request_hash", "attempt", "kind", "http_status", "message", "wait_s", "endpoint", "at")
+_JUDGMENT_COLUMNS = ("cache_key", "topic_key", "dimension", "prompt_version", "signature", "model", "status", "score",
+                     "rationale", "attempts", "system_fingerprint", "call_ids", "judged_at")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -164,6 +180,28 @@ class CachedJudgment:
 
 
 @dataclass(frozen=True)
+class ArchiveImport:
+    """What ``JudgeCache.import_archive`` merged (counts of rows) and the verdicts it did not."""
+
+    judgments_imported: int
+    judgments_present: int  # the same verdict was in the cache already
+    judgments_conflicting: tuple[str, ...]  # cache keys whose cached verdict differs (the cache's is kept)
+    calls_imported: int
+    calls_present: int
+    requests_imported: int
+    failures_imported: int
+
+    def as_dict(self) -> dict[str, Any]:
+        """The figures as JSON-ready values."""
+        return {
+            "judgments_imported": self.judgments_imported, "judgments_present": self.judgments_present,
+            "judgments_conflicting": len(self.judgments_conflicting), "calls_imported": self.calls_imported,
+            "calls_present": self.calls_present, "requests_imported": self.requests_imported,
+            "failures_imported": self.failures_imported,
+        }
+
+
+@dataclass(frozen=True)
 class BatchRecord:
     """A Batch API job recorded in the cache."""
 
@@ -199,6 +237,81 @@ class JudgeCache:
     def close(self) -> None:
         """Close the connection (every row is already committed)."""
         self._conn.close()
+
+    # --- archives --------------------------------------------------------------------------
+
+    def export_archive(self, dest: Path) -> None:
+        """Write the whole cache to ``dest`` as one self-contained SQLite file (module docstring);
+        an existing ``dest`` is replaced."""
+        dest = Path(dest)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.unlink(missing_ok=True)
+        try:
+            self._conn.execute("VACUUM INTO ?", (str(dest),))
+        except sqlite3.Error as exc:
+            raise JudgeCacheError(f"cannot write the judge archive {dest}: {exc}") from None
+
+    def import_archive(self, source: Path) -> ArchiveImport:
+        """Merge the archive ``source`` (a file ``export_archive`` wrote) into this cache, in one
+        transaction (module docstring). Raises JudgeCacheError when ``source`` is not a judge
+        cache of this schema."""
+        archive = _open_archive(Path(source))
+        try:
+            return self._merge(archive)
+        finally:
+            archive.close()
+
+    def _merge(self, archive: sqlite3.Connection) -> ArchiveImport:
+        conn = self._conn
+        counts = {"requests": 0, "calls": 0, "calls_present": 0, "failures": 0, "imported": 0, "present": 0}
+        conflicting: list[str] = []
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for row in archive.execute("SELECT request_hash, prompt_version, request_json, created_at FROM requests"):
+                cur = conn.execute("INSERT OR IGNORE INTO requests(request_hash, prompt_version, request_json, created_at) "
+                                   "VALUES (?, ?, ?, ?)", row)
+                counts["requests"] += cur.rowcount
+            call_ids: dict[int, int] = {}  # archive call id -> this cache's
+            for row in archive.execute(f"SELECT id, {', '.join(_CALL_COLUMNS)} FROM calls ORDER BY id"):  # noqa: S608
+                old, values = row[0], row[1:]
+                found = conn.execute("SELECT id FROM calls WHERE request_hash = ? AND response_json = ? AND finished_at = ?",
+                                     (values[0], values[1], values[-1])).fetchone()
+                if found is not None:
+                    call_ids[old] = int(found[0])
+                    counts["calls_present"] += 1
+                    continue
+                cur = conn.execute(f"INSERT INTO calls({', '.join(_CALL_COLUMNS)}) "  # noqa: S608 (constant names)
+                                   f"VALUES ({', '.join('?' * len(_CALL_COLUMNS))})", values)
+                call_ids[old] = int(cur.lastrowid)
+                counts["calls"] += 1
+            for values in archive.execute(f"SELECT {', '.join(_FAILURE_COLUMNS)} FROM failures ORDER BY id"):  # noqa: S608
+                found = conn.execute("SELECT 1 FROM failures WHERE request_hash = ? AND attempt = ? AND kind = ? AND at = ?",
+                                     (values[0], values[1], values[2], values[-1])).fetchone()
+                if found is None:
+                    conn.execute(f"INSERT INTO failures({', '.join(_FAILURE_COLUMNS)}) "  # noqa: S608
+                                 f"VALUES ({', '.join('?' * len(_FAILURE_COLUMNS))})", values)
+                    counts["failures"] += 1
+            for row in archive.execute(f"SELECT {', '.join(_JUDGMENT_COLUMNS)} FROM judgments"):  # noqa: S608
+                record = dict(zip(_JUDGMENT_COLUMNS, row))
+                # Ids of calls the archive does not hold are dropped: they would name another call here.
+                ids = [int(i) for i in json.loads(record["call_ids"] or "[]")]
+                record["call_ids"] = json.dumps([call_ids[i] for i in ids if i in call_ids])
+                held = conn.execute("SELECT status, score, rationale FROM judgments WHERE cache_key = ?",
+                                    (record["cache_key"],)).fetchone()
+                if held is None:
+                    conn.execute(f"INSERT INTO judgments({', '.join(_JUDGMENT_COLUMNS)}) "  # noqa: S608
+                                 f"VALUES ({', '.join('?' * len(_JUDGMENT_COLUMNS))})", tuple(record.values()))
+                    counts["imported"] += 1
+                elif tuple(held) == (record["status"], record["score"], record["rationale"]):
+                    counts["present"] += 1
+                else:
+                    conflicting.append(record["cache_key"])
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        return ArchiveImport(counts["imported"], counts["present"], tuple(conflicting), counts["calls"],
+                             counts["calls_present"], counts["requests"], counts["failures"])
 
     def __enter__(self) -> Self:
         return self
@@ -360,3 +473,27 @@ class JudgeCache:
             "WHERE collected_at IS NULL ORDER BY created_at"
         ).fetchall()
         return [BatchRecord(r[0], r[1], r[2], tuple(json.loads(r[3])), r[4] is not None) for r in rows]
+
+
+def _open_archive(path: Path) -> sqlite3.Connection:
+    """A read-only connection to a judge archive, checked to be a cache of this schema."""
+    if not path.is_file():
+        raise JudgeCacheError(f"no judge archive {path}")
+    conn = None
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        missing = {"meta", "requests", "calls", "failures", "judgments"} - tables
+        version = None if missing else conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+    except sqlite3.Error as exc:
+        if conn is not None:
+            conn.close()
+        raise JudgeCacheError(f"{path} is not a judge archive (an SQLite file of the judge cache): {exc}") from None
+    if missing or version is None:
+        conn.close()
+        raise JudgeCacheError(f"{path} is not a judge archive: " + (f"no table {', '.join(sorted(missing))}" if missing
+                                                                     else "no schema version"))
+    if version[0] != SCHEMA_VERSION:
+        conn.close()
+        raise JudgeCacheError(f"{path}: judge archive schema {version[0]}, this reteco reads schema {SCHEMA_VERSION}")
+    return conn

@@ -286,7 +286,7 @@ def _said_with_absent_keys(message: str, absent_keys: set[str]) -> bool:
     The generation scorer's two notes (``reteco.scoring.generation``): "judge: warning: the
     judge did not run: ..." and "metrics: warning: <key> is not reported: ...".
     """
-    if message.startswith("judge: warning: the judge did not run:"):
+    if message.startswith(("judge: warning: the judge did not run:", "judge: warning: the judge did not finish:")):
         return bool(absent_keys & set(JUDGE))
     for key in TEXT:
         if message.startswith(f"metrics: warning: {key} is not reported:"):

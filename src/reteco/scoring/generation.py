@@ -54,6 +54,17 @@ turn whose reference answer is empty has nothing to compare with and is left out
 whose resource is missing is left out of scores.json and reported unavailable with its reason.
 When the judge does not run (no endpoint or key configured, or ``run_judge_now=False``), no
 judge key appears in scores.json; details.json and the log say that it did not run and why.
+
+A judge run with limits (``judge_deadline``, ``judge_max_calls``: the Codabench scoring
+program's time limit and call budget) or one the service stopped (the preflight refused or
+unanswered, a 401, the run aborted after failures in a row) can end before every answer is
+judged. Such a run is not finished and reports no judge key at all: a figure over the answers
+judged before the stop would be a partial average, biased by which answers came first. The
+reason says which limit or fault stopped it, in words for the participant (no address, no key,
+no server text), and how many answered turns were judged on all five dimensions;
+``details["judge"]["stopped"]`` keeps the technical detail for the organizers, who judge the
+rest with the cache (``reteco judge-submissions``). Judgments that failed in a run that was not
+stopped are the bounded exclusion above.
 """
 
 from __future__ import annotations
@@ -173,15 +184,20 @@ def score_generation(
     wordnet_path: Path | None = None,
     bertscore: BertScoreConfig | None = None,
     per_topic: bool = True,
+    judge_deadline: float | None = None,
+    judge_max_calls: int | None = None,
 ) -> tuple[dict[str, float], dict, Problems, dict[str, str]]:
     """Score answers of sub-track 2b (gold-passage evidence) or 2c (the run's top 5 as evidence).
 
     ``judge_config``: a judge configuration (``reteco.judge.load_judge_config``); None
     loads the packaged default (endpoint and key from the environment). ``cache_dir``: the
     judge's cache (None: its default). ``run_judge_now=False`` skips the judge (said in
-    details.json and the log). Returns (scores, details, problems): scores holds only finite
-    numbers and only the figures that apply; problems holds the log's notes (judge not run,
-    invalid judgments, unavailable metrics).
+    details.json and the log). ``judge_deadline`` (a ``time.monotonic()`` value) and
+    ``judge_max_calls`` are the judge run's limits (``reteco.judge.run_judge``'s ``deadline``
+    and ``max_calls``); a run they stop reports no judge key (module docstring). Returns
+    (scores, details, problems, absent): scores holds only finite numbers and only the figures
+    that apply; problems holds the log's notes (judge not run, invalid judgments, unavailable
+    metrics); absent the reason of every generation key left out.
     """
     if not (reference.subtrack in SUBTRACKS and SUBTRACKS[reference.subtrack].judged):
         raise ValueError(f"generation scoring is for sub-tracks 2b and 2c, not {reference.subtrack}")
@@ -226,7 +242,8 @@ def score_generation(
         evidence_info["k"] = TOP_K_2C
 
     judge_info, outcomes = _run_judge(
-        turns, answer_texts, evidence, gold_evidence, judge_config, cache_dir, run_judge_now, progress, problems
+        turns, answer_texts, evidence, gold_evidence, judge_config, cache_dir, run_judge_now, progress, problems,
+        deadline=judge_deadline, max_calls=judge_max_calls,
     )
 
     # Per turn, per dimension: status and score.
@@ -325,7 +342,9 @@ def _absent_reasons(scores: dict[str, float], judge_info: dict, text_info: dict)
     for key in (*DIMENSIONS, JUDGE_MEAN):
         if key in scores:
             continue
-        if not judge_info["ran"]:
+        if judge_info.get("stopped"):
+            absent[key] = f"the judge did not finish: {judge_info['reason']}"
+        elif not judge_info["ran"]:
             absent[key] = f"the judge did not run: {judge_info.get('reason', 'not configured')}"
         elif key == JUDGE_MEAN:
             absent[key] = judge_info.get("judge_mean_left_out") or "not every dimension is reported"
@@ -356,8 +375,11 @@ def judge_items(turn: TurnRecord, answer: str, evidence, gold_evidence, dimensio
     ]
 
 
-def _run_judge(turns, answer_texts, evidence, gold_evidence, judge_config, cache_dir, run_judge_now, progress, problems):
-    """Build the judge items (answered turns x five dimensions) and run the judge if it can run."""
+def _run_judge(turns, answer_texts, evidence, gold_evidence, judge_config, cache_dir, run_judge_now, progress, problems,
+               *, deadline=None, max_calls=None):
+    """Build the judge items (answered turns x five dimensions) and run the judge if it can run,
+    within ``deadline`` and ``max_calls``; a run stopped before the end counts as not run
+    (``judge_stop``)."""
     info: dict = {"ran": False}
     if not run_judge_now:
         info["reason"] = JUDGE_NOT_CALLED
@@ -379,8 +401,11 @@ def _run_judge(turns, answer_texts, evidence, gold_evidence, judge_config, cache
                 for item in judge_items(turn, answer_texts[i], evidence[i], gold_evidence[i])
             ]
             directory = cache_dir if cache_dir is not None else judge_module.default_cache_dir()
-            outcomes = judge_module.run_judge(items, config, cache_dir=directory, progress=progress)
+            outcomes = judge_module.run_judge(items, config, cache_dir=directory, progress=progress, deadline=deadline,
+                                              max_calls=max_calls)
             cached = sum(1 for o in outcomes if o.cached)
+            # The run's requests: made, budget, preflight, why they stopped (the organizers' audit).
+            info["run"] = outcomes.stats.as_dict()
             info["ran"] = True
             from reteco.judge.prompts import INJECTION, PASSAGE_INPUTS
 
@@ -403,13 +428,78 @@ def _run_judge(turns, answer_texts, evidence, gold_evidence, judge_config, cache
             mismatch = model_mismatch_warning(info["provenance"])
             if mismatch:
                 problems.warning("judge", None, mismatch)
-            return info, outcomes
+            stop = judge_stop(outcomes.stats, outcomes)
+            if stop is None:
+                return info, outcomes
+            info.pop("asks_injection_flag")
+            info.update(ran=False, reason=stop["reason"], stopped=stop)
+            problems.warning(
+                "judge", None,
+                f"the judge did not finish: {stop['reason']}. Not reported: {', '.join(DIMENSIONS)}, {JUDGE_MEAN}",
+            )
+            return info, []
     problems.warning(
         "judge",
         None,
         f"the judge did not run: {info['reason']}. Not reported: {', '.join(DIMENSIONS)}, {JUDGE_MEAN}",
     )
     return info, []
+
+
+# What stopped a judge run, as the participant reads it (``judge_stop``): the call engine's
+# messages (``reteco.llm.calls``) tested in order, first match wins. Never a URL, a key or the
+# server's own text: the log and the page are the participant's.
+_SERVICE_FAULTS = (
+    ("insufficient_quota", "has no quota left for the organizers' account"),
+    ("HTTP 401", "refused the organizers' credentials"),
+    ("HTTP 403", "refused the organizers' credentials"),
+    ("HTTP 404", "does not offer the judge's model at its address"),
+    ("HTTP 429", "kept answering that too many requests were sent (rate limit)"),
+    ("the server rejected `", "refused a parameter of the judge's requests"),
+    ("connection failed", "could not be reached"),
+    ("no response within", "did not answer in time"),
+    ("HTTP 5", "kept failing (server errors)"),
+)
+
+
+def judge_stop(stats, outcomes) -> dict | None:
+    """Why a judge run ended before every judgment had a verdict, or None when it was not stopped.
+
+    Stopped: the deadline or the call budget was reached (``CallStats.stopped``), the preflight
+    failed, or the run was aborted (a 401, failures in a row). Returns ``{"kind": "deadline" |
+    "budget" | "service", "reason": the participant's words, "answered_turns", "judged_turns":
+    answered turns with a verdict on all five dimensions, "judgments", "judged", "unfinished",
+    "http_requests", "max_calls", "detail": the engine's own message, for the organizers}``.
+    A run that was not stopped but left judgments failed returns None: those are the bounded
+    exclusion of the module docstring.
+    """
+    calls = stats.calls
+    if not stats.unfinished or not (calls.stopped or calls.preflight == "failed"):
+        return None
+    detail = calls.preflight_detail if calls.preflight == "failed" else calls.stopped
+    verdicts: dict[str, int] = {}
+    for o in outcomes:
+        verdicts.setdefault(o.item.key, 0)
+        if o.status != "error":
+            verdicts[o.item.key] += 1
+    answered = len(verdicts)
+    judged = sum(1 for n in verdicts.values() if n == len(DIMENSIONS))
+    progress = f"{judged} of {answered} answered turns were judged on all five dimensions"
+    if calls.preflight != "failed" and detail.startswith("deadline reached"):
+        kind, reason = "deadline", f"judging reached this run's time limit before every answer was judged ({progress})"
+    elif calls.preflight != "failed" and detail.startswith("call budget reached"):
+        kind, reason = "budget", (f"the judge's budget of {calls.max_calls} requests for one submission was used up "
+                                  f"before every answer was judged ({progress})")
+    else:
+        texts = [detail] + [o.rationale for o in outcomes if o.status == "error"]
+        what = next((w for pattern, w in _SERVICE_FAULTS if any(pattern in t for t in texts)), "could not be used")
+        kind, reason = "service", f"the judge's service {what} ({progress})"
+    return {
+        "kind": kind, "reason": f"{reason}; a partial average is not a figure, so no judge figure is reported",
+        "answered_turns": answered, "judged_turns": judged, "judgments": stats.judgments, "judged": stats.judged,
+        "unfinished": stats.unfinished, "http_requests": stats.http_requests, "max_calls": calls.max_calls,
+        "detail": detail,
+    }
 
 
 def _describe_config(info: dict, config) -> None:

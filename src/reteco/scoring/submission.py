@@ -59,12 +59,16 @@ def score_submission(
     cache_dir: Path | None = None,
     run_judge_now: bool = True,
     progress: bool = False,
+    judge_deadline: float | None = None,
+    judge_max_calls: int | None = None,
 ) -> ScoreResult:
     """Score a submission for the reference's sub-track; InputError if it cannot be scored.
 
     2b and 2c also run the generation scoring (``reteco.scoring.generation.score_generation``):
     ``judge_config`` (None: the packaged default, endpoint and key from the environment),
-    ``cache_dir`` (None: the judge's default cache) and ``run_judge_now`` are passed to it.
+    ``cache_dir`` (None: the judge's default cache), ``run_judge_now`` and the judge run's
+    limits ``judge_deadline`` (a ``time.monotonic()`` value) and ``judge_max_calls`` are passed
+    to it.
     A 2c submission whose run and answers both have errors reports the errors of both.
     """
     opened = open_submission(Path(submission), max_bytes=max_bytes, subtrack=_own_folder(reference))
@@ -91,6 +95,8 @@ def score_submission(
         run_judge_now=run_judge_now,
         progress=progress,
         per_topic=per_topic,
+        judge_deadline=judge_deadline,
+        judge_max_calls=judge_max_calls,
     )
     problems.extend(notes)
     if result is None:  # 2b

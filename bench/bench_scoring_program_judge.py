@@ -1,0 +1,178 @@
+"""The Codabench scoring program judging a test-set-sized 2b submission within the phase's limit.
+
+    .venv/bin/python bench/bench_scoring_program_judge.py [--turns 200] [--latency 0.5,1.5]
+        [--concurrency 16] [--limit 600] [--seed 7] [--out DIR] [--json FILE]
+
+Builds a 2b reference of TURNS turns (3 domains, 2 gold passages of ~1,200 characters per turn,
+a history, a reference answer) and an answer to every turn, writes the judge's setup into the
+reference data as ``reteco bundle --judge-config`` does (the packaged judge.yaml's settings,
+the endpoint the fake OpenAI server, ``concurrency`` as given, default the config's 16) and a
+phase.json with ``time_limit_s`` LIMIT, then runs ``scoring_program/score.py INPUT OUTPUT`` as
+the worker does (a child process), once per concurrency level, against
+tests/fake_openai_server.py in its own process, which holds every chat reply for a latency
+drawn uniformly from the LATENCY range (seeded). Reports the run's wall time against the
+limit, the judging window the program planned (``reteco.codabench.judge_plan``), the HTTP
+requests, whether all five dimensions were written, and the same run without the judge (what
+the rest of the scoring costs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import random
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from fake_openai_server import FakeOpenAI, fake_judge  # noqa: E402
+
+from reteco.codabench import competition as definition  # noqa: E402
+from reteco.codabench.judge_plan import plan_judging  # noqa: E402
+from reteco.codabench.judge_setup import JUDGE_DIR, count_turns, load_for_bundle, write_judge_setup  # noqa: E402
+from reteco.formats.passages import create_passages  # noqa: E402
+from reteco.formats.reference import PASSAGES, TURNS, DocIdIndex, Judgment, Reference, Topic  # noqa: E402
+from reteco.subtracks import JUDGE  # noqa: E402
+
+DOMAINS = ("biology", "drones", "earth_science")
+SENTENCE = "The motor's bearings are sealed and pre-greased at the factory, so no oil reaches the housing. "
+
+
+def write_reference(folder: Path, turns: int) -> list[str]:
+    """A 2b reference folder of ``turns`` turns; returns the turn keys."""
+    folder.mkdir(parents=True)
+    records, topics, judgments, pairs = [], [], [], []
+    for t in range(turns):
+        domain = DOMAINS[t % len(DOMAINS)]
+        conversation, depth = t // 4, t % 4 + 1
+        key = f"{domain}/{conversation}_turn_{depth}"
+        gold = [f"{domain}_doc_{t}_{k}" for k in range(2)]
+        records.append({
+            "key": key, "domain": domain, "conversation": f"{domain}/{conversation}", "turn": depth,
+            "query": f"Question {t}: why is lubrication only used inside the bearings of the motor?",
+            "history": "No previous conversation." if depth == 1 else "Q: an earlier question\nA: an earlier answer. " * 3,
+            "answer": "Only the bearings have surfaces in sliding contact; the rest of the motor never touches.",
+            "gold_doc_ids": gold,
+        })
+        topics.append(Topic(key, domain, key.split("/", 1)[1], key, f"{domain}/{conversation}", depth))
+        judgments += [Judgment(key, d, 1) for d in gold]
+        pairs += [(domain, d) for d in gold]
+    with open(folder / TURNS, "w", encoding="utf-8") as handle:
+        handle.writelines(json.dumps(r) + "\n" for r in records)
+    conn = create_passages(folder / PASSAGES)
+    conn.executemany("INSERT INTO passages VALUES (?, ?, ?)", [(d, i, SENTENCE * 13) for d, i in pairs])
+    conn.commit()
+    conn.close()
+    manifest = {"subtrack": "2b", "split": "bench", "benchmark": "reteco", "relevance": "binary", "cutoffs": [10],
+                "official": "ndcg_10", "domains": list(DOMAINS), "unit": "turn"}
+    Reference(manifest, topics, judgments, DocIdIndex.from_pairs(pairs, list(DOMAINS)), None).write(folder)
+    return [r["key"] for r in records]
+
+
+def _serve(low: float, high: float, seed: int, conn) -> None:
+    """The fake server in its own process; every chat reply held for uniform(low, high) s."""
+    rng = random.Random(seed)
+    server = FakeOpenAI(latency_s=low)
+
+    def judge(body):
+        reply = fake_judge(body)
+        reply.delay_s = rng.uniform(0.0, high - low)
+        return reply
+
+    server.judge = judge
+    conn.send(server.start())
+    while conn.recv() != "stop":
+        conn.send(server.all_chat_calls)
+    server.stop()
+
+
+def run_program(input_dir: Path, output: Path, limit: int) -> tuple[float, int, str]:
+    if output.exists():
+        shutil.rmtree(output)
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, str(ROOT / "scoring_program" / "score.py"), str(input_dir), str(output)],
+                          capture_output=True, text=True, timeout=limit + 60, check=False)
+    return time.perf_counter() - started, done.returncode, done.stdout + done.stderr
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--turns", type=int, default=200)
+    parser.add_argument("--latency", default="0.5,1.5", help="LOW,HIGH seconds per chat reply (uniform)")
+    parser.add_argument("--concurrency", default="16", help="comma-separated levels (default: the config's 16)")
+    parser.add_argument("--limit", type=int, default=600, help="phase.json's time_limit_s")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "scoring_program_judge")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args(argv)
+    low, high = (float(x) for x in args.latency.split(","))
+
+    if args.out.exists():
+        shutil.rmtree(args.out)
+    input_dir = args.out / "input"
+    keys = write_reference(input_dir / "ref", args.turns)
+    (input_dir / "res").mkdir(parents=True)
+    (input_dir / "res" / "answers.jsonl").write_text("".join(
+        json.dumps({"turn_id": k, "answer": f"Answer {i}: because the bearings are the only parts that rub. " * 4}) + "\n"
+        for i, k in enumerate(keys)), encoding="utf-8")
+    phase = next(p for p in definition.PHASES if p.key == "evaluation")
+    (input_dir / "ref" / "phase.json").write_text(
+        json.dumps(definition.phase_record(phase, "2b", platform_limit=args.limit)), encoding="utf-8")
+
+    rows = []
+    without, code, log = run_program(input_dir, args.out / "output-nojudge", args.limit)
+    assert code == 0, log
+    conn, child = multiprocessing.Pipe()
+    server = multiprocessing.Process(target=_serve, args=(low, high, args.seed, child), daemon=True)
+    server.start()
+    base_url = conn.recv()
+    try:
+        (args.out / "organizers").mkdir()
+        (args.out / "organizers" / "key.txt").write_text("sk-bench-not-a-real-key-0123\n")
+        for level in (int(c) for c in args.concurrency.split(",")):
+            config = args.out / "organizers" / "judge.yaml"
+            config.write_text(f"prompt_version: 2\nmodel: fake-judge\nbase_url: {base_url}\napi_key_file: key.txt\n"
+                              f"concurrency: {level}\n", encoding="utf-8")
+            setup = load_for_bundle(config)
+            write_judge_setup(input_dir / "ref", setup, max_calls=2 * 5 * args.turns + 1)
+            conn.send("calls")
+            before = conn.recv()
+            wall, code, log = run_program(input_dir, args.out / f"output-c{level}", args.limit)
+            conn.send("calls")
+            calls = conn.recv() - before
+            scores = json.loads((args.out / f"output-c{level}" / "scores.json").read_text())
+            plan = plan_judging(0.0, args.limit, count_turns(input_dir / "ref"))
+            judgments = 5 * args.turns
+            rows.append({
+                "concurrency": level, "turns": args.turns, "judgments": judgments, "latency_s": [low, high],
+                "http_requests": calls, "exit": code, "wall_s": round(wall, 1), "limit_s": args.limit,
+                "judging_window_s": round(plan.judging_until_s, 1), "rest_of_scoring_s": round(without, 1),
+                "ideal_judging_s": round((judgments + 1) * (low + high) / 2 / level, 1),
+                "five_dimensions": set(JUDGE) <= set(scores),
+            })
+            shutil.rmtree(input_dir / "ref" / JUDGE_DIR)
+    finally:
+        conn.send("stop")
+        server.join(10)
+
+    print(f"scoring program, 2b, {args.turns} turns x 5 dimensions, replies after uniform({low:g}, {high:g}) s, "
+          f"limit {args.limit} s (rest of the scoring without the judge: {rows[0]['rest_of_scoring_s']} s)")
+    print("| concurrency | judgments | HTTP requests | ideal judging = requests x mean latency / concurrency (s) "
+          "| wall, whole run (s) | judging window (s) | limit (s) | five dimensions written |")
+    print("|---:|---:|---:|---:|---:|---:|---:|:---|")
+    for r in rows:
+        print(f"| {r['concurrency']} | {r['judgments']} | {r['http_requests']} | {r['ideal_judging_s']} | {r['wall_s']} "
+              f"| {r['judging_window_s']} | {r['limit_s']} | {'yes' if r['five_dimensions'] else 'no'} |")
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

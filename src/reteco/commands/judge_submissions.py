@@ -1,0 +1,117 @@
+"""``reteco judge-submissions``: judge a Codabench phase's submissions after the phase.
+
+    reteco judge-submissions --ref REF --submissions BULK --out OUT [--judge-config C]
+                             [--judge-cache D] [--jobs N] [--no-progress]
+
+BULK is ``bulk_submissions.zip`` as Codabench's "download" of selected submissions saves it,
+or a folder of its files (``reteco.organizers.judge_submissions`` names the layout and where in
+Codabench's source it comes from). REF is the sub-track's reference folder (the one the phase
+scores against, e.g. ``build/bundle/reference/test/2b``), or a folder of them: then BULK is a
+folder holding ``<sub-track>.zip`` or ``<sub-track>/`` per sub-track. Each team's last
+submission is scored through ``reteco.organizers.leaderboard``'s scoring path, the judge with
+the cache (``--judge-cache``; import the platform's archives first with ``reteco judge
+--import-archive`` so nothing judged there is paid twice), and OUT gets, per sub-track,
+``judged_submissions_<sub>.csv`` and ``.md``: rank, team, submission, every leaderboard figure of
+the sub-track, judge columns included, and why a figure is absent.
+
+Exit codes: 0 written; 1 the input cannot be used (REF, BULK, a judge config without a key);
+2 the command line is wrong; 4 written, but some submission failed on an internal error of
+reteco or some judge figures are missing because the judge did not run or finish (running the
+same command again asks only what is left: the cache keeps the rest).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from reteco.commands.output_folder import check_output_folder
+from reteco.problems import EXIT_INCOMPLETE, EXIT_OK, InputError
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Register ``reteco judge-submissions`` on the CLI's subparsers; returns its parser."""
+    from reteco.commands.judge import count_argument
+
+    p = subparsers.add_parser(
+        "judge-submissions",
+        help="organizers: judge a Codabench phase's 2b/2c submissions (its bulk download) after the phase",
+        description="Score and judge each team's last submission of a Codabench bulk download; write a per-team table "
+                    "(CSV and Markdown) of the sub-track's figures, judge columns included.",
+    )
+    p.add_argument("--ref", type=Path, required=True, help="the sub-track's reference folder, or a folder of them")
+    p.add_argument("--submissions", type=Path, required=True,
+                   help="bulk_submissions.zip as Codabench saves it, or a folder of its files (with several sub-tracks: a "
+                   "folder of <sub-track>.zip or <sub-track>/)")
+    p.add_argument("--out", type=Path, required=True, help="output folder")
+    p.add_argument("--judge-config", type=Path, help="judge config YAML (default: the packaged judge.yaml); the bundle's "
+                   "--judge-config, for the platform's judgments to be found in the cache")
+    p.add_argument("--judge-cache", type=Path, help="judge cache folder (default: the judge's own)")
+    p.add_argument("--jobs", type=count_argument(1), default=1, help="scoring processes (default 1: the judge's own "
+                   "concurrency does the waiting)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_judge_submissions)
+    return p
+
+
+def cmd_judge_submissions(args) -> int:
+    from reteco.judge import judge_available, load_judge_config
+    from reteco.organizers import judge_submissions as js
+    from reteco.organizers.leaderboard import ScoringOptions, find_subtracks
+    from reteco.subtracks import SUBTRACKS
+
+    check_output_folder(args.out, "--out")
+    subtracks = find_subtracks(args.ref)
+    config = load_judge_config(args.judge_config)
+    ok, why = judge_available(config)
+    if not ok:
+        raise InputError(f"the judge cannot run: {why}; this command judges, so it needs the judge's key",
+                         str(args.judge_config or "judge config"))
+    single = len(subtracks) == 1 and args.ref.resolve() == subtracks[0][1].resolve()
+    plan = []
+    for sub, ref_dir in subtracks:
+        source = args.submissions if single else _subtrack_source(args.submissions, sub)
+        if source is None:
+            print(f"{sub}: skipped: no {sub}.zip or {sub}/ in {args.submissions}", file=sys.stderr)
+            continue
+        plan.append((sub, ref_dir, source))
+    if not plan:
+        raise InputError("no sub-track's submissions here", str(args.submissions))
+    options = ScoringOptions(run_judge_now=True, judge_config=args.judge_config, cache_dir=args.judge_cache)
+    progress = sys.stderr.isatty() and not args.no_progress
+    judge = f"{config.model}, prompt version {config.prompt_version}, signature {config.signature}"
+    print(f"judge: {judge}; cache: {args.judge_cache or 'the default cache'}", file=sys.stderr)
+    incomplete = 0
+    with tempfile.TemporaryDirectory(prefix="reteco-bulk-") as tmp:
+        for n, (sub, ref_dir, source) in enumerate(plan):
+            bulk = js.read_bulk_download(source, Path(tmp) / str(n))
+            kept, superseded = js.last_per_team(bulk.submissions)
+            for name in bulk.skipped:
+                print(f"{sub}: skipped {name}: not named as Codabench's bulk download names submissions", file=sys.stderr)
+            for line in bulk.not_fetched:
+                print(f"{sub}: warning: not in the download (Codabench could not fetch it): {line}", file=sys.stderr)
+            rows = js.judge_bulk(sub, ref_dir, kept, options, jobs=args.jobs, progress=progress)
+            written = js.write_tables(args.out, sub, rows, superseded=superseded, bulk=bulk, judge=judge)
+            judged = SUBTRACKS[sub].judged
+            for row in rows:
+                if row["errors"]:
+                    print(f"{sub}: {row['file']}: not scored: {row['errors'][0]}", file=sys.stderr)
+                    incomplete += any("internal error" in e for e in row["errors"])
+                elif judged and any(why.startswith("the judge did not") for why in row["absent"].values()):
+                    incomplete += 1
+                    print(f"{sub}: {row['file']}: judge figures missing: "
+                          f"{next(w for w in row['absent'].values() if w.startswith('the judge did not'))}", file=sys.stderr)
+            ranked = sum(1 for r in rows if r["rank"] is not None)
+            print(f"{sub}: {len(kept)} teams ({ranked} ranked), {len(superseded)} earlier submissions superseded -> "
+                  f"{', '.join(os.fspath(p) for p in written)}")
+    return EXIT_INCOMPLETE if incomplete else EXIT_OK
+
+
+def _subtrack_source(folder: Path, sub: str) -> Path | None:
+    for candidate in (folder / f"{sub}.zip", folder / sub):
+        if candidate.exists():
+            return candidate
+    return None
