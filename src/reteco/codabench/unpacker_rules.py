@@ -30,7 +30,6 @@ The phases and the leaderboard are ``competition_rules``'s.
 from __future__ import annotations
 
 import json
-import re
 import zipfile
 from pathlib import Path, PurePosixPath
 
@@ -38,6 +37,7 @@ import yaml
 
 from reteco.codabench import image, vendor
 from reteco.codabench import worker_simulation as worker
+from reteco.codabench.bundle_paths import TASK_FILES, is_dataset_key, safe_path
 from reteco.codabench.check_report import BundleTask, Report
 from reteco.codabench.judge_setup import JUDGE_DIR, SETUP_MANIFEST
 from reteco.codabench.logo_image import check_logo
@@ -57,7 +57,6 @@ TASK_KEYS = {
     "index", "name", "description", "scoring_program", "reference_data", "input_data", "ingestion_program",
     "ingestion_only_during_scoring", "key",
 }
-TASK_FILES = ("scoring_program", "reference_data", "input_data", "ingestion_program")
 SOLUTION_KEYS = {"index", "tasks", "path", "name", "description", "key"}
 FACT_SHEET_FIELDS = {"key", "type", "title", "selection", "is_required", "is_on_leaderboard"}
 FACT_SHEET_TYPES = {"checkbox", "text", "select"}
@@ -68,7 +67,6 @@ FACT_SHEET_TYPES = {"checkbox", "text", "select"}
 FACT_SHEET_FLAGS = ("is_required", "is_on_leaderboard")
 FACT_SHEET_MAX = 4096
 FACT_SHEET_DISCLOSURE = ("team_name", "system_description", "models_used", "apis_used")
-UUID = re.compile(r"^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$")
 
 
 def unpack(bundle: Path, root: Path, report: Report) -> dict | None:
@@ -151,12 +149,6 @@ def unknown(mapping: dict, known: set[str], where: str, report: Report) -> None:
         report.error("unknown-key", f"{where}: {', '.join(extra)} not read by Codabench (ignored silently; a typo?)")
 
 
-def safe_path(path: str) -> bool:
-    """A relative path that stays inside the bundle."""
-    parts = PurePosixPath(path).parts
-    return bool(parts) and not path.startswith("/") and ".." not in parts and "\\" not in path
-
-
 def bundle_file(root: Path, path: str, what: str, report: Report) -> Path | None:
     """The local path of a bundle file (exists, non-empty), or None after reporting."""
     if not safe_path(path):
@@ -182,11 +174,6 @@ def bundle_file(root: Path, path: str, what: str, report: Report) -> Path | None
                 report.error("file", f"{what}: {path} holds no file")
                 return None
     return local
-
-
-def is_dataset_key(root: Path, value: str) -> bool:
-    """Whether a task's or solution's data names a Codabench dataset (uploaded separately)."""
-    return bool(UUID.match(value)) and not (root / value).exists()
 
 
 def _data(root: Path, value, what: str, datasets: dict[str, Path], report: Report) -> Path | None:
