@@ -18,7 +18,7 @@ keeps back what follows and what came before the program's first line::
 For the default 600 s and 200 turns: 5 + 10 + 2 + 30 = 47 s kept back, so judging may run
 until 553 s after the program started. ``run_judge`` starts no request after ``deadline - 1 s``
 and cuts the one in flight at the deadline; what it leaves unjudged makes the judge keys absent
-with the reason (``reteco.scoring.generation.judge_stop``). How much judging needs at a given
+with the reason (``reteco.scoring.judge_run.judge_stop``). How much judging needs at a given
 latency and concurrency is measured in ``bench/bench_scoring_program_judge.py``.
 """
 

@@ -305,8 +305,8 @@ def write_context(path: Path, items: Sequence[SampledItem], reference: Reference
 
 def judge_items(reference: Reference, items: Sequence[SampledItem], dimensions: Sequence[str]) -> list:
     """The JudgeItems of the sampled items, field for field as generation scoring builds them
-    (``reteco.scoring.generation``), so their requests, and cache keys, are the same."""
-    from reteco.scoring.generation import judge_items as items_of_turn
+    (``reteco.scoring.judge_run``), so their requests, and cache keys, are the same."""
+    from reteco.scoring.judge_run import judge_items as items_of_turn
 
     turns = read_turns(reference)
     return [

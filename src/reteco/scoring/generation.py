@@ -81,6 +81,7 @@ from reteco.formats.topic_ids import DEPTH_GROUPS, depth_group
 from reteco.formats.turns import TurnRecord, read_turns
 from reteco.metrics.text_overlap import TEXT_METRICS, BertScoreConfig, text_overlap_values
 from reteco.problems import Problems
+from reteco.scoring.judge_run import judge_not_run, run_judge_on_answers
 from reteco.scoring.rules import RankedRun
 from reteco.subtracks import DIMENSIONS, JUDGE_MEAN, SUBTRACKS
 
@@ -98,7 +99,6 @@ TOP_K_2C = 5
 MAX_UNSCORED_SHARE = 0.02
 
 MISSING = "missing"  # the turn has no answer: scores 0 and counts
-_PASSAGES_SHOWN = {"evidence": "the passages the system had", "gold_evidence": "the turn's gold passages"}
 AGGREGATION_RULES = (
     "each dimension: the judge's 1-5 score s normalized as (s - 1) / 4, averaged over all reference turns",
     "a reference turn without an answer scores 0 on every dimension and text metric, and counts",
@@ -241,10 +241,13 @@ def score_generation(
     if reference.subtrack == "2c":
         evidence_info["k"] = TOP_K_2C
 
-    judge_info, outcomes = _run_judge(
-        turns, answer_texts, evidence, gold_evidence, judge_config, cache_dir, run_judge_now, progress, problems,
-        deadline=judge_deadline, max_calls=judge_max_calls,
-    )
+    if run_judge_now:
+        judge_info, outcomes = run_judge_on_answers(
+            turns, answer_texts, evidence, gold_evidence, judge_config, cache_dir, progress, problems,
+            deadline=judge_deadline, max_calls=judge_max_calls,
+        )
+    else:
+        judge_info, outcomes = judge_not_run({"ran": False, "reason": JUDGE_NOT_CALLED}, problems)
 
     # Per turn, per dimension: status and score.
     statuses = {d: [MISSING] * n for d in DIMENSIONS}
@@ -357,160 +360,6 @@ def _absent_reasons(scores: dict[str, float], judge_info: dict, text_info: dict)
         if name not in scores:
             absent[name] = info.get("reason") or "no reference turn has a reference answer to compare with"
     return absent
-
-
-def judge_items(turn: TurnRecord, answer: str, evidence, gold_evidence, dimensions=DIMENSIONS) -> list:
-    """The judge's items of one answered turn, one per dimension: the one builder of generation
-    scoring and of the human sample (``reteco.organizers.human_sample``), so the same answer
-    makes the same requests and finds the same cache rows. ``evidence``: the passages the system
-    had (2b: the gold ones; 2c: the run's top 5); ``gold_evidence``: the turn's gold passages."""
-    from reteco.judge import JudgeItem
-
-    return [
-        JudgeItem(
-            key=turn.key, dimension=d, query=turn.query, history=turn.history, answer=answer, evidence=evidence,
-            reference_answer=turn.answer, gold_evidence=gold_evidence,
-        )
-        for d in dimensions
-    ]
-
-
-def _run_judge(turns, answer_texts, evidence, gold_evidence, judge_config, cache_dir, run_judge_now, progress, problems,
-               *, deadline=None, max_calls=None):
-    """Build the judge items (answered turns x five dimensions) and run the judge if it can run,
-    within ``deadline`` and ``max_calls``; a run stopped before the end counts as not run
-    (``judge_stop``)."""
-    info: dict = {"ran": False}
-    if not run_judge_now:
-        info["reason"] = JUDGE_NOT_CALLED
-    else:
-        from reteco import judge as judge_module
-
-        if tuple(judge_module.DIMENSIONS) != DIMENSIONS:  # the aggregation's keys are the judge's
-            raise RuntimeError(f"judge dimensions {judge_module.DIMENSIONS} differ from {DIMENSIONS}")
-        config = judge_config if judge_config is not None else judge_module.load_judge_config()
-        _describe_config(info, config)
-        available, why = judge_module.judge_available(config)
-        if not available:
-            info["reason"] = why
-        else:
-            items = [
-                item
-                for i, turn in enumerate(turns)
-                if answer_texts[i] is not None
-                for item in judge_items(turn, answer_texts[i], evidence[i], gold_evidence[i])
-            ]
-            directory = cache_dir if cache_dir is not None else judge_module.default_cache_dir()
-            outcomes = judge_module.run_judge(items, config, cache_dir=directory, progress=progress, deadline=deadline,
-                                              max_calls=max_calls)
-            cached = sum(1 for o in outcomes if o.cached)
-            # The run's requests: made, budget, preflight, why they stopped (the organizers' audit).
-            info["run"] = outcomes.stats.as_dict()
-            info["ran"] = True
-            from reteco.judge.prompts import INJECTION, PASSAGE_INPUTS
-
-            info["asks_injection_flag"] = INJECTION in config.prompts.json_schema["properties"]
-            # Which passages each dimension was shown (its prompt's inputs): the task report's evidence.
-            info["passages_shown"] = {
-                d: [_PASSAGES_SHOWN[i] for i in config.prompts.dimensions[d].inputs if i in PASSAGE_INPUTS]
-                for d in DIMENSIONS
-            }
-            info["calls"] = {
-                "judgments": len(outcomes),
-                "cached": cached,
-                "new": len(outcomes) - cached,
-            }
-            from reteco.judge.report import judge_provenance, model_mismatch_warning
-
-            # Who answered: endpoint, configured and reported models, fingerprints, with counts.
-            info["provenance"] = judge_provenance(outcomes, config)
-            info["system_fingerprints"] = sorted(info["provenance"]["system_fingerprints"])
-            mismatch = model_mismatch_warning(info["provenance"])
-            if mismatch:
-                problems.warning("judge", None, mismatch)
-            stop = judge_stop(outcomes.stats, outcomes)
-            if stop is None:
-                return info, outcomes
-            info.pop("asks_injection_flag")
-            info.update(ran=False, reason=stop["reason"], stopped=stop)
-            problems.warning(
-                "judge", None,
-                f"the judge did not finish: {stop['reason']}. Not reported: {', '.join(DIMENSIONS)}, {JUDGE_MEAN}",
-            )
-            return info, []
-    problems.warning(
-        "judge",
-        None,
-        f"the judge did not run: {info['reason']}. Not reported: {', '.join(DIMENSIONS)}, {JUDGE_MEAN}",
-    )
-    return info, []
-
-
-# What stopped a judge run, as the participant reads it (``judge_stop``): the call engine's
-# messages (``reteco.llm.calls``) tested in order, first match wins. Never a URL, a key or the
-# server's own text: the log and the page are the participant's.
-_SERVICE_FAULTS = (
-    ("insufficient_quota", "has no quota left for the organizers' account"),
-    ("HTTP 401", "refused the organizers' credentials"),
-    ("HTTP 403", "refused the organizers' credentials"),
-    ("HTTP 404", "does not offer the judge's model at its address"),
-    ("HTTP 429", "kept answering that too many requests were sent (rate limit)"),
-    ("the server rejected `", "refused a parameter of the judge's requests"),
-    ("connection failed", "could not be reached"),
-    ("no response within", "did not answer in time"),
-    ("HTTP 5", "kept failing (server errors)"),
-)
-
-
-def judge_stop(stats, outcomes) -> dict | None:
-    """Why a judge run ended before every judgment had a verdict, or None when it was not stopped.
-
-    Stopped: the deadline or the call budget was reached (``CallStats.stopped``), the preflight
-    failed, or the run was aborted (a 401, failures in a row). Returns ``{"kind": "deadline" |
-    "budget" | "service", "reason": the participant's words, "answered_turns", "judged_turns":
-    answered turns with a verdict on all five dimensions, "judgments", "judged", "unfinished",
-    "http_requests", "max_calls", "detail": the engine's own message, for the organizers}``.
-    A run that was not stopped but left judgments failed returns None: those are the bounded
-    exclusion of the module docstring.
-    """
-    calls = stats.calls
-    if not stats.unfinished or not (calls.stopped or calls.preflight == "failed"):
-        return None
-    detail = calls.preflight_detail if calls.preflight == "failed" else calls.stopped
-    verdicts: dict[str, int] = {}
-    for o in outcomes:
-        verdicts.setdefault(o.item.key, 0)
-        if o.status != "error":
-            verdicts[o.item.key] += 1
-    answered = len(verdicts)
-    judged = sum(1 for n in verdicts.values() if n == len(DIMENSIONS))
-    progress = f"{judged} of {answered} answered turns were judged on all five dimensions"
-    if calls.preflight != "failed" and detail.startswith("deadline reached"):
-        kind, reason = "deadline", f"judging reached this run's time limit before every answer was judged ({progress})"
-    elif calls.preflight != "failed" and detail.startswith("call budget reached"):
-        kind, reason = "budget", (f"the judge's budget of {calls.max_calls} requests for one submission was used up "
-                                  f"before every answer was judged ({progress})")
-    else:
-        texts = [detail] + [o.rationale for o in outcomes if o.status == "error"]
-        what = next((w for pattern, w in _SERVICE_FAULTS if any(pattern in t for t in texts)), "could not be used")
-        kind, reason = "service", f"the judge's service {what} ({progress})"
-    return {
-        "kind": kind, "reason": f"{reason}; a partial average is not a figure, so no judge figure is reported",
-        "answered_turns": answered, "judged_turns": judged, "judgments": stats.judgments, "judged": stats.judged,
-        "unfinished": stats.unfinished, "http_requests": stats.http_requests, "max_calls": calls.max_calls,
-        "detail": detail,
-    }
-
-
-def _describe_config(info: dict, config) -> None:
-    """Who judges (signature, model, prompt version, decoding, public endpoint): never the key."""
-    described = config.describe() if hasattr(config, "describe") else {}
-    for name in ("signature", "model", "prompt_version"):
-        value = described.get(name, getattr(config, name, None))
-        if value is not None:
-            info[name] = value
-    if described:
-        info["config"] = {k: v for k, v in described.items() if k not in info}
 
 
 def _note_judge_problems(per_dimension: dict, problems: Problems) -> None:
