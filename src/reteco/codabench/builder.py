@@ -1,5 +1,8 @@
 """``reteco bundle`` (``make bundle``): build the Codabench competition bundle(s).
 
+Why one module of 406 lines: the build is one recipe (reference data, programs, solutions, kit,
+bundles, in that order, sharing one staging folder) plus the command that runs it.
+
 What goes in a bundle (paths as ``competition.yaml`` names them)::
 
     competition.yaml                 rendered from reteco.codabench.competition
@@ -31,9 +34,6 @@ its key, read at build time, go into ``judge/`` of the reference data of the jud
 (``reteco.codabench.judge_setup``), and nowhere else; the scoring program then judges there, and
 carries openai (``vendor.excluded``). A judged phase must hide its scoring output from
 participants (it holds the judge's archive): the build refuses one that does not.
-
-Over 400 lines on purpose: the build is one recipe (reference data, programs, solutions, kit,
-bundles, in that order, sharing one staging folder) plus the command that runs it.
 """
 
 from __future__ import annotations

@@ -1,5 +1,9 @@
 """The RETECO competition on Codabench: the one source of ``competition.yaml``.
 
+Why one module of 415 lines: the one source of ``competition.yaml``: the phases, tasks,
+leaderboards, pages and who sees what are rendered by one function (``competition``) from the
+decisions written below, beside the Codabench behaviour each rests on.
+
 Two layouts are generated from this module and ``leaderboards``:
 
 - ``per-subtrack`` (the default, ``DEFAULT_LAYOUT``): one competition per sub-track, one task

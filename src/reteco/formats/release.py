@@ -1,5 +1,10 @@
 """Readers for the organizers' data releases: the per-domain release layout and the flat sample.
 
+Why one module of 630 lines: the readers of one format, the organizers' release, under its
+specification below: layout discovery, one reader per file kind sharing the id and record
+helpers, and the flat layout's domain rule, which ``reteco prepare`` and the starting kit's
+baseline both import from here.
+
 Release layout (the organizers' train/dev release, v1.1; docs/participants/data.md)::
 
     track1_tempo/<domain>/documents.jsonl         {"id", "content"}

@@ -1,6 +1,10 @@
 """Frozen temporal labels of Track 1: per-document verdicts, keyed by the reference's query key
 ``<domain>/<query id>``. The required periods they refer to are ``reteco.formats.temporal_periods``.
 
+Why one module of 407 lines: one format, whose reader, append-only writer (locked, the manifest
+updated with each change) and manifest checks share the rules below, so that no edit can bypass
+them.
+
 A frozen label folder ``temporal_labels/`` (format ``reteco-temporal-labels/1``), in a
    reference folder (copied there by ``reteco prepare`` from the release's
    ``track1_tempo/temporal_labels_<split>/``, or written by ``reteco label-temporal``)::

@@ -1,5 +1,10 @@
 """Reading TREC run files: ``topic Q0 docid rank score tag``, one line per ranked document.
 
+Why one module of 704 lines: one format's reader. The rules below are applied by the strict
+line-by-line reader (``_read_strict``) and by the faster paths that must agree with it to the
+byte (Arrow's parser, the numpy normalisation, the careful path and its line scanners): side by
+side, a change to a rule is made in every path at once.
+
 The format rules (documented for participants in docs/participants/submission_format.md, a
 competition page), which ``_read_strict`` applies line by line and every faster path below must
 apply identically:

@@ -1,5 +1,10 @@
 """The judge's persistent cache and audit trail: one SQLite file, outside any output folder.
 
+Why one module of 504 lines: one SQLite file's schema and every query on it. The verdict cache,
+the audit trail and the archives that carry them between machines share the tables below, and
+importing an archive keeps the cache's own rules (a verdict never served for another endpoint,
+never replaced silently).
+
 Tables (``judge-cache.sqlite`` in the cache folder):
 
 - ``requests``: every distinct request body sent (model, messages, schema, decoding), keyed

@@ -1,5 +1,10 @@
 """Agreement of the LLM judge with human raters, per dimension, with bootstrap intervals.
 
+Why one module of 666 lines: one metric family, the judge-human agreement figures. Every figure,
+the point estimate and its bootstrap resamples alike, is computed from the same weighted tables
+of one cluster bootstrap (below); the figures share those vectorised helpers and are checked
+together against scikit-learn, scipy and ``krippendorff``.
+
 The evaluation plan spot-validates the judge's 1-5 scores against independent human ratings and
 discloses the agreement in the task report. ``agreement(judge, humans)`` returns, for each of the
 judge's five dimensions, over the items rated by both sides (the judge once, one or more humans):

@@ -1,6 +1,10 @@
 """Statistics behind the organizers' ranked tables: bootstrap intervals, paired randomization
 tests between systems and the Holm-Bonferroni correction, vectorised over many systems.
 
+Why one module of 410 lines: one family of procedures over one score matrix, sharing its seeded
+resampling streams and their chunking; reproducing any figure of a ranked table needs the whole
+contract below, so it is written, and kept, in one place.
+
 Everything works on a matrix ``scores[system, unit]`` (float64): every system scored on the same
 units (queries for 1a and 1b, turns for 2a and 2c), a unit the system did not answer already 0,
 each value the per-unit figure of the official metric (nDCG@10). A system's figure is the mean

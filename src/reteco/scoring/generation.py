@@ -1,5 +1,10 @@
 """Generation scoring for 2b (gold-passage generation) and 2c (full conversational RAG).
 
+Why one module of 476 lines: the aggregation of 2b and 2c as one set of rules
+(``AGGREGATION_RULES``, repeated in details.json) over the same reference turns: the judge's
+dimensions with their bounded exclusion, judge_mean, the text metrics, the per-domain and
+per-depth groups and the reason of every key left out. Running the judge is ``judge_run``'s.
+
 Per reference turn, the participant's answer is judged on five dimensions, each by its own
 focused prompt on a 1-5 Likert scale (``reteco.judge``), and compared with the turn's
 reference answer by ROUGE-L, METEOR and BERTScore (``reteco.metrics.text_overlap``).

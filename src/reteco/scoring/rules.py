@@ -1,5 +1,9 @@
 """Retrieval scoring for 1a, 1b, 2a, 2c and graded benchmarks (FactIR): the official rules.
 
+Why one module of 428 lines: the official rules of a run, numbered below, as one vectorised pass
+over the run's columns (``apply_rules``); its helpers serve that pass, and the judgments and
+per-topic metrics beside it are computed on its result.
+
 How a run is interpreted (evaluation plan, "Deterministic handling"; docs/participants/evaluation.md):
 
 1. A run line is ``topic Q0 docid rank score tag`` (``reteco.formats.trec_run``).
