@@ -11,7 +11,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from bundle_fixtures import PYTHON, rewrite, slim_program
+from support.bundle_edits import PYTHON, rewrite, slim_program
 
 from reteco.codabench import competition as definition
 from reteco.codabench.builder import BuildOptions, build

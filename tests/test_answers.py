@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from tiny_track2 import write_tiny_reference
+from support.tiny_track2 import write_tiny_reference
 
 from reteco.formats.answers import MAX_ANSWER_CHARS, MAX_ANSWER_WORDS, read_answers
 from reteco.problems import InputError, Problems

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from bundle_fixtures import PYTHON, only_first_task, rewrite, zip_bytes
+from support.bundle_edits import PYTHON, only_first_task, rewrite, zip_bytes
+from support.paths import REPO_ROOT
 
 from reteco.codabench import competition as definition
 from reteco.codabench import leaderboards
@@ -29,7 +30,6 @@ from reteco.subtracks import SUBTRACKS as ROWS
 KEYS = {s: row.keys for s, row in ROWS.items()}
 OPTIONAL = {k for row in ROWS.values() for k in row.optional_keys()}
 
-REPO = Path(__file__).resolve().parents[1]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -37,7 +37,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def test_committed_competition_yaml_is_generated_from_the_definition():
-    committed = (REPO / "competition.yaml").read_text(encoding="utf-8")
+    committed = (REPO_ROOT / "competition.yaml").read_text(encoding="utf-8")
     assert committed == definition.render_all(), (
         "competition.yaml is out of date: run `reteco bundle --write-yaml competition.yaml`"
     )
@@ -126,8 +126,8 @@ def test_bundle_pages_are_the_participants_pages_of_the_repository(built):
         content = yaml.safe_load(archive.read("competition.yaml"))
         named = [content["terms"]] + [page["file"] for page in content["pages"]]
         for path in named:
-            assert archive.read(path) == (REPO / definition.page_source(path)).read_bytes(), path
-    assert {Path(p).name for p in named} == {p.name for p in (REPO / definition.PAGES_SOURCE).glob("*.md")}
+            assert archive.read(path) == (REPO_ROOT / definition.page_source(path)).read_bytes(), path
+    assert {Path(p).name for p in named} == {p.name for p in (REPO_ROOT / definition.PAGES_SOURCE).glob("*.md")}
 
 
 def test_a_failing_solution_is_reported_by_the_simulated_worker(built, tmp_path):

@@ -15,8 +15,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from bundle_fixtures import PYTHON, rewrite
-from fake_openai_server import FakeOpenAI, Reply, fake_judge
+from support.bundle_edits import PYTHON, rewrite
+from support.fake_openai_server import FakeOpenAI, Reply, fake_judge
 
 from reteco.codabench import competition as definition
 from reteco.codabench import vendor

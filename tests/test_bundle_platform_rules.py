@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from bundle_fixtures import rewrite
+from support.bundle_edits import rewrite
+from support.paths import REPO_ROOT
 
 from reteco.codabench import builder, scoring_check
 from reteco.codabench import competition as definition
@@ -29,8 +30,6 @@ from reteco.codabench.competition_rules import effective_time_limit
 from reteco.codabench.logo_image import logo_type
 from reteco.commands import bundle as bundle_command
 from reteco.commands import check_bundle as check_bundle_command
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def _rule(errors: list[str], rule: str, text: str = "") -> bool:
@@ -46,7 +45,7 @@ def _static(path: Path, **kwargs) -> list[str]:
 
 
 def test_the_default_layout_is_per_subtrack_in_the_makefile_the_command_and_the_builder():
-    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    makefile = (REPO_ROOT / "Makefile").read_text(encoding="utf-8")
     (layout,) = re.findall(r"^LAYOUT \?= (\S+)$", makefile, flags=re.M)
     parser = argparse.ArgumentParser()
     bundle_command.add_parser(parser.add_subparsers())
@@ -197,7 +196,7 @@ def test_a_gif_named_png_is_accepted(slim, tmp_path):
 
 
 def test_the_repository_logo_is_a_png():
-    assert logo_type((REPO / definition.LOGO).read_bytes()) == "png"
+    assert logo_type((REPO_ROOT / definition.LOGO).read_bytes()) == "png"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from support.paths import SAMPLES
 
 from reteco.codabench import competition as definition
 from reteco.codabench import scoring_program as codabench
@@ -19,9 +20,6 @@ from reteco.formats.reference import Reference
 from reteco.organizers.prepare import prepare_release
 from reteco.organizers.synthetic.release import write_synthetic_release
 from reteco.scoring.submission import score_submission
-
-REPO = Path(__file__).resolve().parents[1]
-SAMPLES = REPO / "starting_kit" / "sample_submissions"
 
 
 @pytest.fixture(scope="module")

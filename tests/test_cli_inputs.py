@@ -14,7 +14,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from tiny_track2 import write_tiny_reference
+from support.paths import REPO_ROOT
+from support.tiny_track2 import write_tiny_reference
 
 from reteco import __version__
 from reteco.codabench import scoring_program as codabench
@@ -23,7 +24,6 @@ from reteco.formats.qrels import read_qrels, read_stance
 from reteco.formats.submission import open_submission
 from reteco.problems import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, MAX_FILE_NAME, InputError, printable
 
-REPO = Path(__file__).resolve().parents[1]
 BIG = "9" * 5000  # int() refuses more than 4,300 digits with ValueError
 INTERNAL = f"internal error in reteco {__version__} (RuntimeError); please report it to the organizers"
 ANSWERS_HINT = 'each line must be one JSON object: {"turn_id": "<conversation id>_turn_<n>", "answer": "..."}'
@@ -137,13 +137,13 @@ def ingestion(tmp_path: Path, task: dict | None, files: dict[str, str]) -> subpr
         (data / "task.json").write_text(json.dumps(task))
     for name, text in files.items():
         (submission / name).write_text(text)
-    program = REPO / "ingestion_program" / "ingestion.py"
+    program = REPO_ROOT / "ingestion_program" / "ingestion.py"
     return subprocess.run([sys.executable, str(program), str(data), str(tmp_path / "out"), str(submission)],
                           capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
 
 
 def test_the_ingestion_program_uses_the_same_codes(tmp_path):
-    program = REPO / "ingestion_program" / "ingestion.py"
+    program = REPO_ROOT / "ingestion_program" / "ingestion.py"
     usage = subprocess.run([sys.executable, str(program)], capture_output=True, text=True, timeout=120, check=False)
     assert usage.returncode == EXIT_USAGE
     no_task = ingestion(tmp_path / "a", None, {"run.txt": "x"})  # the phase's data is broken: not the participant

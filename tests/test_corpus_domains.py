@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from support.paths import SAMPLES, SHARED_SAMPLE
 
 from reteco.formats import release as rel
 from reteco.formats.phase_record import local_phase
@@ -16,11 +17,6 @@ from reteco.organizers.prepare import prepare_release
 from reteco.organizers.synthetic.release import write_synthetic_release
 from reteco.outputs.results import write_results
 from reteco.scoring.submission import score_submission
-
-REPO = Path(__file__).resolve().parents[1]
-SAMPLE = REPO.parent / "shared" / "data" / "reteco_sample"
-SAMPLES = REPO / "starting_kit" / "sample_submissions"
-
 
 # ---------------------------------------------------------------------------------------------
 # The flat layout's rule, by hand
@@ -117,9 +113,9 @@ def test_a_gold_only_corpus_is_recorded_and_warned_about_in_log_details_and_page
 
 
 def test_the_organizers_sample_is_flagged_in_every_subtrack(tmp_path):
-    if not SAMPLE.is_dir():
-        pytest.skip(f"the organizers' sample is not at {SAMPLE} (expected beside the repository, in ../shared)")
-    prepare_release(SAMPLE, "dev", tmp_path / "ref")
+    if not SHARED_SAMPLE.is_dir():
+        pytest.skip(f"the organizers' sample is not at {SHARED_SAMPLE} (expected beside the repository, in ../shared)")
+    prepare_release(SHARED_SAMPLE, "dev", tmp_path / "ref")
     for sub in ("1a", "1b", "2a", "2c"):
         relevance = Reference.read(tmp_path / "ref" / sub).manifest["corpus_relevance"]
         domains = Reference.read(tmp_path / "ref" / sub).domains

@@ -13,7 +13,7 @@ The browser is driven over the DevTools protocol on 127.0.0.1 (``reteco.commands
 from __future__ import annotations
 
 import pytest
-from detailed_results_samples import judged_pages, scoring_program_pages
+from support.detailed_results_samples import judged_pages, scoring_program_pages
 
 from reteco.outputs.chromium import WIDTHS, BrowserUnavailable, Chromium, find_chromium
 from reteco.subtracks import IDS

@@ -16,7 +16,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from detailed_results_samples import judged_pages, output_of, scoring_program_pages
+from support.detailed_results_samples import judged_pages, output_of, scoring_program_pages
+from support.paths import SAMPLES
 
 from reteco.formats.reference import Reference
 from reteco.outputs import charts, detailed_results, page_html, page_sections, results
@@ -433,7 +434,7 @@ def test_every_count_the_scorers_write_is_explained(program_pages):
 
 def test_a_count_that_needs_fixing_is_marked(program_pages, tmp_path):
     reference_dir = program_pages["2a-development"].path.parents[3] / "reference" / "2a"
-    run = (Path(__file__).resolve().parents[1] / "starting_kit" / "sample_submissions" / "2a" / "run.txt").read_text()
+    run = (SAMPLES / "2a" / "run.txt").read_text()
     first = run.splitlines()[0].split()
     extra = f"{first[0]} Q0 no-such-document 1 99 x\n" + " ".join(first) + "\n"
     (tmp_path / "run.txt").write_text(run + extra)

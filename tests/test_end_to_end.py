@@ -10,15 +10,12 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from support.paths import REPO_ROOT, SAMPLES, SHARED_SAMPLE
 
 from reteco.formats.reference import Reference
 from reteco.organizers.prepare import prepare_release
 from reteco.organizers.synthetic.release import write_synthetic_release
 from reteco.scoring.submission import score_submission
-
-REPO = Path(__file__).resolve().parents[1]
-SAMPLES = REPO / "starting_kit" / "sample_submissions"
-SHARED_SAMPLE = REPO.parent / "shared" / "data" / "reteco_sample"
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +55,7 @@ def test_scoring_program_as_the_worker_runs_it(reference_root, tmp_path):
     # Map the worker's layout: program copied, input/ref, input/res (a zip extracted as is, with
     # a top-level folder, __MACOSX and the worker's metadata file), output.
     program = tmp_path / "program"
-    shutil.copytree(REPO / "scoring_program", program)
+    shutil.copytree(REPO_ROOT / "scoring_program", program)
     shutil.copytree(reference_root / "2a", tmp_path / "input" / "ref")
     res = tmp_path / "input" / "res"
     (res / "team_run" / "__MACOSX").mkdir(parents=True)
@@ -84,7 +81,7 @@ def test_scoring_program_rejects_bad_input_with_exit_1(reference_root, tmp_path)
     with zipfile.ZipFile(tmp_path / "input" / "res" / "sub.zip", "w") as z:
         z.writestr("run.txt", "122 Q0 doc 1\n")
     done = subprocess.run(
-        [sys.executable, str(REPO / "scoring_program" / "score.py"), str(tmp_path / "input"), str(tmp_path / "output")],
+        [sys.executable, str(REPO_ROOT / "scoring_program" / "score.py"), str(tmp_path / "input"), str(tmp_path / "output")],
         capture_output=True,
         text=True,
     )

@@ -6,9 +6,9 @@ import json
 import math
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from support.paths import SHARED
 
 from reteco.formats.factir import convert_factir
 from reteco.formats.qrels import FACTIR_CUTOFFS, benchmark_reference, read_qrels
@@ -16,8 +16,7 @@ from reteco.formats.reference import Judgment
 from reteco.problems import InputError
 from reteco.scoring.retrieval import score_run
 
-REPO = Path(__file__).resolve().parents[1]
-FACTIR = REPO.parent / "shared" / "data" / "factir"
+FACTIR = SHARED / "data" / "factir"
 needs_factir = pytest.mark.skipif(not (FACTIR / "evidence.csv").exists(), reason="FactIR files not in ../shared/data/factir")
 
 

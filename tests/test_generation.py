@@ -11,11 +11,11 @@ import re
 import subprocess
 import sys
 import zipfile
-from pathlib import Path
 
 import pytest
-from fake_openai_server import asks_injection_flag, fake_openai_fixture, judgment, user_text  # noqa: F401 (the fake_openai fixture)
-from tiny_track2 import write_tiny_reference
+from support.fake_openai_server import asks_injection_flag, fake_openai_fixture, judgment, user_text  # noqa: F401 (the fake_openai fixture)
+from support.paths import SAMPLES
+from support.tiny_track2 import write_tiny_reference
 
 from reteco.formats.answers import read_answers
 from reteco.judge import load_judge_config
@@ -27,7 +27,6 @@ from reteco.scoring.submission import score_submission, validate_submission
 from reteco.subtracks import JUDGE
 
 KEY_ENV = "RETECO_TEST_JUDGE_KEY"
-REPO = Path(__file__).resolve().parents[1]
 
 # Answers to two of the three tiny turns; biology/2_turn_2 is left unanswered.
 ANSWER_1 = "cells need energy and water"  # = the reference answer of biology/2_turn_1
@@ -271,7 +270,7 @@ def test_50_turns_with_1_invalid_verdict_keep_the_figure_and_with_2_withhold_it(
 ):
     # Answer k gets 1 + k % 5 on every dimension; on faithfulness the turns in invalid_turns
     # get a refusal (an invalid verdict at once).
-    from fake_openai_server import completion
+    from support.fake_openai_server import completion
 
     def judge(body):
         text = user_text(body)
@@ -464,7 +463,7 @@ def test_sample_answers_equal_a_fresh_regeneration(tmp_path):
 
     release = write_synthetic_release(tmp_path / "release")
     written = write_sample_answers(release, tmp_path / "samples")
-    samples = REPO / "starting_kit" / "sample_submissions"
+    samples = SAMPLES
     for subtrack, path in written.items():
         assert (samples / subtrack / "answers.jsonl").read_bytes() == path.read_bytes(), (
             f"starting_kit/sample_submissions/{subtrack}/answers.jsonl is stale: "
@@ -479,7 +478,7 @@ def test_sample_submissions_score_without_the_judge(tmp_path):
 
     release = write_synthetic_release(tmp_path / "release")
     prepare_release(release, "dev", tmp_path / "ref", subtracks=("2b", "2c"))
-    samples = REPO / "starting_kit" / "sample_submissions"
+    samples = SAMPLES
     for subtrack in ("2b", "2c"):
         reference = Reference.read(tmp_path / "ref" / subtrack)
         result = score_submission(reference, samples / subtrack, run_judge_now=False)

@@ -12,7 +12,7 @@ import dataclasses
 import json
 
 import pytest
-from fake_openai_server import (  # noqa: F401  (fixtures)
+from support.fake_openai_server import (  # noqa: F401  (fixtures)
     LLAMA_CPP_PYTHON,
     LLAMA_CPP_PYTHON_REJECTION,
     TEST_KEY,

@@ -14,7 +14,7 @@ import sqlite3
 import time
 
 import pytest
-from fake_openai_server import (  # noqa: F401  (fixtures)
+from support.fake_openai_server import (  # noqa: F401  (fixtures)
     TEST_KEY,
     FakeOpenAI,
     Reply,

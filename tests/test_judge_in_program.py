@@ -13,7 +13,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from fake_openai_server import FakeOpenAI, Reply, http_error, rate_limited
+from support.fake_openai_server import FakeOpenAI, Reply, http_error, rate_limited
+from support.paths import SAMPLES
 
 from reteco.codabench import competition as definition
 from reteco.codabench import judge_plan, scoring_program
@@ -35,8 +36,6 @@ from reteco.problems import InputError
 from reteco.scoring.submission import score_submission
 from reteco.subtracks import DIMENSIONS, JUDGE, JUDGE_MEAN
 
-REPO = Path(__file__).resolve().parents[1]
-SAMPLES = REPO / "starting_kit" / "sample_submissions"
 KEY = "sk-reteco-in-program-KEY-5f3a9c0e7d21"  # recognisable, so a leak is easy to find
 EVALUATION = next(p for p in definition.PHASES if p.key == "evaluation")
 POST_EVALUATION = next(p for p in definition.PHASES if p.key == "post_evaluation")

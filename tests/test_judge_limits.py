@@ -9,7 +9,7 @@ import time
 
 import openai  # noqa: F401  (imported before the clock starts: the first run's import takes ~0.7 s)
 import pytest
-from fake_openai_server import FakeOpenAI, fake_openai_fixture, judge_config_fixture, rate_limited  # noqa: F401  (fixtures)
+from support.fake_openai_server import FakeOpenAI, fake_openai_fixture, judge_config_fixture, rate_limited  # noqa: F401  (fixtures)
 
 from reteco.judge import JudgeItem, run_judge
 
@@ -88,7 +88,7 @@ def test_no_more_http_requests_than_the_budget(fake_openai, judge_config, tmp_pa
 
 
 def test_retries_and_reasks_count_against_the_budget(fake_openai, judge_config, tmp_path):
-    from fake_openai_server import completion, http_error
+    from support.fake_openai_server import completion, http_error
 
     fake_openai.script.extend([http_error(503), completion("not json")])
     config = dataclasses.replace(judge_config, concurrency=1)

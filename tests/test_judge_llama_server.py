@@ -17,16 +17,16 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 import pytest
-from fake_openai_server import TEST_KEY
+from support.fake_openai_server import TEST_KEY
+from support.paths import SHARED
 
 from reteco.commands.judge import add_judge_parser
 from reteco.judge import JudgeItem, item_to_json
 from reteco.llm.cache import CACHE_FILE
 
-LLAMA_CPP = Path(__file__).resolve().parents[1].parent / "shared" / "tools" / "llama.cpp"
+LLAMA_CPP = SHARED / "tools" / "llama.cpp"
 SERVER = LLAMA_CPP / "bin" / "llama-server"
 MODEL = LLAMA_CPP / "models" / "tiny-biased.gguf"
 ALIAS = "tiny-judge"

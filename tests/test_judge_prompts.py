@@ -6,9 +6,9 @@ import json
 import re
 import shutil
 import tomllib
-from pathlib import Path
 
 import pytest
+from support.paths import REPO_ROOT
 
 from reteco.judge import DIMENSIONS, JudgeItem, build_request, load_judge_config
 from reteco.judge.golden import load_golden_cases
@@ -16,8 +16,7 @@ from reteco.judge.prompts import PACKAGED_PROMPTS, VERSION_FILES, freeze, inject
 from reteco.llm.prompt_files import PromptIntegrityError, ReplyProblem, read_manifest
 from reteco.problems import InputError
 
-ROOT = Path(__file__).resolve().parents[1]
-PACKAGE = ROOT / "src" / "reteco"
+PACKAGE = REPO_ROOT / "src" / "reteco"
 
 
 def item(dimension: str, **changes) -> JudgeItem:
@@ -101,7 +100,7 @@ def test_the_config_refuses_prompts_that_differ_from_the_manifest(tmp_path):
 
 def test_package_data_ships_every_prompt_config_and_golden_file():
     """pyproject's package-data globs must cover every non-Python file of the judge."""
-    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["reteco"]
+    patterns = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["reteco"]
     shipped = {p for pattern in patterns for p in PACKAGE.glob(pattern) if p.is_file()}
     judge = PACKAGE / "judge"
     data = {p for p in judge.rglob("*") if p.is_file() and p.suffix not in (".py", ".pyc")}

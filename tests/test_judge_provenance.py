@@ -15,8 +15,8 @@ import sqlite3
 from types import SimpleNamespace
 
 import pytest
-from fake_openai_server import TEST_KEY, FakeOpenAI, fake_openai_fixture, judge_config_fixture, judgment  # noqa: F401  (fixtures)
-from tiny_track2 import write_tiny_reference
+from support.fake_openai_server import TEST_KEY, FakeOpenAI, fake_openai_fixture, judge_config_fixture, judgment  # noqa: F401  (fixtures)
+from support.tiny_track2 import write_tiny_reference
 
 from reteco.commands import main
 from reteco.judge import JudgeItem, build_request, outcome_to_json, run_judge

@@ -6,8 +6,8 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from fake_openai_server import TEST_KEY, fake_openai_fixture  # noqa: F401  (fixture)
-from tiny_track2 import write_tiny_reference
+from support.fake_openai_server import TEST_KEY, fake_openai_fixture  # noqa: F401  (fixture)
+from support.tiny_track2 import write_tiny_reference
 
 from reteco.commands import main
 from reteco.judge import load_judge_config

@@ -14,12 +14,11 @@ import time
 from pathlib import Path
 
 import pytest
-from fake_openai_server import TEST_KEY, FakeOpenAI, fake_judge, fake_openai_fixture, judge_config_fixture, judgment  # noqa: F401  (fixtures)
+from support.fake_openai_server import TEST_KEY, FakeOpenAI, fake_judge, fake_openai_fixture, judge_config_fixture, judgment  # noqa: F401  (fixtures)
+from support.paths import REPO_ROOT
 
 from reteco.judge import DIMENSIONS, JudgeItem, build_request, load_judge_config, run_judge
 from reteco.llm.cache import CACHE_FILE, request_hash
-
-TESTS = Path(__file__).resolve().parent
 
 
 def turns(n: int, dimensions=DIMENSIONS) -> list[JudgeItem]:
@@ -192,7 +191,7 @@ def test_a_crash_loses_only_the_calls_in_flight(tmp_path, monkeypatch):
     # The first 4 requests are answered at once; the 5th hangs until the process is dead.
     server.rules.append((lambda body: len(server.chat_requests) > 4, lambda body: hang_then_judge(hang, body)))
     cache_dir = tmp_path / "cache"
-    env = {**os.environ, "OPENAI_API_KEY": TEST_KEY, "PYTHONPATH": str(TESTS.parent / "src")}
+    env = {**os.environ, "OPENAI_API_KEY": TEST_KEY, "PYTHONPATH": str(REPO_ROOT / "src")}
     proc = subprocess.Popen([sys.executable, "-c", _CRASHING_RUN, server.base_url, str(cache_dir)], env=env)
     try:
         deadline = time.monotonic() + 60

@@ -31,12 +31,12 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from support.paths import REPO_ROOT, SAMPLES
 
 from reteco.codabench.builder import _starting_kit
 from reteco.formats.wordnet import default_wordnet_dir, installed
 
-REPO = Path(__file__).resolve().parents[1]
-KIT_README = REPO / "starting_kit" / "README.md"
+KIT_README = REPO_ROOT / "starting_kit" / "README.md"
 WALKED = ("1.", "3.", "4.")  # the README's sections walked, by their number
 SUBTRACKS = ("1a", "1b", "2a", "2b", "2c")
 
@@ -72,7 +72,7 @@ def walked(tmp_path_factory):
     root = tmp_path_factory.mktemp("walk")
     # The kit as the competition's starting_kit.zip holds it.
     archive = root / "build" / "files" / "starting_kit.zip"
-    _starting_kit(REPO, REPO / "starting_kit" / "sample_submissions", archive, compression=1)
+    _starting_kit(REPO_ROOT, SAMPLES, archive, compression=1)
     kit = root / "participant"
     with zipfile.ZipFile(archive) as opened:
         opened.extractall(kit)
@@ -103,7 +103,7 @@ def _downloaded_scoring_program(folder: Path) -> None:
     """The scoring program as the competition gives it, its vendor/ built for another Python."""
     folder.mkdir()
     for name in ("score.py", "metadata.yaml"):
-        shutil.copy(REPO / "scoring_program" / name, folder / name)
+        shutil.copy(REPO_ROOT / "scoring_program" / name, folder / name)
     running = f"{sys.version_info.major}.{sys.version_info.minor}"
     target = "3.12" if running != "3.12" else "3.13"
     vendor = folder / "vendor"

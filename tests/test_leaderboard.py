@@ -22,9 +22,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fake_openai_server import TEST_KEY, fake_openai_fixture  # noqa: F401 (the fake_openai fixture)
 from scipy import stats
-from tiny_track2 import TINY_TURNS, write_tiny_reference
+from support.fake_openai_server import TEST_KEY, fake_openai_fixture  # noqa: F401 (the fake_openai fixture)
+from support.paths import REPO_ROOT
+from support.tiny_track2 import TINY_TURNS, write_tiny_reference
 
 from reteco import __version__
 from reteco.commands import main
@@ -563,7 +564,7 @@ def test_matplotlib_stays_on_the_organizers_side():
             "reteco.outputs.leaderboard_tables; from reteco.commands import main; "
             "sys.exit('matplotlib' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
-    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    pyproject = REPO_ROOT / "pyproject.toml"
     assert "matplotlib" in EXCLUDED and not any(r.startswith("matplotlib") for r in scoring_requirements(pyproject))
 
 

@@ -12,15 +12,13 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
+from support.paths import SHARED_SAMPLE
 
 from reteco.formats import release as rel
 from reteco.formats.reference import Reference
 from reteco.organizers.prepare import format_summary, prepare_release
 from reteco.organizers.synthetic.release import write_synthetic_release
 from reteco.problems import InputError
-
-SAMPLE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "reteco_sample"
-
 
 # ---------------------------------------------------------------------------------------------
 # helpers
@@ -145,10 +143,10 @@ def build_release(root: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def sample_out(tmp_path_factory):
-    if not SAMPLE.is_dir():
-        pytest.skip(f"the organizers' sample is not at {SAMPLE} (expected beside the repository, in ../shared)")
+    if not SHARED_SAMPLE.is_dir():
+        pytest.skip(f"the organizers' sample is not at {SHARED_SAMPLE} (expected beside the repository, in ../shared)")
     out = tmp_path_factory.mktemp("sample_ref")
-    summary = prepare_release(SAMPLE, "dev", out)
+    summary = prepare_release(SHARED_SAMPLE, "dev", out)
     return out, summary
 
 
@@ -654,10 +652,10 @@ def test_topics_without_any_relevant_document_are_no_topics(tmp_path):
 
 
 def sample_copy(tmp_path: Path, suffix: str | None) -> Path:
-    if not SAMPLE.is_dir():
-        pytest.skip(f"the organizers' sample is not at {SAMPLE} (expected beside the repository, in ../shared)")
+    if not SHARED_SAMPLE.is_dir():
+        pytest.skip(f"the organizers' sample is not at {SHARED_SAMPLE} (expected beside the repository, in ../shared)")
     copy = tmp_path / "sample"
-    shutil.copytree(SAMPLE, copy)
+    shutil.copytree(SHARED_SAMPLE, copy)
     if suffix is not None:
         for path in [*copy.glob("track*/*.jsonl"), *copy.glob("track*/qrels*.txt")]:
             if path.name != "documents.jsonl":

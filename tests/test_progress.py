@@ -7,14 +7,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from terminal import run_on_a_terminal
+from support.paths import SAMPLES
+from support.terminal import run_on_a_terminal
 from tqdm import tqdm
 
 from reteco.organizers.synthetic.release import write_synthetic_release
 
 format_sizeof = tqdm.format_sizeof
-REPO = Path(__file__).resolve().parents[1]
-SAMPLES = REPO / "starting_kit" / "sample_submissions"
 
 
 @pytest.fixture(scope="module")

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from support.paths import SAMPLES
 
 from reteco import commands as cli
 from reteco.codabench import scoring_program as codabench
@@ -28,10 +29,6 @@ from reteco.organizers.prepare import prepare_release
 from reteco.organizers.synthetic.release import write_synthetic_release
 from reteco.problems import InputError
 from reteco.scoring.retrieval import score_run
-
-REPO = Path(__file__).resolve().parents[1]
-SAMPLES = REPO / "starting_kit" / "sample_submissions"
-
 
 # ---------------------------------------------------------------------------------------------
 # the reference folders: the five sub-tracks, 1a with frozen labels, 2a listing its phase.json,

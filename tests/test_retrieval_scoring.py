@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import math
 
-import independent_scorer as ind
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import independent_scorer as ind
 
 from reteco.formats.corpus_index import DocIdIndex, DuplicateMap
 from reteco.formats.reference import Judgment, Reference, Topic

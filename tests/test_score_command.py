@@ -7,9 +7,10 @@ import json
 import shutil
 from pathlib import Path
 
-import independent_scorer as ind
 import numpy as np
 import pytest
+from support import independent_scorer as ind
+from support.paths import SAMPLES
 
 from reteco.commands import main
 from reteco.formats.reference import Reference
@@ -17,9 +18,6 @@ from reteco.organizers.prepare import prepare_release
 from reteco.organizers.synthetic.release import write_synthetic_release
 from reteco.problems import EXIT_INPUT, EXIT_USAGE
 from reteco.scoring.submission import score_submission
-
-REPO = Path(__file__).resolve().parents[1]
-SAMPLES = REPO / "starting_kit" / "sample_submissions"
 
 
 @pytest.fixture(scope="module")

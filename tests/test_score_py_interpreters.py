@@ -12,13 +12,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.paths import REPO_ROOT, SAMPLES
 
 from reteco.organizers.prepare import prepare_release
 from reteco.organizers.synthetic.release import write_synthetic_release
 from reteco.problems import EXIT_INTERNAL
 
-REPO = Path(__file__).resolve().parents[1]
-SAMPLES = REPO / "starting_kit" / "sample_submissions"
 RUNNING = f"{sys.version_info.major}.{sys.version_info.minor}"
 
 
@@ -41,7 +40,7 @@ def _program(tmp_path: Path, python: str, from_image=("numpy",)) -> Path:
     """score.py beside a vendor/ built for ``python``, whose pyarrow cannot load elsewhere."""
     folder = tmp_path / "scoring_program"
     folder.mkdir()
-    shutil.copy(REPO / "scoring_program" / "score.py", folder / "score.py")
+    shutil.copy(REPO_ROOT / "scoring_program" / "score.py", folder / "score.py")
     (folder / "vendor" / "pyarrow").mkdir(parents=True)
     (folder / "vendor" / "pyarrow" / "__init__.py").write_text(
         "raise ModuleNotFoundError(\"No module named 'pyarrow.lib'\")\n"

@@ -5,12 +5,9 @@ from __future__ import annotations
 
 import io
 import zipfile
-from pathlib import Path
 
 import yaml
-
-REPO = Path(__file__).resolve().parents[1]
-SAMPLES = REPO / "starting_kit" / "sample_submissions"
+from support.paths import SAMPLES
 
 
 def test_each_solution_is_named_after_what_its_zip_holds(built_all):

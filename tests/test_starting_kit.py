@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from terminal import run_on_a_terminal
+from support.paths import REPO_ROOT, SHARED_SAMPLE
+from support.terminal import run_on_a_terminal
 
 from reteco.codabench.input_data import write_input_data
 from reteco.formats import release as rel
@@ -19,9 +20,7 @@ from reteco.organizers.prepare import prepare_release
 from reteco.organizers.synthetic.release import write_synthetic_release
 from reteco.scoring.submission import score_submission, validate_submission
 
-REPO = Path(__file__).resolve().parents[1]
-KIT = REPO / "starting_kit"
-SHARED_SAMPLE = REPO.parent / "shared" / "data" / "reteco_sample"
+KIT = REPO_ROOT / "starting_kit"
 SUBTRACKS = ("1a", "1b", "2a", "2b", "2c")
 EXPECTED = {"1a": ["run.txt"], "1b": ["run.txt"], "2a": ["run.txt"], "2b": ["answers.jsonl"], "2c": ["answers.jsonl", "run.txt"]}
 
@@ -192,7 +191,7 @@ def test_input_data_holds_no_labels(synthetic, tmp_path):
 
 def _ingest(submission: Path, input_dir: Path, output: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, str(REPO / "ingestion_program" / "ingestion.py"), str(input_dir), str(output), str(submission)],
+        [sys.executable, str(REPO_ROOT / "ingestion_program" / "ingestion.py"), str(input_dir), str(output), str(submission)],
         capture_output=True, text=True, check=False,
     )
 

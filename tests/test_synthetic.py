@@ -13,13 +13,13 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
+from support.paths import SAMPLES
 
 from reteco.organizers.synthetic.release import write_synthetic_release
 from reteco.organizers.synthetic.sample_runs import write_sample_runs
 
 SPLITS = ("train", "dev", "test")
 SUBTRACKS = ("1a", "1b", "2a", "2c")
-STARTING_KIT = Path(__file__).resolve().parents[1] / "starting_kit" / "sample_submissions"
 NO_HISTORY = "No previous conversation."
 
 
@@ -396,6 +396,6 @@ def test_lexical_runs_beat_chance_but_are_not_perfect(release, runs):
 def test_starting_kit_runs_equal_a_fresh_regeneration(tmp_path):
     fresh = write_sample_runs(write_synthetic_release(tmp_path / "release"), tmp_path / "runs")
     for subtrack in SUBTRACKS:
-        committed = STARTING_KIT / subtrack / "run.txt"
+        committed = SAMPLES / subtrack / "run.txt"
         assert committed.is_file(), "regenerate with: reteco synth --out build/synthetic_release --samples starting_kit/sample_submissions"
         assert committed.read_bytes() == fresh[subtrack].read_bytes(), subtrack

@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from support.paths import SHARED_SAMPLE
 
 from reteco.formats.reference import Reference
 from reteco.formats.release import read_guidance
@@ -28,8 +29,6 @@ from reteco.organizers.temporal_labelling.prompts import (
 )
 from reteco.organizers.temporal_labelling.review import export_csv, import_csv
 from reteco.problems import InputError
-
-SAMPLE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "reteco_sample"
 
 PERIODS = [
     QueryPeriods("d/q1", "When did fees rise?", (Period("p1", "q1_step1", "fees in 2016"), Period("p2", "q1_step2", "fees in 2017")), ("2017",), True),
@@ -262,9 +261,9 @@ def test_prepare_copies_the_release_frozen_labels_after_checking_them(synthetic,
         prepare_release(release, "test", tmp_path / "ref_test", subtracks=("1a",))
 
 
-@pytest.mark.skipif(not SAMPLE.is_dir(), reason="the organizers' sample (../shared/data/reteco_sample) is absent")
+@pytest.mark.skipif(not SHARED_SAMPLE.is_dir(), reason="the organizers' sample (../shared/data/reteco_sample) is absent")
 def test_prepare_on_the_public_sample_has_one_period_per_flattened_step(tmp_path):
-    summary = prepare_release(SAMPLE, "dev", tmp_path / "ref", subtracks=("1a",))
+    summary = prepare_release(SHARED_SAMPLE, "dev", tmp_path / "ref", subtracks=("1a",))
     periods = read_periods(tmp_path / "ref" / "1a" / PERIODS_FILE)
     assert len(periods) == 5
     # The sample's steps file is flattened: one record per query, its gold = the query's gold.

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.paths import SAMPLES
 
 from reteco.formats.corpus_index import DocIdIndex
 from reteco.formats.reference import Judgment, Reference, Topic
@@ -25,7 +26,6 @@ from reteco.scoring.rules import apply_rules, per_topic_metrics
 from reteco.scoring.temporal import TemporalSource, temporal_diagnostics
 
 L2 = math.log2
-REPO = Path(__file__).resolve().parents[1]
 
 
 def run_bytes(lines):
@@ -434,7 +434,7 @@ def synthetic_reference(tmp_path_factory):
 
 @pytest.mark.parametrize("subtrack", ["1a", "1b"])
 def test_synthetic_sample_runs_match_an_independent_recomputation(synthetic_reference, subtrack):
-    run = (REPO / "starting_kit" / "sample_submissions" / subtrack / "run.txt").read_bytes()
+    run = (SAMPLES / subtrack / "run.txt").read_bytes()
     ref = Reference.read(synthetic_reference / subtrack)
     result = score_run(ref, run)
     scores = result.scores | {"ndcg_fc_10_queries": result.details["temporal"]["fully_covered_queries"]}

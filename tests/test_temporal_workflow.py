@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from fake_openai_server import TEST_KEY, FakeOpenAI, completion, http_error, user_text
+from support.fake_openai_server import TEST_KEY, FakeOpenAI, completion, http_error, user_text
 
 from reteco.commands import main as workflow
 from reteco.formats.reference import Reference

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from tiny_track2 import write_tiny_reference
+from support.tiny_track2 import write_tiny_reference
 
 from reteco.formats.answers import read_answers
 from reteco.formats.topic_ids import MAX_TURN_DIGITS, NOT_FOUND, TopicResolver, normalize_topic_id, parse_turn

@@ -37,9 +37,9 @@ from typing import Callable
 import pytest
 
 from reteco.formats.reference import Reference, Topic
+from support.paths import REPO_ROOT
 
-REPO = Path(__file__).resolve().parents[2]
-SCORING_PROGRAM = REPO / "scoring_program" / "score.py"
+SCORING_PROGRAM = REPO_ROOT / "scoring_program" / "score.py"
 
 GOLD_MARK = "GOLDSECRET"
 ANSWER_MARK = "ANSWERSECRET"
@@ -357,7 +357,7 @@ def _run_child(invocation: Invocation, timeout: float) -> Outcome:
     started = time.monotonic()
     with open(log_path, "w+b") as log:
         command = [sys.executable, "-S", "-c", _LAUNCHER, str(report_path), *_child_command(invocation)]
-        child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env, cwd=REPO, start_new_session=True)
+        child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env, cwd=REPO_ROOT, start_new_session=True)
         try:
             child.wait(timeout)
             timed_out = False

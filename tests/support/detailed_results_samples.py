@@ -17,8 +17,6 @@ import os
 import threading
 from pathlib import Path
 
-from fake_openai_server import FakeOpenAI, asks_injection_flag, judgment, user_text
-
 from reteco.codabench import competition
 from reteco.commands.demo import SAMPLES
 from reteco.commands.screenshots import PHASE_KEYS, SamplePage, build_pages
@@ -28,6 +26,7 @@ from reteco.outputs import detailed_results, results
 from reteco.outputs.charts import number
 from reteco.scoring.submission import score_submission
 from reteco.subtracks import JUDGE_MEAN, SUBTRACKS
+from support.fake_openai_server import FakeOpenAI, asks_injection_flag, judgment, user_text
 
 KEY_ENV = "RETECO_TEST_PAGE_JUDGE_KEY"
 BERTSCORE_ENV = ("RETECO_BERTSCORE_MODEL", "RETECO_BERTSCORE_LAYERS")
