@@ -13,7 +13,7 @@ import sys
 import zipfile
 
 import pytest
-from support.fake_openai_server import asks_injection_flag, fake_openai_fixture, judgment, user_text  # noqa: F401 (the fake_openai fixture)
+from support.fake_openai_server import asks_injection_flag, judgment, user_text
 from support.paths import SAMPLES
 from support.tiny_track2 import write_tiny_reference
 

@@ -12,7 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from support.fake_openai_server import TEST_KEY, fake_openai_fixture  # noqa: F401  (fixture)
+from support.fake_openai_server import TEST_KEY
 
 from reteco.commands import main
 from reteco.formats.ratings import read_ratings

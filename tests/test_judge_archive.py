@@ -9,7 +9,7 @@ import sqlite3
 import zipfile
 
 import pytest
-from support.fake_openai_server import FakeOpenAI, fake_openai_fixture, judge_config_fixture, judgment  # noqa: F401  (fixtures)
+from support.fake_openai_server import FakeOpenAI, judgment
 
 from reteco.commands import main
 from reteco.judge import JudgeItem, run_judge

@@ -6,15 +6,7 @@ import dataclasses
 import json
 import sqlite3
 
-from support.fake_openai_server import (  # noqa: F401  (fixtures)
-    TEST_KEY,
-    FakeOpenAI,
-    completion,
-    fake_openai_fixture,
-    http_error,
-    judge_config_fixture,
-    user_text,
-)
+from support.fake_openai_server import TEST_KEY, FakeOpenAI, completion, http_error, user_text
 
 from reteco.judge import JudgeItem, build_request, run_judge
 from reteco.llm.cache import CACHE_FILE, request_hash

@@ -6,7 +6,7 @@ import argparse
 import json
 
 import pytest
-from support.fake_openai_server import TEST_KEY, fake_openai_fixture, http_error, judge_config_fixture, judgment, user_text  # noqa: F401  (fixtures)
+from support.fake_openai_server import TEST_KEY, http_error, judgment, user_text
 
 from reteco.commands.judge import add_judge_parser
 from reteco.judge import JudgeItem, item_to_json

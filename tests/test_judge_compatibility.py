@@ -12,15 +12,13 @@ import dataclasses
 import json
 
 import pytest
-from support.fake_openai_server import (  # noqa: F401  (fixtures)
+from support.fake_openai_server import (
     LLAMA_CPP_PYTHON,
     LLAMA_CPP_PYTHON_REJECTION,
     TEST_KEY,
     FakeOpenAI,
     completion,
-    fake_openai_fixture,
     http_error,
-    judge_config_fixture,
     judgment,
 )
 

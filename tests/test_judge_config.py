@@ -6,7 +6,7 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from support.fake_openai_server import TEST_KEY, fake_openai_fixture, judge_config_fixture  # noqa: F401  (fixtures)
+from support.fake_openai_server import TEST_KEY
 
 from reteco.judge import JudgeItem, JudgeNotAvailable, default_cache_dir, judge_available, load_judge_config, run_judge
 from reteco.judge.config import PACKAGED_CONFIG

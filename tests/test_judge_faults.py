@@ -14,18 +14,7 @@ import sqlite3
 import time
 
 import pytest
-from support.fake_openai_server import (  # noqa: F401  (fixtures)
-    TEST_KEY,
-    FakeOpenAI,
-    Reply,
-    completion,
-    fake_openai_fixture,
-    http_error,
-    judge_config_fixture,
-    judgment,
-    rate_limited,
-    user_text,
-)
+from support.fake_openai_server import TEST_KEY, FakeOpenAI, Reply, completion, http_error, judgment, rate_limited, user_text
 
 from reteco.judge import JudgeItem, outcome_to_json, run_judge
 from reteco.llm.cache import CACHE_FILE

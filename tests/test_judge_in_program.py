@@ -13,7 +13,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from support.fake_openai_server import FakeOpenAI, Reply, http_error, rate_limited
+from support.fake_openai_server import Reply, http_error, rate_limited
+from support.judged_program import EVALUATION, KEY, POST_EVALUATION, judge_yaml, judged_input
 from support.paths import SAMPLES
 
 from reteco.codabench import competition as definition
@@ -22,7 +23,6 @@ from reteco.codabench.judge_setup import (
     JUDGE_DIR,
     KEY_FILE,
     SETUP_MANIFEST,
-    call_budget,
     count_turns,
     load_for_bundle,
     read_judge_setup,
@@ -30,56 +30,9 @@ from reteco.codabench.judge_setup import (
 )
 from reteco.formats.reference import Reference, ReferenceDataError
 from reteco.llm.cache import ARCHIVE_FILE
-from reteco.organizers.prepare import prepare_release
-from reteco.organizers.synthetic.release import write_synthetic_release
 from reteco.problems import InputError
 from reteco.scoring.submission import score_submission
 from reteco.subtracks import DIMENSIONS, JUDGE, JUDGE_MEAN
-
-KEY = "sk-reteco-in-program-KEY-5f3a9c0e7d21"  # recognisable, so a leak is easy to find
-EVALUATION = next(p for p in definition.PHASES if p.key == "evaluation")
-POST_EVALUATION = next(p for p in definition.PHASES if p.key == "post_evaluation")
-
-
-@pytest.fixture(scope="module")
-def ref_root(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("judged")
-    release = write_synthetic_release(root / "release")
-    prepare_release(release, "dev", root / "ref", subtracks=("2b", "2c"))
-    return root / "ref"
-
-
-@pytest.fixture
-def server():
-    fake = FakeOpenAI()
-    fake.start()
-    try:
-        yield fake
-    finally:
-        fake.stop()
-
-
-def judge_yaml(tmp_path: Path, base_url: str, **settings) -> Path:
-    """An organizers' judge config: the key in a file beside it, test-sized waits."""
-    (tmp_path / "organizers").mkdir(exist_ok=True)
-    (tmp_path / "organizers" / "judge.key").write_text(KEY + "\n")
-    values = {"prompt_version": 2, "model": "fake-judge", "base_url": base_url, "api_key_file": "judge.key",
-              "max_retries": 2, "backoff_initial_s": 0.01, "backoff_max_s": 0.05, "timeout_s": 5, **settings}
-    path = tmp_path / "organizers" / "judge.yaml"
-    path.write_text("".join(f"{k}: {json.dumps(v)}\n" for k, v in values.items()))
-    return path
-
-
-def judged_input(tmp_path: Path, ref_root: Path, sub: str, config: Path, phase=EVALUATION, limit: int = 600) -> Path:
-    """INPUT/ as the worker lays it out, the reference data of a judged phase (as the bundle
-    builds it: phase.json, then judge/), the sample submission in res/."""
-    ref = tmp_path / "input" / "ref"
-    shutil.copytree(ref_root / sub, ref)
-    (ref / "phase.json").write_text(json.dumps(definition.phase_record(phase, sub, platform_limit=limit)))
-    setup = load_for_bundle(config)
-    write_judge_setup(ref, setup, max_calls=call_budget(setup, count_turns(ref)))
-    shutil.copytree(SAMPLES / sub, tmp_path / "input" / "res")
-    return tmp_path / "input"
 
 
 def run(input_dir: Path, tmp_path: Path, capsys) -> tuple[int, dict, dict, str, str]:

@@ -9,7 +9,7 @@ import time
 
 import openai  # noqa: F401  (imported before the clock starts: the first run's import takes ~0.7 s)
 import pytest
-from support.fake_openai_server import FakeOpenAI, fake_openai_fixture, judge_config_fixture, rate_limited  # noqa: F401  (fixtures)
+from support.fake_openai_server import FakeOpenAI, rate_limited
 
 from reteco.judge import JudgeItem, run_judge
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from support.fake_openai_server import fake_openai_fixture, first_user_text, graded_judge, http_error, judgment  # noqa: F401  (the fake_openai fixture)
+from support.fake_openai_server import first_user_text, graded_judge, http_error, judgment
 
 from reteco.commands.judge_meta import add_judge_meta_parser
 from reteco.judge import DIMENSIONS, JudgeItem, JudgeOutcome, build_request, load_judge_config

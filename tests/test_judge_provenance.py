@@ -15,7 +15,7 @@ import sqlite3
 from types import SimpleNamespace
 
 import pytest
-from support.fake_openai_server import TEST_KEY, FakeOpenAI, fake_openai_fixture, judge_config_fixture, judgment  # noqa: F401  (fixtures)
+from support.fake_openai_server import TEST_KEY, FakeOpenAI, judgment
 from support.tiny_track2 import write_tiny_reference
 
 from reteco.commands import main

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from support.fake_openai_server import TEST_KEY, fake_openai_fixture  # noqa: F401  (fixture)
+from support.fake_openai_server import TEST_KEY
 from support.tiny_track2 import write_tiny_reference
 
 from reteco.commands import main

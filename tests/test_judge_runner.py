@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support.fake_openai_server import TEST_KEY, FakeOpenAI, fake_judge, fake_openai_fixture, judge_config_fixture, judgment  # noqa: F401  (fixtures)
+from support.fake_openai_server import TEST_KEY, FakeOpenAI, fake_judge, judgment
 from support.paths import REPO_ROOT
 
 from reteco.judge import DIMENSIONS, JudgeItem, build_request, load_judge_config, run_judge

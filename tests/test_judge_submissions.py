@@ -11,7 +11,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from test_judge_in_program import KEY, SAMPLES, judge_yaml, judged_input, ref_root, server  # noqa: F401  (the module's reference fixture)
+from support.judged_program import KEY, judge_yaml, judged_input
+from support.paths import SAMPLES
 
 from reteco.codabench import scoring_program
 from reteco.commands import main

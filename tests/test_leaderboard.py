@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from scipy import stats
-from support.fake_openai_server import TEST_KEY, fake_openai_fixture  # noqa: F401 (the fake_openai fixture)
+from support.fake_openai_server import TEST_KEY
 from support.paths import REPO_ROOT
 from support.tiny_track2 import TINY_TURNS, write_tiny_reference
 

@@ -7,7 +7,7 @@ import dataclasses
 import json
 
 import pytest
-from support.fake_openai_server import TEST_KEY, Reply, completion, fake_openai_fixture, http_error, rate_limited  # noqa: F401  (fixtures)
+from support.fake_openai_server import TEST_KEY, Reply, completion, http_error, rate_limited
 
 from reteco.judge import load_judge_config
 from reteco.llm.cache import JudgeCache

@@ -3,7 +3,7 @@
 The oracles are independent of ``reteco``: ``independent_scorer`` (the retrieval rules and
 metrics written again, plainly) and ``fake_openai_server`` (a real HTTP server on 127.0.0.1
 speaking enough of the OpenAI API). The helpers build inputs (``tiny_track2``,
-``bundle_edits``, ``detailed_results_samples``), run commands
+``bundle_edits``, ``detailed_results_samples``, ``judged_program``), run commands
 (``terminal``, ``hostile_harness``) and say where things are (``paths``).
 
 pytest puts ``tests/`` on ``sys.path`` (``pythonpath`` in pyproject.toml), so tests import

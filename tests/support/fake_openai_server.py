@@ -24,8 +24,8 @@ than it allowed).
 ``echo_auth=True`` makes the server hostile: it copies the request's Authorization header
 into every body it sends (errors, completions, batch files), to prove the key never leaks.
 
-Used by tests (fixtures ``fake_openai`` and ``judge_config``: import ``fake_openai_fixture`` and
-``judge_config_fixture`` into a test module to use them) and by bench/bench_judge.py.
+Used by tests (the fixtures ``fake_openai`` and ``judge_config`` of tests/conftest.py start one
+per test) and by bench/bench_judge.py and bench/bench_scoring_program_judge.py.
 """
 
 from __future__ import annotations
@@ -42,8 +42,6 @@ from email.parser import BytesParser
 from email.policy import HTTP
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-
-import pytest
 
 from reteco.llm.compatibility import PREFLIGHT_MESSAGE, token_limit_param
 
@@ -467,37 +465,4 @@ def _multipart(content_type: str, raw: bytes) -> dict[str, bytes]:
     return fields
 
 
-@pytest.fixture(name="fake_openai")
-def fake_openai_fixture():
-    """A started FakeOpenAI; stopped after the test."""
-    server = FakeOpenAI()
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
 TEST_KEY = "sk-reteco-test-KEY-0123456789abcdef"  # recognisable, so a leak is easy to grep
-
-
-@pytest.fixture(name="judge_config")
-def judge_config_fixture(fake_openai, monkeypatch):
-    """The packaged judge config on prompt version 1, pointed at the fake server, with
-    test-sized waits.
-
-    The transport, fault and batch tests script replies in version 1's reply schema
-    ({"rationale", "score"}), so they stay on version 1 explicitly; the version-2 rubric has
-    its own tests. The key is set in the environment (never in the config); backoff is a few
-    milliseconds so retry tests are quick; a server's Retry-After is still honoured as sent.
-    """
-    import dataclasses
-
-    from reteco.judge import load_judge_config
-    from reteco.judge.prompts import load_prompt_set
-
-    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
-    return dataclasses.replace(
-        load_judge_config(), prompt_version=1, prompts=load_prompt_set(1), base_url=fake_openai.base_url,
-        backoff_initial_s=0.01, backoff_max_s=0.05, timeout_s=5.0, max_retries=3, max_reasks=2,
-    )

@@ -7,8 +7,6 @@ import json
 import sqlite3
 from pathlib import Path
 
-import pytest
-
 from reteco.formats.corpus_index import DocIdIndex
 from reteco.formats.reference import PASSAGES, TURNS, Judgment, Reference, Topic
 
@@ -85,13 +83,3 @@ def write_tiny_reference(root: Path, subtrack: str, turns: list[dict] = TINY_TUR
     reference = Reference(manifest, topics, judgments, index, None)
     reference.write(root)
     return Reference.read(root)
-
-
-@pytest.fixture
-def tiny_2b(tmp_path) -> Reference:
-    return write_tiny_reference(tmp_path / "ref" / "2b", "2b")
-
-
-@pytest.fixture
-def tiny_2c(tmp_path) -> Reference:
-    return write_tiny_reference(tmp_path / "ref" / "2c", "2c")
