@@ -1,7 +1,7 @@
 """Helpers for the bundle tests: zips in memory, a bundle copy with its yaml or members changed.
 
 The session fixtures built on them (the default layout's bundles, their slimmed copies) are in
-conftest.py, so that test_bundle.py and test_bundle_platform_rules.py share one build.
+codabench/conftest.py, so that the bundle tests share one build.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``reteco agreement``: the command's wiring against the library on the same data (which file
 is the judge's, which the humans'), its outputs (JSON, a self-contained HTML page) and its
-errors. The statistics themselves are tested in test_agreement.py."""
+errors. The statistics themselves are tested in metrics/test_agreement.py."""
 
 from __future__ import annotations
 
