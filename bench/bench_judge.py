@@ -3,7 +3,7 @@
     .venv/bin/python bench/bench_judge.py [--turns 200] [--latency 0.5] [--concurrency 16,32,64] [--json OUT]
 
 Judges TURNS turns x 5 dimensions (one call each) through ``run_judge`` against
-tests/fake_openai_server.py (in its own process) answering every chat request after LATENCY
+tests/support/fake_openai_server.py (in its own process) answering every chat request after LATENCY
 seconds, once per concurrency level, each time with a fresh cache; then re-scores the same
 items from the cache. Reports wall time against the ideal calls x latency / concurrency, the
 efficiency (ideal / wall), the most requests the server saw in flight, the judge process's
@@ -22,10 +22,10 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+# tests/support holds the oracles the tests use, the fake OpenAI server among them.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from fake_openai_server import FakeOpenAI
+from support.fake_openai_server import FakeOpenAI
 
 from reteco.judge import DIMENSIONS, JudgeItem, load_judge_config, run_judge
 

@@ -9,7 +9,7 @@ reference data as ``reteco bundle --judge-config`` does (the packaged judge.yaml
 the endpoint the fake OpenAI server, ``concurrency`` as given, default the config's 16) and a
 phase.json with ``time_limit_s`` LIMIT, then runs ``scoring_program/score.py INPUT OUTPUT`` as
 the worker does (a child process), once per concurrency level, against
-tests/fake_openai_server.py in its own process, which holds every chat reply for a latency
+tests/support/fake_openai_server.py in its own process, which holds every chat reply for a latency
 drawn uniformly from the LATENCY range (seeded). Reports the run's wall time against the
 limit, the judging window the program planned (``reteco.codabench.judge_plan``), the HTTP
 requests, whether all five dimensions were written, and the same run without the judge (what
@@ -28,10 +28,11 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+# tests/support holds the oracles the tests use, the fake OpenAI server among them.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from fake_openai_server import FakeOpenAI, fake_judge  # noqa: E402
+from support.fake_openai_server import FakeOpenAI, fake_judge  # noqa: E402
+from support.paths import REPO_ROOT  # noqa: E402
 
 from reteco.codabench import competition as definition  # noqa: E402
 from reteco.codabench.judge_plan import plan_judging  # noqa: E402
@@ -96,7 +97,7 @@ def run_program(input_dir: Path, output: Path, limit: int) -> tuple[float, int, 
     if output.exists():
         shutil.rmtree(output)
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, str(ROOT / "scoring_program" / "score.py"), str(input_dir), str(output)],
+    done = subprocess.run([sys.executable, str(REPO_ROOT / "scoring_program" / "score.py"), str(input_dir), str(output)],
                           capture_output=True, text=True, timeout=limit + 60, check=False)
     return time.perf_counter() - started, done.returncode, done.stdout + done.stderr
 
@@ -108,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", default="16", help="comma-separated levels (default: the config's 16)")
     parser.add_argument("--limit", type=int, default=600, help="phase.json's time_limit_s")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "scoring_program_judge")
+    parser.add_argument("--out", type=Path, default=REPO_ROOT / "bench" / "out" / "scoring_program_judge")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
     low, high = (float(x) for x in args.latency.split(","))

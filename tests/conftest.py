@@ -1,65 +1,64 @@
-"""Session fixtures shared by the bundle tests (test_bundle.py, test_bundle_platform_rules.py).
+"""Fixtures shared across the test folders.
 
-One build of the default layout (one competition per sub-track, what `make bundle` builds) for
-the interpreter running the tests (wheels copied from this environment: no network), and copies
-cut for the static rules. Requested only by those tests: other tests build nothing.
+The fake OpenAI server (``fake_openai``, and ``server``, its name in the scoring-program tests),
+the packaged judge config pointed at it (``judge_config``), and the synthetic release prepared
+for the judged sub-tracks 2b and 2c once per module (``ref_root``). A folder's own fixtures
+are in its conftest.py; a module's fixture of the same name wins over these.
 """
 
 from __future__ import annotations
 
-import zipfile
+import dataclasses
 from pathlib import Path
 
 import pytest
-from bundle_fixtures import PYTHON, rewrite, slim_program
+from support.fake_openai_server import TEST_KEY, FakeOpenAI
 
-from reteco.codabench import competition as definition
-from reteco.codabench.builder import BuildOptions, build
-
-
-@pytest.fixture(scope="session")
-def built_all(tmp_path_factory):
-    """The default layout's bundles (BuildOptions' default layout, as `make bundle`), by sub-track."""
-    root = tmp_path_factory.mktemp("bundle")
-    options = BuildOptions(
-        out=root / "dist", build_dir=root / "build", cache=root / "cache", python=PYTHON, wheels="environment",
-        compression=1, download_wordnet=False,  # no network: WordNet comes from `make setup`
-    )
-    bundles = build(options)
-    return {b.subtracks: b for b in bundles}, options
+from reteco.judge import load_judge_config
+from reteco.judge.prompts import load_prompt_set
+from reteco.organizers.prepare import prepare_release
+from reteco.organizers.synthetic.release import write_synthetic_release
 
 
-@pytest.fixture(scope="session")
-def built(built_all):
-    """The 1a competition's bundle, and the build's options."""
-    bundles, options = built_all
-    return bundles[("1a",)], options
+@pytest.fixture(name="fake_openai")
+def fake_openai_fixture():
+    """A started FakeOpenAI; stopped after the test."""
+    server = FakeOpenAI()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
-@pytest.fixture(scope="session")
-def slim(built, tmp_path_factory):
-    """The 1a bundle with a scoring program of only what the static pass reads."""
-    bundle, _ = built
-    with zipfile.ZipFile(bundle.path) as archive:
-        small = slim_program(archive.read("scoring_program.zip"))
-    path = tmp_path_factory.mktemp("slim") / "slim.zip"
-    return rewrite(bundle.path, path, members={"scoring_program.zip": small})
+@pytest.fixture
+def server(fake_openai):
+    """The started FakeOpenAI of ``fake_openai``, under the name the scoring-program tests use."""
+    return fake_openai
 
 
-@pytest.fixture(scope="session")
-def single_slim(built_all, tmp_path_factory):
-    """The single layout (five tasks per phase) on the same build's files, scoring program slimmed.
+@pytest.fixture(name="judge_config")
+def judge_config_fixture(fake_openai, monkeypatch):
+    """The packaged judge config on prompt version 1, pointed at the fake server, with
+    test-sized waits.
 
-    The build keeps every file a bundle may hold at its bundle path (``build_dir/files``); the
-    single competition names them all.
+    The transport, fault and batch tests script replies in version 1's reply schema
+    ({"rationale", "score"}), so they stay on version 1 explicitly; the version-2 rubric has
+    its own tests. The key is set in the environment (never in the config); backoff is a few
+    milliseconds so retry tests are quick; a server's Retry-After is still honoured as sent.
     """
-    _, options = built_all
-    files = Path(options.build_dir) / "files"
-    path = tmp_path_factory.mktemp("single") / "single.zip"
-    with zipfile.ZipFile(path, "w") as out:
-        out.writestr("competition.yaml", definition.render(definition.competition("single")))
-        for local in sorted(p for p in files.rglob("*") if p.is_file()):
-            name = local.relative_to(files).as_posix()
-            data = local.read_bytes()
-            out.writestr(name, slim_program(data) if name == definition.SCORING_PROGRAM else data)
-    return path
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    return dataclasses.replace(
+        load_judge_config(), prompt_version=1, prompts=load_prompt_set(1), base_url=fake_openai.base_url,
+        backoff_initial_s=0.01, backoff_max_s=0.05, timeout_s=5.0, max_retries=3, max_reasks=2,
+    )
+
+
+@pytest.fixture(scope="module")
+def ref_root(tmp_path_factory) -> Path:
+    """The synthetic release prepared (dev split) for the judged sub-tracks, 2b and 2c."""
+    root = tmp_path_factory.mktemp("judged")
+    release = write_synthetic_release(root / "release")
+    prepare_release(release, "dev", root / "ref", subtracks=("2b", "2c"))
+    return root / "ref"
+

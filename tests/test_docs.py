@@ -14,11 +14,11 @@ import re
 from pathlib import Path, PurePosixPath
 
 import pytest
+from support.paths import REPO_ROOT as REPO
 
 from reteco.codabench import competition as definition
 from reteco.subtracks import SUBTRACKS
 
-REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
 DOCS = REPO / "docs"
 PARTICIPANTS = DOCS / "participants"

@@ -9,7 +9,7 @@ import io
 from pathlib import Path
 
 import pytest
-from hostile_harness import Subtrack, Workspace, describe_subtrack, mark_release, reteco_main
+from support.hostile_harness import Subtrack, Workspace, describe_subtrack, mark_release, reteco_main
 
 SUBTRACKS = ("1a", "1b", "2a", "2b", "2c")
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hostile_harness import Case, Expect, MiB, Where, Workspace, run_case
+from support.hostile_harness import Case, Expect, MiB, Where, Workspace, run_case
 
 ANSWERS = "answers.jsonl"
 

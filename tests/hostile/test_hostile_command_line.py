@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from hostile_harness import Case, Expect, Workspace, good_run, run_case
+from support.hostile_harness import Case, Expect, Workspace, good_run, run_case
 
 QRELS = b"t1 0 d1 1\nt1 0 d2 0\nt2 0 d3 2\n"
 BENCHMARK_RUN = b"t1 Q0 d1 1 2.0 x\nt2 Q0 d3 1 1.0 x\n"

@@ -17,7 +17,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from hostile_harness import Case, Expect, GiB, MiB, Workspace, good_run, good_scores, run_case
+from support.hostile_harness import Case, Expect, GiB, MiB, Workspace, good_run, good_scores, run_case
 
 from reteco.formats.submission import open_submission
 from reteco.problems import InputError

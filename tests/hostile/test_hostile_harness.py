@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hostile_harness import GOLD_MARK, Case, Expect, Invocation, Outcome, Where, Workspace, check
+from support.hostile_harness import GOLD_MARK, Case, Expect, Invocation, Outcome, Where, Workspace, check
 
 
 def outcome(log: str, code: int = 1, **more) -> Outcome:

@@ -15,7 +15,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from hostile_harness import GOLD_MARK, Case, Expect, Workspace, good_run, good_scores, run_case
+from support.hostile_harness import GOLD_MARK, Case, Expect, Workspace, good_run, good_scores, run_case
 
 
 def damaged(sub: str, damage, codabench: bool = False):

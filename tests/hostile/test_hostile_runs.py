@@ -9,7 +9,7 @@ relevant documents.
 from __future__ import annotations
 
 import pytest
-from hostile_harness import GOLD_MARK, Case, Expect, MiB, Workspace, good_lines, good_scores, line, run_case
+from support.hostile_harness import GOLD_MARK, Case, Expect, MiB, Workspace, good_lines, good_scores, line, run_case
 
 RUN = "run.txt"
 

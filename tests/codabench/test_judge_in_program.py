@@ -1,0 +1,293 @@
+"""2b and 2c judged inside the Codabench scoring program (``reteco.codabench.scoring_program``),
+against the fake OpenAI server: the judge's setup in the reference data, its verification, the
+figures (those of ``reteco score``), the archive, and every way a run can end early (deadline,
+budget, refused or unreachable service), each with the judge keys absent, a reason in the
+participant's words, exit 0, and neither the key nor the endpoint in the log or the page."""
+
+from __future__ import annotations
+
+import html
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+from support.fake_openai_server import Reply, http_error, rate_limited
+from support.judged_program import EVALUATION, KEY, POST_EVALUATION, judge_yaml, judged_input
+from support.paths import SAMPLES
+
+from reteco.codabench import competition as definition
+from reteco.codabench import judge_plan, scoring_program
+from reteco.codabench.judge_setup import (
+    JUDGE_DIR,
+    KEY_FILE,
+    SETUP_MANIFEST,
+    count_turns,
+    load_for_bundle,
+    read_judge_setup,
+    write_judge_setup,
+)
+from reteco.formats.reference import Reference, ReferenceDataError
+from reteco.llm.cache import ARCHIVE_FILE
+from reteco.problems import InputError
+from reteco.scoring.submission import score_submission
+from reteco.subtracks import DIMENSIONS, JUDGE, JUDGE_MEAN
+
+
+def run(input_dir: Path, tmp_path: Path, capsys) -> tuple[int, dict, dict, str, str]:
+    status = scoring_program.main([str(input_dir), str(tmp_path / "output")])
+    out = tmp_path / "output"
+    captured = capsys.readouterr()
+    scores = json.loads((out / "scores.json").read_text()) if (out / "scores.json").exists() else {}
+    details = json.loads((out / "details.json").read_text()) if (out / "details.json").exists() else {}
+    page = (out / "detailed_results.html").read_text() if (out / "detailed_results.html").exists() else ""
+    return status, scores, details, page, captured.out + captured.err
+
+
+def assert_nothing_leaks(tmp_path: Path, log: str, page: str, base_url: str) -> None:
+    """The key in no log line and no output file (the archive included); the endpoint in
+    neither the log nor the page (both shown to the participant)."""
+    host = base_url.split("//", 1)[1].split("/", 1)[0]
+    assert KEY not in log and KEY not in page
+    for path in (tmp_path / "output").rglob("*"):
+        if path.is_file():
+            assert KEY.encode() not in path.read_bytes(), path.name
+    assert host not in log and host not in page and "http://" not in log
+
+
+def archived_turns(tmp_path: Path) -> int:
+    """Turns with a verdict on all five dimensions in the run's archive."""
+    conn = sqlite3.connect(tmp_path / "output" / ARCHIVE_FILE)
+    rows = conn.execute("SELECT topic_key, COUNT(*) FROM judgments GROUP BY topic_key").fetchall()
+    conn.close()
+    return sum(1 for _, n in rows if n == len(DIMENSIONS))
+
+
+# ---------------------------------------------------------------------------------------------
+# A judged run: the figures of `reteco score`, the archive, the log
+
+
+@pytest.mark.parametrize("sub", ["2b", "2c"])
+def test_a_judged_phase_writes_the_five_dimensions_as_reteco_score_does(ref_root, tmp_path, server, capsys, sub):
+    config = judge_yaml(tmp_path, server.base_url)
+    input_dir = judged_input(tmp_path, ref_root, sub, config)
+    status, scores, details, page, log = run(input_dir, tmp_path, capsys)
+    assert status == 0
+    assert set(JUDGE) <= set(scores) and all(0 <= scores[k] <= 1 for k in JUDGE)
+    # The platform's figures are reteco score's, with the same judge (another cache, so judged again).
+    local = score_submission(Reference.read(ref_root / sub), SAMPLES / sub, judge_config=read_judge_setup(input_dir / "ref"),
+                             cache_dir=tmp_path / "local-cache", per_topic=False)
+    assert scores == pytest.approx(local.scores, abs=0)
+    turns = count_turns(ref_root / sub)
+    answered = details["generation"]["answers"]["answers"]
+    assert archived_turns(tmp_path) == answered == turns  # the sample answers every turn
+    judgments = answered * len(DIMENSIONS)
+    assert f"judge: {judgments} judgments: {judgments} judged now with {judgments + 1} HTTP requests, 0 answered from " \
+           "judgments already present, 0 unfinished" in log  # + 1: the preflight
+    assert f"at most {2 * judgments + 1} requests" in log  # the default budget: twice one pass, plus the preflight
+    assert "Evaluation" in log and "per_turn" not in json.dumps(details)  # Evaluation: aggregates only
+    assert_nothing_leaks(tmp_path, log, page, server.base_url)
+
+
+def test_the_archive_holds_every_request_reply_and_verdict_of_the_run(ref_root, tmp_path, server, capsys):
+    config = judge_yaml(tmp_path, server.base_url)
+    status, *_ = run(judged_input(tmp_path, ref_root, "2b", config), tmp_path, capsys)
+    assert status == 0
+    conn = sqlite3.connect(tmp_path / "output" / ARCHIVE_FILE)
+    judgments = conn.execute("SELECT COUNT(*), COUNT(DISTINCT cache_key) FROM judgments").fetchone()
+    calls = conn.execute("SELECT COUNT(*), COUNT(DISTINCT model), MIN(system_fingerprint) FROM calls").fetchone()
+    raw = json.loads(conn.execute("SELECT response_json FROM calls WHERE via = 'chat' LIMIT 1").fetchone()[0])
+    conn.close()
+    n = count_turns(ref_root / "2b") * len(DIMENSIONS)
+    assert judgments == (n, n)
+    assert calls == (n + 1, 1, "fp_fake_1")  # every reply (and the preflight's), the reported model, the fingerprint
+    assert raw["object"] == "chat.completion" and raw["model"] == "fake-judge"  # the raw reply as the server sent it
+    assert not (tmp_path / "output" / (ARCHIVE_FILE + "-wal")).exists()  # one self-contained file
+
+
+def test_without_a_judge_setup_the_phase_scores_as_before(ref_root, tmp_path, server, capsys):
+    ref = tmp_path / "input" / "ref"
+    shutil.copytree(ref_root / "2b", ref)
+    (ref / "phase.json").write_text(json.dumps(definition.phase_record(EVALUATION, "2b")))
+    shutil.copytree(SAMPLES / "2b", tmp_path / "input" / "res")
+    status, scores, details, _, log = run(tmp_path / "input", tmp_path, capsys)
+    assert status == 0 and not set(JUDGE) & set(scores) and server.all_chat_calls == 0
+    assert "the LLM judge is not run when a submission is scored" in details["absent_scores"][JUDGE_MEAN]
+    assert not (tmp_path / "output" / ARCHIVE_FILE).exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# Runs stopped early: no judge key, the reason, exit 0, nothing leaked
+
+
+def _stopped(tmp_path, ref_root, server, capsys, sub="2b", **settings):
+    config = judge_yaml(tmp_path, settings.pop("base_url", server.base_url), **settings)
+    status, scores, details, page, log = run(judged_input(tmp_path, ref_root, sub, config), tmp_path, capsys)
+    assert status == 0
+    assert not set(JUDGE) & set(scores), "a stopped run writes no judge figure, not even a partial one"
+    assert {"rouge_l", "meteor"} <= set(scores)  # the rest is scored
+    reasons = {details["absent_scores"][k] for k in JUDGE}
+    assert len(reasons) == 1
+    reason = reasons.pop()
+    assert reason.startswith("the judge did not finish: ") and "a partial average is not a figure" in reason
+    assert html.escape(reason) in page and reason in log
+    assert "the organizers judge its answers after the phase" in log
+    return scores, details, page, log, reason
+
+
+def test_a_401_ends_the_judging_with_a_reason_and_2c_keeps_its_retrieval_figures(ref_root, tmp_path, server, capsys):
+    server.echo_auth = True  # hostile: the key sent comes back in every body
+    server.preflight = lambda body: http_error(401, "Incorrect API key provided")
+    scores, details, page, log, reason = _stopped(tmp_path, ref_root, server, capsys, sub="2c")
+    assert "the judge's service refused the organizers' credentials (0 of 51 answered turns" in reason
+    assert {"ndcg_10", "map_10", "recall_10", "mrr"} <= set(scores)
+    assert details["generation"]["judge"]["stopped"]["kind"] == "service"
+    assert_nothing_leaks(tmp_path, log, page, server.base_url)
+
+
+def test_an_unreachable_endpoint_ends_the_judging_with_a_reason(ref_root, tmp_path, server, capsys):
+    *_, page, log, reason = _stopped(tmp_path, ref_root, server, capsys, base_url="http://127.0.0.1:9/v1")
+    assert "the judge's service could not be reached (0 of 51 answered turns" in reason
+    assert_nothing_leaks(tmp_path, log, page, "http://127.0.0.1:9/v1")
+
+
+def test_a_429_storm_ends_the_judging_with_a_reason(ref_root, tmp_path, server, capsys):
+    server.preflight = lambda body: rate_limited("0.05")
+    *_, page, log, reason = _stopped(tmp_path, ref_root, server, capsys)
+    assert "kept answering that too many requests were sent (rate limit)" in reason
+    assert len(server.preflight_requests) == 3  # the first attempt and max_retries 2, each after its Retry-After
+    assert_nothing_leaks(tmp_path, log, page, server.base_url)
+
+
+def test_a_rejected_parameter_ends_the_judging_with_a_reason(ref_root, tmp_path, server, capsys):
+    server.preflight = lambda body: Reply(400, {"error": {"message": "Unsupported parameter: 'seed'", "param": "seed",
+                                                          "type": "invalid_request_error", "code": "unsupported_parameter"}})
+    *_, page, log, reason = _stopped(tmp_path, ref_root, server, capsys)
+    assert "refused a parameter of the judge's requests" in reason and "seed" not in reason
+    assert len(server.preflight_requests) == 1  # the request's own fault: not retried
+    assert_nothing_leaks(tmp_path, log, page, server.base_url)
+
+
+def test_the_call_budget_stops_the_judging_and_the_log_counts_the_calls(ref_root, tmp_path, server, capsys):
+    scores, details, page, log, reason = _stopped(tmp_path, ref_root, server, capsys, max_calls_per_run=21, concurrency=1)
+    # 21 requests: the preflight and 20 judgments, i.e. the first four turns on all five dimensions.
+    assert server.all_chat_calls == 21
+    assert "the judge's budget of 21 requests for one submission was used up" in reason
+    assert "(4 of 51 answered turns were judged on all five dimensions)" in reason
+    assert "judged now with 21 HTTP requests" in log
+    assert archived_turns(tmp_path) == 4  # what was paid for is kept for the organizers
+    assert_nothing_leaks(tmp_path, log, page, server.base_url)
+
+
+def test_a_damaged_judge_setup_refuses_the_submission_and_says_whom_to_tell(ref_root, tmp_path, server, capsys):
+    config = judge_yaml(tmp_path, server.base_url)
+    input_dir = judged_input(tmp_path, ref_root, "2b", config)
+    judge_file = input_dir / "ref" / JUDGE_DIR / "judge.yaml"
+    judge_file.write_text(judge_file.read_text().replace("concurrency: 16", "concurrency: 64"))
+    status, scores, _, page, log = run(input_dir, tmp_path, capsys)
+    assert status == 1 and scores == {} and server.all_chat_calls == 0
+    assert "judge.yaml: error: does not match the sha256 recorded in manifest.json" in log
+    assert "this is not a problem of your submission: please tell the organizers" in log
+    assert KEY not in log and KEY not in page
+
+
+# ---------------------------------------------------------------------------------------------
+# The setup's verification
+
+
+@pytest.fixture
+def setup_folder(ref_root, tmp_path, server) -> Path:
+    ref = tmp_path / "ref"
+    shutil.copytree(ref_root / "2b", ref)
+    setup = load_for_bundle(judge_yaml(tmp_path, server.base_url))
+    write_judge_setup(ref, setup, max_calls=99)
+    return ref
+
+
+def test_the_setup_reads_back_as_the_judge_it_was_built_from(setup_folder, tmp_path, server):
+    built = load_for_bundle(judge_yaml(tmp_path, server.base_url)).config
+    read = read_judge_setup(setup_folder)
+    assert read.signature == built.signature and read.max_calls_per_run == 99
+    assert read.resolved_base_url() == server.base_url and Path(read.api_key_file).read_text().strip() == KEY
+    assert KEY not in (setup_folder / JUDGE_DIR / "judge.yaml").read_text()  # the config names the file, not the key
+    assert Reference.read(setup_folder).subtrack == "2b"  # the reference's own verification is unchanged
+    assert read_judge_setup(tmp_path / "nowhere") is None
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda f: (f / KEY_FILE).write_text("sk-another-key-0000000000\n"), "api_key: error: does not match the sha256"),
+    (lambda f: (f / KEY_FILE).unlink(), "api_key: error: missing, though manifest.json lists it"),
+    (lambda f: (f / "extra.yaml").write_text("model: x\n"), "extra.yaml: error: not listed in manifest.json"),
+    (lambda f: (f / SETUP_MANIFEST).write_text((f / SETUP_MANIFEST).read_text().replace('"format"', '"fmt"')),
+     "manifest.json: error: not a reteco-judge-setup/1 manifest"),
+    (lambda f: (f / SETUP_MANIFEST).write_text("{"), "manifest.json: error: missing or unreadable"),
+])
+def test_a_changed_setup_is_refused_naming_the_file(setup_folder, damage, message):
+    damage(setup_folder / JUDGE_DIR)
+    with pytest.raises(ReferenceDataError) as caught:
+        read_judge_setup(setup_folder)
+    assert message in str(caught.value) and KEY not in str(caught.value)
+
+
+def test_an_edited_manifest_is_refused_by_its_own_digest(setup_folder):
+    manifest_path = setup_folder / JUDGE_DIR / SETUP_MANIFEST
+    manifest = json.loads(manifest_path.read_text())
+    manifest["signature"] = "0" * 16
+    manifest_path.write_text(json.dumps(manifest))
+    with pytest.raises(ReferenceDataError, match="does not match the manifest_sha256 it records"):
+        read_judge_setup(setup_folder)
+
+
+def test_the_bundle_refuses_a_judge_without_a_key_or_with_batches(tmp_path, server, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    config = tmp_path / "judge.yaml"
+    config.write_text(f"prompt_version: 2\nmodel: m\nbase_url: {server.base_url}\n")
+    with pytest.raises(InputError, match="the environment variable OPENAI_API_KEY is not set"):
+        load_for_bundle(config)
+    batch = judge_yaml(tmp_path, server.base_url, use_batch_api=True)
+    with pytest.raises(InputError, match="a batch cannot keep the phase's time limit"):
+        load_for_bundle(batch)
+
+
+def test_the_setup_repr_never_shows_the_key(tmp_path, server):
+    setup = load_for_bundle(judge_yaml(tmp_path, server.base_url))
+    assert setup.key == KEY and KEY not in repr(setup) and KEY not in str(setup)
+
+
+# ---------------------------------------------------------------------------------------------
+# The deadline's arithmetic
+
+
+def test_the_plan_keeps_back_startup_finishing_and_a_share_of_the_limit():
+    plan = judge_plan.plan_judging(100.0, 600, 200)
+    # 5 s startup + 10 s finishing + 200 turns x 0.01 s + 5% of 600 s = 47 s.
+    assert plan.reserve_s == pytest.approx(47.0)
+    assert plan.deadline == pytest.approx(653.0) and plan.judging_until_s == pytest.approx(553.0)
+    small = judge_plan.plan_judging(0.0, 30, 51)
+    assert small.reserve_s == pytest.approx(5 + 10 + 0.51 + 1.5)
+
+
+def test_phase_json_carries_the_effective_time_limit():
+    assert definition.phase_record(EVALUATION, "2b")["time_limit_s"] == 600
+    assert definition.phase_record(POST_EVALUATION, "2c", platform_limit=300)["time_limit_s"] == 300
+    from reteco.formats.phase_record import time_limit
+
+    assert time_limit({"time_limit_s": 45}) == 45 and time_limit({}) == 600 and time_limit({"time_limit_s": True}) == 600
+
+
+# ---------------------------------------------------------------------------------------------
+# Which fault the participant reads (the call engine's messages, first match)
+
+
+@pytest.mark.parametrize("status, body, expected", [
+    (403, {"error": {"message": "forbidden"}}, "refused the organizers' credentials"),
+    (404, {"error": {"message": "The model `x` does not exist"}}, "does not offer the judge's model at its address"),
+    (429, {"error": {"message": "quota", "code": "insufficient_quota"}}, "has no quota left for the organizers' account"),
+    (503, {"error": {"message": "overloaded"}}, "kept failing (server errors)"),
+])
+def test_each_refusal_of_the_service_has_its_words(ref_root, tmp_path, server, capsys, status, body, expected):
+    server.preflight = lambda b: Reply(status, body)
+    *_, page, log, reason = _stopped(tmp_path, ref_root, server, capsys)
+    assert f"the judge's service {expected} (0 of 51 answered turns" in reason
+    assert_nothing_leaks(tmp_path, log, page, server.base_url)

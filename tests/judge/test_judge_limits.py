@@ -1,0 +1,122 @@
+"""A run's deadline and call budget (``run_judge(deadline=..., max_calls=...)``,
+``max_calls_per_run``), against a fake server with real latency: the Codabench scoring program
+judges inside a 600 s limit on this API."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import openai  # noqa: F401  (imported before the clock starts: the first run's import takes ~0.7 s)
+import pytest
+from support.fake_openai_server import FakeOpenAI, rate_limited
+
+from reteco.judge import JudgeItem, run_judge
+
+ITEMS = [JudgeItem(f"law/{i}_turn_1", "relevance", f"question {i}", "", f"answer {i}", (), "") for i in range(10)]
+
+
+def judge(config, tmp_path, items=ITEMS, **kwargs):
+    return run_judge(items, config, cache_dir=tmp_path / "cache", progress=False, **kwargs)
+
+
+@pytest.fixture
+def slow_server(judge_config):
+    server = FakeOpenAI(latency_s=0.25)
+    server.start()
+    try:
+        yield server, dataclasses.replace(judge_config, base_url=server.base_url, concurrency=1)
+    finally:
+        server.stop()
+
+
+def test_no_request_starts_after_the_deadline_minus_the_margin(slow_server, tmp_path):
+    server, config = slow_server
+    start = time.monotonic()
+    deadline = start + 1.5
+    outcomes = judge(config, tmp_path, deadline=deadline, deadline_margin_s=0.3)
+    ended = time.monotonic()
+    sent = [r.at for r in server.preflight_requests + server.chat_requests]
+    assert sent and max(sent) < deadline - 0.3  # the server's clock is this process's monotonic clock
+    assert ended < deadline + 0.2  # a request in flight is cut at the deadline at the latest
+    done = [o for o in outcomes if o.status == "ok"]
+    left = [o for o in outcomes if o.status == "error"]
+    assert 1 <= len(done) <= 4 and len(done) + len(left) == len(ITEMS)  # 0.25 s per request, 1.2 s of room
+    assert all(o.rationale in ("not sent: deadline reached",) or o.rationale.startswith("deadline reached") for o in left)
+    stats = outcomes.stats
+    assert (stats.judged, stats.judged_now, stats.unfinished, stats.from_cache) == (len(done), len(done), len(left), 0)
+    assert stats.http_requests == server.all_chat_calls and stats.calls.stopped == "deadline reached"
+    # The next run (no deadline) finishes only what was left, from the cache for the rest.
+    again = judge(config, tmp_path)
+    assert all(o.status == "ok" for o in again)
+    assert again.stats.from_cache == len(done) and again.stats.judged_now == len(left)
+
+
+def test_a_request_in_flight_at_the_deadline_is_cut_there(judge_config, tmp_path):
+    server = FakeOpenAI(latency_s=3.0)
+    server.start()
+    try:
+        config = dataclasses.replace(judge_config, base_url=server.base_url, timeout_s=60.0)
+        start = time.monotonic()
+        outcomes = judge(config, tmp_path, ITEMS[:2], deadline=start + 0.8, deadline_margin_s=0.1)
+        elapsed = time.monotonic() - start
+    finally:
+        server.stop()
+    assert elapsed < 1.3  # not the 3 s the server takes, nor the 60 s timeout
+    assert outcomes.stats.calls.preflight == "not sent" and server.chat_calls == 0
+    assert all(o.status == "error" and "deadline reached" in o.rationale for o in outcomes)
+
+
+def test_a_retry_whose_wait_ends_past_the_deadline_is_not_made(fake_openai, judge_config, tmp_path):
+    fake_openai.script.append(rate_limited("30"))
+    start = time.monotonic()
+    (o,) = judge(judge_config, tmp_path, ITEMS[:1], deadline=start + 5.0)
+    assert time.monotonic() - start < 2.0  # it did not wait the 30 s
+    assert o.status == "error" and o.rationale.startswith("deadline reached: not retried after 1 attempt (last: HTTP 429")
+    assert fake_openai.chat_calls == 1
+
+
+def test_no_more_http_requests_than_the_budget(fake_openai, judge_config, tmp_path):
+    config = dataclasses.replace(judge_config, concurrency=3)
+    outcomes = judge(config, tmp_path, ITEMS[:6], max_calls=3)
+    assert fake_openai.all_chat_calls == 3 == outcomes.stats.http_requests  # the preflight counts
+    statuses = [o.status for o in outcomes]
+    assert statuses.count("ok") == 2 and statuses.count("error") == 4
+    reason = "call budget reached (3 HTTP requests)"
+    assert all(o.rationale == f"not sent: {reason}" and o.attempts == 0 for o in outcomes if o.status == "error")
+    assert outcomes.stats.calls.stopped == reason and outcomes.stats.calls.max_calls == 3
+
+
+def test_retries_and_reasks_count_against_the_budget(fake_openai, judge_config, tmp_path):
+    from support.fake_openai_server import completion, http_error
+
+    fake_openai.script.extend([http_error(503), completion("not json")])
+    config = dataclasses.replace(judge_config, concurrency=1)
+    (o,) = judge(config, tmp_path, ITEMS[:1], max_calls=3)  # preflight, 503, the unusable reply
+    assert fake_openai.all_chat_calls == 3
+    assert o.status == "error" and o.rationale == "not sent: call budget reached (3 HTTP requests)"
+
+
+def test_the_config_budget_and_the_callers_the_smaller_counts(fake_openai, judge_config, tmp_path):
+    config = dataclasses.replace(judge_config, max_calls_per_run=2, concurrency=1)
+    outcomes = judge(config, tmp_path, ITEMS[:4], max_calls=5)
+    assert fake_openai.all_chat_calls == 2 and outcomes.stats.calls.max_calls == 2
+    assert [o.status for o in outcomes].count("ok") == 1
+
+
+def test_a_budget_of_zero_answers_from_the_cache_only(fake_openai, judge_config, tmp_path):
+    judge(judge_config, tmp_path, ITEMS[:2])
+    calls = fake_openai.all_chat_calls
+    outcomes = judge(judge_config, tmp_path, ITEMS[:4], max_calls=0)
+    assert fake_openai.all_chat_calls == calls  # not even a preflight
+    assert [(o.status, o.cached) for o in outcomes] == [("ok", True)] * 2 + [("error", True)] * 2
+    assert outcomes[3].rationale == "not sent: call budget reached (0 HTTP requests)"
+    assert (outcomes.stats.from_cache, outcomes.stats.unfinished, outcomes.stats.http_requests) == (2, 2, 0)
+
+
+def test_limits_cannot_be_kept_with_the_batch_api(judge_config, tmp_path):
+    config = dataclasses.replace(judge_config, use_batch_api=True)
+    with pytest.raises(ValueError, match="Batch API"):
+        judge(config, tmp_path, deadline=time.monotonic() + 60)
+    with pytest.raises(ValueError, match="Batch API"):
+        judge(dataclasses.replace(config, max_calls_per_run=5), tmp_path)

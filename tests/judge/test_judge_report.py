@@ -1,0 +1,129 @@
+"""``reteco judge-report``: the disclosure the task report needs, from small fixtures and from a
+real scoring's details.json."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+from support.fake_openai_server import TEST_KEY
+from support.tiny_track2 import write_tiny_reference
+
+from reteco.commands import main
+from reteco.judge import load_judge_config
+from reteco.outputs.scores import write_details
+from reteco.scoring.submission import score_submission
+
+CONFIG = load_judge_config()
+
+
+def per_dimension(valid, invalid, error, missing):
+    turns = valid + invalid + error + missing
+    return {"turns": turns, "valid": valid, "invalid": invalid, "error": error, "missing_answer": missing,
+            "turns_averaged": valid + missing, "mean": 0.5}
+
+
+def details(signature, counts, **judge):
+    return {"generation": {"judge": {"ran": True, "signature": signature, "model": "gpt-4o-2024-08-06",
+                                     "prompt_version": 1, "per_dimension": counts, **judge}}}
+
+
+def write(path, value):
+    path.write_text(json.dumps(value), encoding="utf-8")
+    return path
+
+
+def fixtures(tmp_path):
+    a = write(tmp_path / "a.json", details(CONFIG.signature, {
+        "correctness": per_dimension(8, 1, 0, 1), "faithfulness": per_dimension(6, 2, 2, 0)},
+        provenance={"endpoint": "http://127.0.0.1:8080/v1", "reported_models": {"tiny": 17},
+                    "system_fingerprints": {"b1-0c1e570": 17}}))
+    b = write(tmp_path / "b.json", details("0123456789abcdef", {
+        "correctness": per_dimension(3, 0, 1, 0), "faithfulness": per_dimension(4, 0, 0, 0)},
+        config={"endpoint": "https://api.openai.com/v1"}, system_fingerprints=["fp_1"]))
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text("\n".join(json.dumps(x) for x in [
+        {"id": "g1", "dimension": "faithfulness", "passed": True, "status": "ok", "score": 1, "expect": {"min": 1, "max": 2}},
+        {"id": "g2", "dimension": "faithfulness", "passed": False, "status": "ok", "score": 5, "expect": {"min": 1, "max": 2},
+         "purpose": "unsupported"},
+        {"id": "g3", "dimension": "coherence", "passed": True, "status": "ok", "score": 5, "expect": {"min": 4, "max": 5}},
+    ]) + "\n")
+    agreement = write(tmp_path / "agreement.json", {
+        "dimensions": {"correctness": {"n_items": 40, "n_conversations": 12,
+                                       "kappa_quadratic": {"value": 0.61, "ci_low": 0.42, "ci_high": 0.75},
+                                       "bias": {"value": 0.25, "ci_low": 0.1, "ci_high": 0.4},
+                                       "spearman": {"value": None, "reason": "constant"}}},
+        "ceiling": {"dimensions": {"correctness": {"kappa_quadratic": {"value": 0.7, "ci_low": 0.5, "ci_high": 0.8}}}},
+        "method": {"seed": 2027, "resamples": 2000, "interval": "95% percentile bootstrap"},
+    })
+    sample = write(tmp_path / "sheet.sample.json", {
+        "subtrack": "2c", "seed": 5, "requested": 40, "sampled": 40, "candidates": 600, "systems": ["a", "b"],
+        "dimensions": ["correctness"], "allocation_rule": "proportional", "strata": [{}, {}, {}]})
+    return a, b, golden, agreement, sample
+
+
+def test_the_report_discloses_prompts_models_retries_counts_golden_and_agreement(tmp_path, capsys):
+    a, b, golden, agreement, sample = fixtures(tmp_path)
+    out = tmp_path / "report"
+    assert main(["judge-report", "--out", str(out), "--details", str(a), str(b), "--golden", str(golden),
+                 "--agreement", str(agreement), "--sample", str(sample)]) == 0
+    report = json.loads((out / "judge-report.json").read_text())
+    judge = report["judge"]
+    assert judge["signature"] == CONFIG.signature and judge["prompt_version"] == CONFIG.prompt_version == 2
+    assert judge["prompt_files"] == dict(CONFIG.prompts.file_hashes) and len(judge["prompt_files"]) == 9
+    assert judge["configured_model"] == "gpt-4o-2024-08-06" and judge["decoding"]["response_format"] == "json_schema"
+    assert report["retry_procedure"]["settings"]["max_retries"] == CONFIG.max_retries
+    assert any(rule.startswith("not retried:") for rule in report["retry_procedure"]["rules"])
+    # Counts summed by hand over the two files.
+    totals = report["judgments"]["per_dimension"]
+    assert (totals["correctness"]["valid"], totals["correctness"]["invalid"], totals["correctness"]["error"],
+            totals["correctness"]["missing_answer"]) == (11, 1, 1, 1)
+    assert (totals["faithfulness"]["invalid"], totals["faithfulness"]["error"]) == (2, 2)
+    files = report["judgments"]["files"]
+    assert [f["same_judge"] for f in files] == [True, False]
+    assert files[0]["reported_models"] == {"tiny": 17} and files[1]["endpoint"] == "https://api.openai.com/v1"
+    assert report["judgments"]["system_fingerprints"] == {"b1-0c1e570": 17, "fp_1": None}
+    assert report["golden"]["cases"] == 3 and report["golden"]["passed"] == 2
+    assert report["golden"]["per_dimension"]["faithfulness"] == {"cases": 2, "passed": 1}
+    assert [x["id"] for x in report["golden"]["failed"]] == ["g2"]
+    assert report["agreement"]["dimensions"]["correctness"]["kappa_quadratic"]["value"] == 0.61
+    assert report["human_sample"]["strata"] == 3 and report["human_sample"]["seed"] == 5
+    md = (out / "judge-report.md").read_text()
+    for text in (f"signature: `{CONFIG.signature}`", f"| schema.json | `{CONFIG.prompts.file_hashes['schema.json']}` |",
+                 "| correctness | 14 | 11 | 1 | 1 | 1 | 12 |", "2 of 3 passed.", "- failed: g2 (faithfulness)",
+                 "| correctness | 40 | 0.610 [0.420, 0.750] |", "| 0.250 [0.100, 0.400] | 0.700 [0.500, 0.800] |",
+                 "tiny x 17", "40 of 600 answered items of 2 systems, 3 strata, seed 5"):
+        assert text in md, text
+    assert "b.json was judged by signature 0123456789abcdef, not the configured" in capsys.readouterr().err
+
+
+def test_the_report_reads_a_real_scorings_details(tmp_path, fake_openai, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    config = dataclasses.replace(CONFIG, base_url=fake_openai.base_url)
+    ref = write_tiny_reference(tmp_path / "ref" / "2b", "2b")
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(json.dumps({"turn_id": "biology/2_turn_1", "answer": "cells need water"}) + "\n")
+    result = score_submission(ref, answers, judge_config=config, cache_dir=tmp_path / "cache")
+    write_details(tmp_path / "scored", result.details)
+    yaml = tmp_path / "judge.yaml"
+    yaml.write_text(f"prompt_version: {CONFIG.prompt_version}\nmodel: gpt-4o-2024-08-06\nbase_url: {fake_openai.base_url}\n")
+    assert main(["judge-report", "--out", str(tmp_path / "r"), "--config", str(yaml),
+                 "--details", str(tmp_path / "scored" / "details.json")]) == 0
+    report = json.loads((tmp_path / "r" / "judge-report.json").read_text())
+    (entry,) = report["judgments"]["files"]
+    assert entry["same_judge"] and entry["endpoint"] == config.endpoint()
+    # 3 reference turns, one answered: per dimension 1 valid and 2 missing answers.
+    assert all((c["valid"], c["missing_answer"], c["turns"]) == (1, 2, 3) for c in report["judgments"]["per_dimension"].values())
+
+
+def test_files_that_are_not_what_they_should_be_are_named(tmp_path, capsys):
+    scores = write(tmp_path / "scores.json", {"ndcg_10": 0.5})
+    assert main(["judge-report", "--out", str(tmp_path / "r"), "--details", str(scores)]) == 1
+    assert "scores.json: error: no generation.judge block" in capsys.readouterr().err
+    bad = tmp_path / "golden.jsonl"
+    bad.write_text('{"id": "g1", "passed": true}\nnot json\n')
+    assert main(["judge-report", "--out", str(tmp_path / "r"), "--golden", str(bad)]) == 1
+    assert "golden.jsonl:2: error: not valid JSON" in capsys.readouterr().err
+    assert main(["judge-report", "--out", str(tmp_path / "r"), "--agreement", str(scores)]) == 1
+    assert "not an agreement.json" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()

@@ -1,0 +1,142 @@
+"""``reteco judge-submissions``: a Codabench bulk download judged after the phase, each team's
+last submission in a per-team table; and the whole path from the platform's archive to a
+re-score that pays nothing twice."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+from support.judged_program import KEY, judge_yaml, judged_input
+from support.paths import SAMPLES
+
+from reteco.codabench import scoring_program
+from reteco.commands import main
+from reteco.formats.reference import Reference
+from reteco.judge import load_judge_config
+from reteco.organizers import judge_submissions as js
+from reteco.scoring.submission import score_submission
+from reteco.subtracks import JUDGE, SUBTRACKS
+
+
+def test_a_bulk_name_gives_id_owner_phase_time_and_file():
+    parts = js.parse_bulk_name("123_team_a_b_PhaseId7_2027-01-20_05-33_my_answers_PhaseId2.zip")
+    assert parts == {"id": 123, "owner": "team_a_b", "phase": 7, "date": "2027-01-20", "time": "05-33",
+                     "file": "my_answers_PhaseId2.zip"}
+    assert js.parse_bulk_name("answers.zip") is None
+    assert js.parse_bulk_name("12_alice_PhaseId7_2027-01-20:05-33_a.zip") is None  # ':' is replaced by the browser
+
+
+def _bulk(path: Path, files: dict[str, bytes]) -> Path:
+    with zipfile.ZipFile(path, "w") as z:
+        for name, data in files.items():
+            z.writestr(name, data)
+    return path
+
+
+def test_a_bulk_download_is_read_with_what_it_could_not_fetch(tmp_path):
+    source = _bulk(tmp_path / js.BULK_ZIP, {
+        "5_alice_PhaseId7_2027-01-20_05-33_a.zip": b"x",
+        "9_alice_PhaseId7_2027-01-22_10-02_b.zip": b"x",
+        "3_bob_PhaseId7_2027-01-19_59-59_answers.jsonl": b"x",
+        "notes.txt": b"x",
+        js.FAILED_LIST: b"The following submissions failed to download:\n\n8_carol_PhaseId7_x.zip (HTTP 403)\n",
+    })
+    bulk = js.read_bulk_download(source, tmp_path / "work")
+    assert [(s.submission_id, s.owner, s.uploaded) for s in bulk.submissions] == [
+        (3, "bob", "2027-01-19 59-59"), (5, "alice", "2027-01-20 05-33"), (9, "alice", "2027-01-22 10-02")]
+    assert bulk.skipped == ["notes.txt"] and bulk.not_fetched == ["8_carol_PhaseId7_x.zip (HTTP 403)"]
+    kept, superseded = js.last_per_team(bulk.submissions)
+    assert [(s.owner, s.submission_id) for s in kept] == [("alice", 9), ("bob", 3)]
+    assert [(s.submission_id, by) for s, by in superseded] == [(5, 9)]
+    with pytest.raises(Exception, match="no submission named as Codabench's bulk download names them"):
+        js.read_bulk_download(_bulk(tmp_path / "empty.zip", {"readme.md": b"x"}), tmp_path / "work2")
+
+
+def test_the_table_ranks_by_judge_mean_ties_sharing_a_rank():
+    subs = [js.BulkSubmission(Path(f"{i}"), f"{i}_{o}_PhaseId1_2027-01-01_00-00_a.zip", i, o, 1, "2027-01-01 00-00", "a.zip")
+            for i, o in enumerate(["dora", "alice", "carl", "bob", "eve"], 1)]
+    figure = {k: 0.5 for k in SUBTRACKS["2b"].keys}
+    outcomes = [
+        {"ok": True, "scores": {**figure, "judge_mean": 0.4}, "judge_reason": None},
+        {"ok": True, "scores": {**figure, "judge_mean": 0.6}, "judge_reason": None},
+        {"ok": True, "scores": {k: v for k, v in figure.items() if k not in JUDGE}, "judge_reason": "no key"},
+        {"ok": True, "scores": {**figure, "judge_mean": 0.6}, "judge_reason": None},
+        {"ok": False, "kind": "input", "errors": ["answers.jsonl:3: error: not JSON"]},
+    ]
+    rows = js.table_rows("2b", subs, outcomes)
+    assert [(r["rank"], r["team"]) for r in rows] == [(1, "alice"), (1, "bob"), (3, "dora"), (None, "carl"), (None, "eve")]
+    assert rows[3]["absent"]["judge_mean"] == "the judge did not run: no key"
+    text = js.render_csv("2b", rows)
+    table = list(csv.DictReader(io.StringIO(text)))
+    assert table[0]["judge_mean"] == "0.6" and table[3]["judge_mean"] == "" and "not scored: answers.jsonl:3" in table[4]["notes"]
+
+
+def _bulk_of_samples(tmp_path: Path, sub: str) -> Path:
+    """alice: an early submission answering one turn, then the sample; bob: the sample less its
+    last ten turns."""
+    answers = (SAMPLES / sub / "answers.jsonl").read_text().splitlines(keepends=True)
+
+    def zipped(lines):
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w") as z:
+            z.writestr("answers.jsonl", "".join(lines))
+        return buffer.getvalue()
+
+    return _bulk(tmp_path / js.BULK_ZIP, {
+        "11_alice_PhaseId4_2027-01-20_01-00_early.zip": zipped(answers[:1]),
+        "15_alice_PhaseId4_2027-01-21_02-00_final.zip": zipped(answers),
+        "12_bob_PhaseId4_2027-01-20_03-00_bob.zip": zipped(answers[:-10]),
+    })
+
+
+def test_the_command_judges_each_teams_last_submission(ref_root, tmp_path, server, capsys):
+    config = judge_yaml(tmp_path, server.base_url)
+    out = tmp_path / "out"
+    status = main(["judge-submissions", "--ref", str(ref_root / "2b"), "--submissions", str(_bulk_of_samples(tmp_path, "2b")),
+                   "--out", str(out), "--judge-config", str(config), "--judge-cache", str(tmp_path / "cache")])
+    assert status == 0, capsys.readouterr().err
+    table = list(csv.DictReader(io.StringIO((out / "judged_submissions_2b.csv").read_text())))
+    assert [(r["rank"], r["team"], r["submission"]) for r in table] == [("1", "alice", "15"), ("2", "bob", "12")]
+    expected = score_submission(Reference.read(ref_root / "2b"), SAMPLES / "2b", judge_config=load_judge_config(config),
+                                cache_dir=tmp_path / "cache").scores
+    assert {k: float(table[0][k]) for k in SUBTRACKS["2b"].keys if table[0][k]} == expected
+    assert set(JUDGE) <= {k for k in SUBTRACKS["2b"].keys if table[1][k]}  # judge columns filled
+    markdown = (out / "judged_submissions_2b.md").read_text()
+    assert "| 1 | alice | 15 |" in markdown and "11_alice_PhaseId4_2027-01-20_01-00_early.zip: superseded by submission 15" in markdown
+    assert KEY not in markdown and KEY not in capsys.readouterr().out
+
+
+def test_the_platforms_archive_makes_the_rescore_free(ref_root, tmp_path, server, capsys):
+    """Judged on the platform, archived, imported: judging the bulk download afterwards makes
+    no call, and its figures are the platform's to the last bit."""
+    config = judge_yaml(tmp_path, server.base_url)
+    platform = tmp_path / "platform"
+    platform.mkdir()
+    assert scoring_program.main([str(judged_input(platform, ref_root, "2b", config)), str(platform / "output")]) == 0
+    on_platform = json.loads((platform / "output" / "scores.json").read_text())
+    assert set(JUDGE) <= set(on_platform)
+    cache = tmp_path / "organizers-cache"
+    assert main(["judge", "--import-archive", str(platform / "output"), "--cache", str(cache)]) == 0
+    calls = server.all_chat_calls
+    status = main(["judge-submissions", "--ref", str(ref_root / "2b"), "--submissions", str(_bulk_of_samples(tmp_path, "2b")),
+                   "--out", str(tmp_path / "out"), "--judge-config", str(config), "--judge-cache", str(cache)])
+    assert status == 0
+    # alice's final submission is the sample the platform judged: no call for it (bob's answers
+    # are a subset of the same turns and texts, so none for him either, not even the preflight).
+    assert server.all_chat_calls == calls
+    alice = next(csv.DictReader(io.StringIO((tmp_path / "out" / "judged_submissions_2b.csv").read_text())))
+    assert {k: float(alice[k]) for k in JUDGE} == {k: on_platform[k] for k in JUDGE}
+    capsys.readouterr()
+
+
+def test_a_judge_without_a_key_is_refused_before_anything_is_scored(ref_root, tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    status = main(["judge-submissions", "--ref", str(ref_root / "2b"), "--submissions", str(_bulk_of_samples(tmp_path, "2b")),
+                   "--out", str(tmp_path / "out")])
+    assert status == 1 and "the judge cannot run: no API key" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

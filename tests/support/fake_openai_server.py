@@ -1,0 +1,468 @@
+"""A real HTTP server on 127.0.0.1 speaking enough of the OpenAI API to test the judge.
+
+Endpoints: POST /v1/chat/completions; POST /v1/files (multipart), GET /v1/files/{id},
+GET /v1/files/{id}/content; POST /v1/batches, GET /v1/batches/{id}.
+
+What a chat request gets, first match wins: the next scripted ``Reply`` (``server.script``,
+FIFO); the first rule whose predicate accepts the request (``server.rules``: (predicate on the
+request body, Reply or callable body -> Reply)); else ``server.judge(body)``, by default a
+deterministic fake judge scoring 1..5 from a hash of the user message. Batch lines go
+through the same choice. ``latency_s`` delays every chat answer (the bench's injected
+latency); ``Reply.delay_s`` delays one.
+
+Preflight requests (reteco's one tiny request before a run, recognised by
+``reteco.llm.compatibility.PREFLIGHT_MESSAGE``) are answered by ``server.preflight(body)``, by
+default a small valid completion, before the script and the rules (so scripted replies stay
+the judgments'), and recorded in ``server.preflight_requests``, not in ``server.requests``:
+``chat_calls`` counts judgment requests, ``all_chat_calls`` every chat request.
+
+``mode=LLAMA_CPP_PYTHON`` behaves like llama-cpp-python's server (0.3.x): every chat request
+whose ``response_format.type`` is ``json_schema`` gets HTTP 500 with its pydantic validation
+text, and the cap on completion tokens is ignored (the preflight's reply reports more tokens
+than it allowed).
+
+``echo_auth=True`` makes the server hostile: it copies the request's Authorization header
+into every body it sends (errors, completions, batch files), to prove the key never leaks.
+
+Used by tests (the fixtures ``fake_openai`` and ``judge_config`` of tests/conftest.py start one
+per test) and by bench/bench_judge.py and bench/bench_scoring_program_judge.py.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from email.parser import BytesParser
+from email.policy import HTTP
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from reteco.llm.compatibility import PREFLIGHT_MESSAGE, token_limit_param
+
+LLAMA_CPP_PYTHON = "llama-cpp-python"
+# What llama-cpp-python's server (FastAPI + pydantic v2) answers to a json_schema response_format:
+# its route error handler wraps the validation error's text as a 500 "internal_server_error".
+LLAMA_CPP_PYTHON_REJECTION = (
+    "1 validation error for CreateChatCompletionRequest\nresponse_format.type\n  Input should be 'text' or "
+    "'json_object' [type=literal_error, input_value='json_schema', input_type=str]\n    For further information "
+    "visit https://errors.pydantic.dev/2.11/v/literal_error"
+)
+
+
+@dataclass
+class Reply:
+    """One HTTP answer: status, body (dict -> JSON, str/bytes as is), headers, extra delay."""
+
+    status: int = 200
+    body: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0
+
+
+def completion(content: str | None, *, refusal: str | None = None, finish_reason: str = "stop",
+               fingerprint: str | None = "fp_fake_1", model: str = "fake-judge") -> Reply:
+    """A 200 chat.completion whose single choice carries ``content`` (or a refusal)."""
+    return Reply(200, {
+        "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "system_fingerprint": fingerprint,
+        "choices": [{
+            "index": 0,
+            "message": {"role": "assistant", "content": content, "refusal": refusal},
+            "finish_reason": finish_reason,
+            "logprobs": None,
+        }],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+    })
+
+
+def judgment(score: Any, rationale: str = "fake rationale", *, injection: Any = None, **kwargs) -> Reply:
+    """A completion whose content is the JSON judgment {"rationale", "score"} (prompt version 1),
+    or {"rationale", "injection", "score"} when ``injection`` is given (version 2 on)."""
+    value = {"rationale": rationale, "score": score} if injection is None else {
+        "rationale": rationale, "injection": injection, "score": score}
+    return completion(json.dumps(value), **kwargs)
+
+
+def asks_injection_flag(body: dict) -> bool:
+    """Whether the request's reply schema has the ``injection`` flag (prompt version 2 on)."""
+    schema = body.get("response_format", {}).get("json_schema", {}).get("schema", {})
+    return "injection" in schema.get("properties", {})
+
+
+def first_user_text(body: dict) -> str:
+    """The first user message of a chat request: the judgment's data (a re-ask adds more)."""
+    return next((m["content"] for m in body.get("messages", []) if m.get("role") == "user"), "")
+
+
+def http_error(status: int, message: str = "simulated failure", *, code: str | None = None,
+               headers: dict[str, str] | None = None) -> Reply:
+    """An OpenAI-style error body with ``status``."""
+    return Reply(status, {"error": {"message": message, "type": "fake_error", "code": code}}, headers or {})
+
+
+def rate_limited(retry_after: str = "1") -> Reply:
+    """A 429 with a Retry-After header."""
+    return http_error(429, "Rate limit reached", code="rate_limit_exceeded", headers={"Retry-After": retry_after})
+
+
+def user_text(body: dict) -> str:
+    """All user-message text of a chat request (what rules usually look at)."""
+    return "\n".join(m.get("content") or "" for m in body.get("messages", []) if m.get("role") == "user")
+
+
+def fake_judge(body: dict) -> Reply:
+    """A deterministic stand-in judge: the score is a hash of the first user message; the
+    reply has the keys the request's schema asks for (never flagging an injection)."""
+    score = 1 + int(hashlib.sha256(first_user_text(body).encode()).hexdigest(), 16) % 5
+    return judgment(score, f"fake judge gives {score}", injection=False if asks_injection_flag(body) else None)
+
+
+def graded_judge(grades: dict[str, tuple[int, bool]]) -> Callable[[dict], Reply]:
+    """A judge answering from a table: first user message -> (score, injection flag).
+
+    The meta-evaluation tests build the table from the golden cases' own requests (each case's
+    intended grade), so this judge gives every case exactly the grade its author intended.
+    A request not in the table is a test bug: answered HTTP 400, never a made-up score.
+    """
+
+    def reply(body: dict) -> Reply:
+        key = first_user_text(body)
+        if key not in grades:
+            return http_error(400, "graded_judge: a request that is not in the table")
+        score, flagged = grades[key]
+        return judgment(score, f"graded {score}", injection=flagged if asks_injection_flag(body) else None)
+
+    return reply
+
+
+@dataclass
+class Recorded:
+    """A request the server received."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+    at: float
+
+
+def is_preflight(body: dict) -> bool:
+    """Whether a chat request is reteco's preflight."""
+    return any(m.get("content") == PREFLIGHT_MESSAGE for m in body.get("messages", []) if isinstance(m, dict))
+
+
+def llama_cpp_python_rejection() -> Reply:
+    """llama-cpp-python's answer to a json_schema response_format."""
+    return Reply(500, {"error": {"message": LLAMA_CPP_PYTHON_REJECTION, "type": "internal_server_error",
+                                 "param": None, "code": None}})
+
+
+class FakeOpenAI:
+    """The server. ``start()`` returns the base URL (http://127.0.0.1:PORT/v1)."""
+
+    def __init__(self, *, latency_s: float = 0.0, echo_auth: bool = False, mode: str | None = None):
+        self.latency_s = latency_s
+        self.echo_auth = echo_auth
+        self.mode = mode
+        self.preflight_requests: list[Recorded] = []
+        self.preflight: Callable[[dict], Reply] = self.default_preflight
+        self.script: deque[Reply] = deque()
+        self.rules: list[tuple[Callable[[dict], bool], Reply | Callable[[dict], Reply]]] = []
+        self.judge: Callable[[dict], Reply] = fake_judge
+        self.requests: list[Recorded] = []
+        self.files: dict[str, dict] = {}
+        self.batches: dict[str, dict] = {}
+        self.batch_polls_until_done = 1  # retrieves answered "in_progress" before completion
+        self.batch_final_status = "completed"
+        self.batch_skip: Callable[[str], bool] = lambda custom_id: False  # lines left out of the output
+        self.batch_create_reply: Reply | None = None  # set: POST /v1/batches answers this instead
+        self.in_flight = 0
+        self.max_in_flight = 0  # the most chat requests the server was answering at once
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    def start(self) -> str:
+        handler = type("Handler", (_Handler,), {"fake": self})
+        server = _Server(("127.0.0.1", 0), handler)
+        self._server = server
+        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread.start()
+        return self.base_url
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    # --- what tests read -------------------------------------------------------------------
+
+    @property
+    def chat_requests(self) -> list[Recorded]:
+        with self._lock:
+            return [r for r in self.requests if r.path == "/v1/chat/completions"]
+
+    @property
+    def chat_calls(self) -> int:
+        """How many chat completion requests reached the server."""
+        return len(self.chat_requests)
+
+    @property
+    def all_chat_calls(self) -> int:
+        """Every chat completion request that reached the server, preflights included."""
+        with self._lock:
+            return len(self.preflight_requests) + sum(1 for r in self.requests if r.path == "/v1/chat/completions")
+
+    @property
+    def batch_lines(self) -> int:
+        """How many requests were submitted inside batches."""
+        with self._lock:
+            return sum(b["lines"] for b in self.batches.values())
+
+    # --- behaviour -------------------------------------------------------------------------
+
+    def choose(self, body: dict) -> Reply:
+        with self._lock:
+            if self.script:
+                return self.script.popleft()
+            rules = list(self.rules)
+        for predicate, reply in rules:
+            if predicate(body):
+                return reply(body) if callable(reply) else reply
+        return self.judge(body)
+
+    def default_preflight(self, body: dict) -> Reply:
+        """A small completion within the request's cap (beyond it, in llama-cpp-python mode)."""
+        reply = completion('{"ok": true}')
+        cap = body.get(token_limit_param(body) or "", 16)
+        used = cap + 24 if self.mode == LLAMA_CPP_PYTHON else min(cap, 5)
+        reply.body["usage"] = {"prompt_tokens": 12, "completion_tokens": used, "total_tokens": 12 + used}
+        return reply
+
+    def answer_chat(self, headers: dict[str, str], body: dict) -> Reply:
+        """The reply to one chat request (recorded here): the mode, the preflight, then ``choose``."""
+        rejected = self.mode == LLAMA_CPP_PYTHON and (body.get("response_format") or {}).get("type") == "json_schema"
+        if is_preflight(body):
+            with self._lock:
+                self.preflight_requests.append(Recorded("POST", "/v1/chat/completions", headers, body, time.monotonic()))
+            return llama_cpp_python_rejection() if rejected else self.preflight(body)
+        self.record("POST", "/v1/chat/completions", headers, body)
+        return llama_cpp_python_rejection() if rejected else self.choose(body)
+
+    def record(self, method: str, path: str, headers: dict[str, str], body: Any) -> None:
+        with self._lock:
+            self.requests.append(Recorded(method, path, headers, body, time.monotonic()))
+
+    def _run_batch(self, batch: dict, auth: str) -> None:
+        lines = self.files[batch["input_file_id"]]["content"].decode().splitlines()
+        out, err = [], []
+        for line in lines:
+            if not line.strip():
+                continue
+            request = json.loads(line)
+            if self.batch_skip(request["custom_id"]):
+                continue
+            reply = self.choose(request["body"])
+            body = reply.body
+            if self.echo_auth and isinstance(body, dict):
+                body = _echo(body, auth)
+            entry = {
+                "id": f"batch_req_{uuid.uuid4().hex[:10]}",
+                "custom_id": request["custom_id"],
+                "response": {"status_code": reply.status, "request_id": uuid.uuid4().hex, "body": body},
+                "error": None,
+            }
+            (out if reply.status == 200 else err).append(json.dumps(entry))
+        batch["status"] = self.batch_final_status
+        batch["request_counts"] = {"total": len(lines), "completed": len(out), "failed": len(err)}
+        if out:
+            batch["output_file_id"] = self._add_file(("\n".join(out) + "\n").encode(), "batch_output", "output.jsonl")
+        if err:
+            batch["error_file_id"] = self._add_file(("\n".join(err) + "\n").encode(), "batch_output", "errors.jsonl")
+
+    def _add_file(self, content: bytes, purpose: str, filename: str) -> str:
+        file_id = f"file-{uuid.uuid4().hex[:16]}"
+        self.files[file_id] = {"content": content, "purpose": purpose, "filename": filename,
+                               "created_at": int(time.time())}
+        return file_id
+
+
+def _echo(body: dict, auth: str) -> dict:
+    """A hostile server's body: the caller's Authorization header copied everywhere it fits."""
+    body = json.loads(json.dumps(body))
+    if "error" in body and isinstance(body["error"], dict):
+        body["error"]["message"] = f"{body['error'].get('message')} (you sent {auth})"
+    for choice in body.get("choices", []):
+        message = choice.get("message", {})
+        if isinstance(message.get("content"), str):
+            try:
+                content = json.loads(message["content"])
+                if isinstance(content, dict) and isinstance(content.get("rationale"), str):
+                    content["rationale"] += f" [{auth}]"
+                    message["content"] = json.dumps(content)
+                else:
+                    message["content"] += f" [{auth}]"
+            except json.JSONDecodeError:
+                message["content"] += f" [{auth}]"
+        if message.get("refusal"):
+            message["refusal"] += f" [{auth}]"
+    body["echo"] = auth
+    return body
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 256  # the bench opens 64 connections at once
+    block_on_close = False
+
+    def handle_error(self, request, client_address):
+        # A client that gave up (timeout tests) leaves a broken pipe behind: expected, not news.
+        pass
+
+
+class _Handler(BaseHTTPRequestHandler):
+    fake: FakeOpenAI
+    protocol_version = "HTTP/1.1"
+    # Headers and body go out in two writes; with Nagle's algorithm the second waits for the
+    # client's delayed ACK (~40 ms), a latency no real server adds.
+    disable_nagle_algorithm = True
+
+    def log_message(self, format, *args):  # keep test output clean
+        pass
+
+    def _read_body(self) -> bytes:
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def _send(self, reply: Reply) -> None:
+        body = reply.body
+        auth = self.headers.get("Authorization", "")
+        if self.fake.echo_auth:
+            if isinstance(body, dict):
+                body = _echo(body, auth)
+            elif isinstance(body, str):
+                body = f"{body} {auth}"
+        if isinstance(body, (dict, list)):
+            data, ctype = json.dumps(body).encode(), "application/json"
+        elif isinstance(body, bytes):
+            data, ctype = body, "application/octet-stream"
+        else:
+            data, ctype = ("" if body is None else str(body)).encode(), "application/json"
+        try:
+            self.send_response(reply.status)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(data)))
+            for k, v in reply.headers.items():
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+    def do_POST(self):
+        raw = self._read_body()
+        path = self.path.split("?")[0]
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        if path == "/v1/chat/completions":
+            body = json.loads(raw)
+            with self.fake._lock:
+                self.fake.in_flight += 1
+                self.fake.max_in_flight = max(self.fake.max_in_flight, self.fake.in_flight)
+            try:
+                reply = self.fake.answer_chat(headers, body)
+                delay = self.fake.latency_s + reply.delay_s
+                if delay:
+                    time.sleep(delay)
+                self._send(reply)
+            finally:
+                with self.fake._lock:
+                    self.fake.in_flight -= 1
+        elif path == "/v1/files":
+            fields = _multipart(self.headers.get("Content-Type", ""), raw)
+            self.fake.record("POST", path, headers, {k: v for k, v in fields.items() if k != "file"})
+            file_id = self.fake._add_file(fields["file"], fields.get("purpose", b"").decode(), "batch.jsonl")
+            f = self.fake.files[file_id]
+            self._send(Reply(200, {"id": file_id, "object": "file", "bytes": len(f["content"]),
+                                   "created_at": f["created_at"], "filename": f["filename"],
+                                   "purpose": f["purpose"], "status": "processed"}))
+        elif path == "/v1/batches":
+            body = json.loads(raw)
+            self.fake.record("POST", path, headers, body)
+            if self.fake.batch_create_reply is not None:
+                self._send(self.fake.batch_create_reply)
+                return
+            if body.get("input_file_id") not in self.fake.files:
+                self._send(http_error(404, "no such file"))
+                return
+            batch_id = f"batch_{uuid.uuid4().hex[:16]}"
+            content = self.fake.files[body["input_file_id"]]["content"]
+            batch = {
+                "id": batch_id, "object": "batch", "endpoint": body["endpoint"],
+                "input_file_id": body["input_file_id"], "completion_window": body["completion_window"],
+                "status": "validating", "created_at": int(time.time()), "polls": 0,
+                "lines": sum(1 for line in content.splitlines() if line.strip()),
+            }
+            self.fake.batches[batch_id] = batch
+            self._send(Reply(200, _public_batch(batch)))
+        else:
+            self.fake.record("POST", path, headers, raw[:200])
+            self._send(http_error(404, f"unknown path {path}"))
+
+    def do_GET(self):
+        path = self.path.split("?")[0]
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        self.fake.record("GET", path, headers, None)
+        parts = path.strip("/").split("/")
+        if len(parts) == 3 and parts[:2] == ["v1", "batches"] and parts[2] in self.fake.batches:
+            batch = self.fake.batches[parts[2]]
+            with self.fake._lock:
+                batch["polls"] += 1
+                ready = batch["polls"] > self.fake.batch_polls_until_done
+                if batch["status"] in ("validating", "in_progress"):
+                    batch["status"] = "in_progress"
+            if ready and batch["status"] == "in_progress":
+                self.fake._run_batch(batch, self.headers.get("Authorization", ""))
+            self._send(Reply(200, _public_batch(batch)))
+        elif len(parts) == 4 and parts[:2] == ["v1", "files"] and parts[3] == "content" and parts[2] in self.fake.files:
+            self._send(Reply(200, self.fake.files[parts[2]]["content"]))
+        elif len(parts) == 3 and parts[:2] == ["v1", "files"] and parts[2] in self.fake.files:
+            f = self.fake.files[parts[2]]
+            self._send(Reply(200, {"id": parts[2], "object": "file", "bytes": len(f["content"]),
+                                   "created_at": f["created_at"], "filename": f["filename"], "purpose": f["purpose"]}))
+        else:
+            self._send(http_error(404, f"unknown path {path}"))
+
+
+def _public_batch(batch: dict) -> dict:
+    return {k: v for k, v in batch.items() if k not in ("polls", "lines")}
+
+
+def _multipart(content_type: str, raw: bytes) -> dict[str, bytes]:
+    """The fields of a multipart/form-data body (name -> bytes)."""
+    message = BytesParser(policy=HTTP).parsebytes(f"Content-Type: {content_type}\r\n\r\n".encode() + raw)
+    fields = {}
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        fields[name] = part.get_payload(decode=True)
+    return fields
+
+
+TEST_KEY = "sk-reteco-test-KEY-0123456789abcdef"  # recognisable, so a leak is easy to grep
