@@ -8,9 +8,11 @@ external reference, well-formed HTML, no reference data.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import re
+import sqlite3
 from collections import Counter
 from html.parser import HTMLParser
 from pathlib import Path
@@ -479,6 +481,11 @@ def test_no_reference_data_on_any_page(program_pages, judged):
                 record = json.loads(line)
                 answers.add(record["answer"])
                 gold |= set(record.get("gold_doc_ids") or ())
+        store = reference_root / subtrack / "passages.sqlite"
+        if store.exists():  # read with sqlite3 itself, not the code under test
+            with contextlib.closing(sqlite3.connect(store)) as conn:
+                passages = {row[0] for row in conn.execute("SELECT text FROM passages")}
+            assert passages, subtrack
         assert gold
         for name, text in pages.items():
             if not name.startswith(subtrack):
@@ -486,6 +493,8 @@ def test_no_reference_data_on_any_page(program_pages, judged):
             # 2c pages may show a participant's own doc ids, never in a list here: none is listed.
             assert not [g for g in gold if g in text], name
             assert not [a for a in answers if len(a) > 15 and a in text], name
+            # A passage's opening (80 characters) is enough to count as shown.
+            assert not [t for t in passages if len(t) > 15 and t[:80] in text], name
 
 
 def test_the_page_reads_its_warnings_from_details_when_none_are_given(program_pages):

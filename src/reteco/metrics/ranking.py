@@ -8,7 +8,7 @@ lies in ``[0, n_topics)``. A topic with no
 row has an empty ranking and scores 0 on every metric, as trec_eval does for a topic it scores.
 
 Definitions follow trec_eval 9.x (``ndcg_cut``, ``map_cut``, ``recall``, ``P``, ``recip_rank``)
-so that the figures equal pytrec_eval's on the same ranking; ``tests/test_retrieval_scoring.py`` checks
+so that the figures equal pytrec_eval's on the same ranking; ``tests/scoring/test_retrieval_scoring.py`` checks
 both that and hand-computed values.
 """
 

@@ -24,7 +24,7 @@ Reproducibility is part of the contract. Resample ``r`` of the bootstrap takes u
 n_units))``, and sign vector ``r`` of the randomization test is ``1 - 2 * B[r]`` with
 ``B = numpy.random.default_rng(seed).integers(0, 2, size=(resamples, n_units))``. Both are
 drawn in chunks of rows to bound memory; numpy's generator gives the same stream whichever the
-chunk sizes (``tests/test_significance.py`` checks it), so anyone can reproduce every figure with
+chunk sizes (``tests/metrics/test_significance.py`` checks it), so anyone can reproduce every figure with
 those lines of numpy. The figures of a system, or of a pair, never depend on which other systems
 are in the table.
 

@@ -11,7 +11,7 @@ Inputs follow ``reteco.metrics.ranking``: rankings already decided by the determ
 handling, as flat rows grouped by topic with each row's 0-based ``position`` in its topic's
 ranking, sorted by (topic, position). ``RankedRows.gain`` carries ``v`` (1.0 or 0.0) here.
 A topic with no row has an empty ranking: TP = TR = 0 and, when it has required periods,
-TC = 0. ``tests/test_temporal_metrics.py`` checks the paper's test vectors and hand-computed
+TC = 0. ``tests/metrics/test_temporal_metrics.py`` checks the paper's test vectors and hand-computed
 cases, and properties (bounds, TC monotone in k) on random rankings.
 
 Note on TP: the TEMPO organizers' offline scorer uses a DCG-weighted precision under the same

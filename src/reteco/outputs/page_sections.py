@@ -28,7 +28,7 @@ from reteco.subtracks import DIMENSIONS, JUDGE_MEAN, KEYS, TEMPORAL, TEXT, SubTr
 
 # What each deterministic-handling count means for the participant (details["counts"] of a run,
 # details["generation"]["answers"] and ["evidence"] of 2b/2c answers). A count a scorer adds
-# must get its line here (tests/test_detailed_results_page.py checks every count the scorers write).
+# must get its line here (tests/outputs/test_detailed_results_page.py checks every count the scorers write).
 COUNT_MEANINGS = {
     "lines_read": "lines of your file that were read",
     "topics_in_run": "distinct topic ids in your run",
