@@ -5,7 +5,9 @@ heading of it); the README stays a five-minute read (at most 6 KB) that starts w
 two commands and whose sub-track table names every sub-track of ``reteco.subtracks`` with its
 official key; no document names an absolute path of this machine; the participants' pages in
 docs/participants/ are exactly the pages the Codabench competition is built from, and hold no
-relative link (Codabench shows each page on its own, where a link to a file resolves nowhere).
+relative link (Codabench shows each page on its own, where a link to a file resolves nowhere);
+every `reteco <command> --flag` written in code in the documents (and the starting kit's README)
+names a command of the CLI and options its parser has.
 """
 
 from __future__ import annotations
@@ -153,3 +155,95 @@ def test_each_participants_page_is_a_page_of_the_competition():
 def test_participants_pages_hold_no_relative_link(page):
     relative = [t for t in links(page) if not _is_external(t)]
     assert not relative, f"{page.name}: {relative}: on Codabench a page stands alone; name the page instead"
+
+
+# --- documented commands and flags exist -------------------------------------------------------
+
+# `reteco <command>` in code (a span or a fenced block), up to the end of the shell command: a
+# pipe, `;`, `&&`, `)` or a comment. Continuation lines (after a trailing backslash, or indented
+# lines that go on with `[--flag`/`--flag`) belong to the command above them.
+_COMMAND = re.compile(r"(?<![\w./-])reteco\s+([a-z][a-z-]*)([^|;&)#`]*)")
+_FLAG = re.compile(r"(?<![\w/-])(--?[a-zA-Z][\w-]*)")
+_CONTINUED = re.compile(r"^\s+(\[|--)")
+_COMMENT = re.compile(r"(?:^|\s)#.*$")
+
+
+def _code_lines(text: str) -> list[str]:
+    """Every code span, and every logical line of every fenced block (continuations joined)."""
+    lines = []
+    for block in _CODE_BLOCK.findall(text):
+        for line in (_COMMENT.sub("", line).rstrip() for line in block.split("\n")[1:-1]):
+            if lines and (lines[-1].endswith("\\") or _CONTINUED.match(line)):
+                lines[-1] = lines[-1].rstrip("\\") + " " + line.strip()
+            else:
+                lines.append(line)
+        lines.append("")  # a block's last line is never continued by the next block
+    lines += [span.strip("`") for span in _CODE_SPAN.findall(_CODE_BLOCK.sub("", text))]
+    return lines
+
+
+def documented_commands(text: str) -> list[tuple[str, list[str]]]:
+    """(command, [flags]) for every `reteco <command> ...` written in code in ``text``."""
+    found = []
+    for line in _code_lines(text):
+        for match in _COMMAND.finditer(line):
+            found.append((match.group(1), _FLAG.findall(match.group(2))))
+    return found
+
+
+def _parsers() -> dict:
+    """Each subcommand's argparse parser, by name (the parsers `reteco` itself builds)."""
+    import argparse
+
+    from reteco.commands import COMMANDS, build_parser
+
+    parser = build_parser(list(COMMANDS))
+    (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return dict(sub.choices)
+
+
+def test_the_command_finder_reads_spans_blocks_and_continuations(tmp_path):
+    text = (
+        "Run `reteco score --ref R -q A` or `python -m reteco setup-wordnet --force`; not `reteco.judge`.\n"
+        "```\n"
+        "reteco leaderboard --ref REF --out OUT [--jobs N]   # --not-a-flag in a comment\n"
+        "                   [--seed S]\n"
+        "reteco judge-submissions --ref R \\\n"
+        "    --submissions B\n"
+        "cat run.txt | reteco validate --ref REF/2a -\n"
+        "(cd x && zip ../all.zip 1a) && reteco bundle --no-check\n"
+        "```\n"
+    )
+    assert documented_commands(text) == [
+        ("leaderboard", ["--ref", "--out", "--jobs", "--seed"]),
+        ("judge-submissions", ["--ref", "--submissions"]),
+        ("validate", ["--ref"]),
+        ("bundle", ["--no-check"]),
+        ("score", ["--ref", "-q"]),
+        ("setup-wordnet", ["--force"]),
+    ]
+
+
+def test_every_documented_command_and_flag_exists():
+    parsers = _parsers()
+    wrong, checked = [], 0
+    for doc in documents() + [REPO / "starting_kit" / "README.md"]:
+        for command, flags in documented_commands(doc.read_text(encoding="utf-8")):
+            where = doc.relative_to(REPO).as_posix()
+            if command not in parsers:
+                wrong.append(f"{where}: `reteco {command}` is no command")
+                continue
+            options = parsers[command]._option_string_actions
+            wrong += [f"{where}: `reteco {command}` has no option {flag}" for flag in flags if flag not in options]
+            checked += 1
+    assert not wrong, "; ".join(wrong)
+    # Not vacuous: the guides name most commands with their options.
+    assert checked >= 60, f"only {checked} documented commands found: is the finder broken?"
+
+
+def test_a_wrong_flag_in_a_document_is_found():
+    parsers = _parsers()
+    found = documented_commands("`reteco score --ref R --no-such-flag` and `reteco scorez --ref R`")
+    assert found == [("score", ["--ref", "--no-such-flag"]), ("scorez", ["--ref"])]
+    assert "--no-such-flag" not in parsers["score"]._option_string_actions
+    assert "scorez" not in parsers
