@@ -563,3 +563,92 @@ def test_the_cli_and_the_scoring_program_read_the_kits_all_tasks_zip_the_same_wa
         archive.writestr("2c/run.txt", "c_turn_1 Q0 d2 1 1.0 t\n")
     with pytest.raises(InputError, match="none named 1a/"):
         open_submission(only, subtrack="1a")  # one sub-track's folder is not taken for another's
+
+
+# --- read_buffer: what the run reader is given ------------------------------------------------
+
+
+def test_a_gzipped_run_is_given_to_the_reader_mapped_from_a_temporary_file_decompressed_once(tmp_path):
+    path = tmp_path / "run.txt.gz"
+    path.write_bytes(gzip.compress(RUN * 1000))
+    opened = open_submission(path)
+    first = opened.read_buffer(opened.find("run"))
+    assert isinstance(first, memoryview) and bytes(first) == RUN * 1000
+    path.unlink()  # a second read (the reader naming a line) maps the same file again, no decompression
+    assert bytes(opened.read_buffer(opened.find("run"))) == RUN * 1000
+
+
+def test_a_zip_member_is_given_mapped_too(tmp_path):
+    path = make_zip(tmp_path / "s.zip", {"run.txt": RUN, "answers.jsonl": ANSWERS})
+    opened = open_submission(path)
+    view = opened.read_buffer("run.txt")
+    assert isinstance(view, memoryview) and bytes(view) == RUN
+    assert opened.read_buffer("answers.jsonl") == ANSWERS
+    assert bytes(opened.read_buffer("run.txt")) == RUN  # counted once under the cap
+
+
+@pytest.mark.parametrize("where", ["no temporary file", "disk full"])
+def test_without_room_for_a_temporary_file_the_bytes_are_read_into_memory(tmp_path, monkeypatch, where):
+    import tempfile
+
+    class FullDisk:
+        def write(self, _):
+            raise OSError(28, "No space left on device")
+
+        def close(self):
+            pass
+
+    def temporary_file(**_):
+        if where == "no temporary file":
+            raise OSError(28, "No space left on device")
+        return FullDisk()
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", temporary_file)
+    path = tmp_path / "run.txt.gz"
+    path.write_bytes(gzip.compress(RUN))
+    opened = open_submission(path)
+    assert opened.read_buffer(opened.find("run")) == RUN  # not "not valid gzip data"
+
+
+def test_read_buffer_refuses_what_read_bytes_refuses_in_the_same_words(tmp_path):
+    bomb = tmp_path / "run.txt.gz"
+    bomb.write_bytes(gzip_bomb(32 * MiB))
+    with pytest.raises(InputError) as by_buffer:
+        open_submission(bomb, max_bytes=16 * MiB).read_buffer("run.txt.gz")
+    with pytest.raises(InputError) as by_bytes:
+        open_submission(bomb, max_bytes=16 * MiB).read_bytes("run.txt.gz")
+    assert message(by_buffer) == message(by_bytes) and "larger than the limit of 16777216 bytes (16 MiB)" in message(by_buffer)
+    broken = tmp_path / "b.txt.gz"
+    broken.write_bytes(gzip.compress(RUN)[:-6])
+    with pytest.raises(InputError, match="not valid gzip data"):
+        open_submission(broken).read_buffer("b.txt.gz")
+
+
+def test_refusing_a_gzip_bomb_costs_one_chunk_not_the_decompressed_size(tmp_path):
+    """In a child process (its own peak RSS): a 512 MiB bomb through read_buffer and the run
+    reader stays far below 512 MiB, where decompressing into memory needs all of it."""
+    import subprocess
+    import sys
+
+    if not Path("/proc/self/status").exists():
+        pytest.skip("no /proc/self/status to read the child's peak memory (VmHWM) from")
+    bomb = tmp_path / "run.txt.gz"
+    piece = gzip.compress(b"q Q0 d 1 1\n" * (16 * MiB // 11), compresslevel=1)
+    bomb.write_bytes(piece * 32)  # concatenated gzip members: one file of 32 x 16 MiB
+    code = (
+        "import sys\n"
+        "from reteco.formats.submission import open_submission\n"
+        "from reteco.formats.trec_run import read_trec_run\n"
+        "from reteco.problems import InputError\n"
+        "s = open_submission(__import__('pathlib').Path(sys.argv[1]))\n"
+        "try:\n"
+        "    read_trec_run(s.read_buffer('run.txt.gz'), 'run.txt.gz')\n"
+        "except InputError as e:\n"
+        "    print(str(e).splitlines()[0])\n"
+        # VmHWM, not ru_maxrss: ru_maxrss starts from the spawning parent's resident size.
+        "print(next(l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM:')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(bomb)], capture_output=True, text=True, check=False, timeout=300)
+    first, peak_kib = done.stdout.splitlines()[0], int(done.stdout.splitlines()[-1])
+    assert first.startswith("run.txt.gz:1: error: expected 6 columns"), done.stdout + done.stderr
+    assert peak_kib < 256 * 1024, f"peak {peak_kib // 1024} MiB"  # 512 MiB + when decompressed into memory

@@ -32,7 +32,7 @@ stripped from their names (repeatedly, so ``a/b/run.txt`` alone becomes ``run.tx
 
 Safety:
 
-- zips are never extracted to disk; members are read with ``ZipFile.open``. A member whose
+- zips are never extracted as files of their own names; members are read with ``ZipFile.open``. A member whose
   path is absolute, has a drive letter, or has a ``..`` part (with ``/`` or ``\\`` separators)
   is refused, as are duplicate names and encrypted members;
 - in a folder, a symbolic link that points outside the folder is refused;
@@ -43,8 +43,13 @@ Safety:
 - a corrupt zip, corrupt gzip data or an encrypted member raises ``InputError`` with a message
   for the participant, never a traceback.
 
-Memory: one member is held at a time, built in a growing buffer whose bytes are handed over
-without a final copy, so reading a member needs about its size (at most ~2x) plus 1 MiB.
+Memory: ``read_bytes`` holds one member at a time, built in a growing buffer whose bytes are
+handed over without a final copy, so reading a member needs about its size (at most ~2x) plus
+1 MiB; answers are read this way. Runs go through ``read_buffer``, which maps the bytes
+instead: a plain file as it is, anything compressed decompressed once (1 MiB at a time, under
+the cap) into an anonymous temporary file that is then mapped, so only the pages the run
+reader touches are resident (a 2 GiB gzip bomb refused at its first lines costs megabytes,
+not 2 GiB: ``bench/bench_refusal.py``).
 
 Participants' own file names may appear in messages: they are not reference data. They are
 quoted with ``reteco.problems.quoted`` (cut at 80 characters, control characters escaped), as
@@ -62,6 +67,7 @@ import os
 import re
 import stat
 import struct
+import tempfile
 import zipfile
 import zlib
 from dataclasses import dataclass
@@ -270,6 +276,32 @@ def _read_capped(stream, limit: int, expected: int | None = None) -> bytes:
     return buffer.getvalue()
 
 
+class _SpoolError(Exception):
+    """Writing the decompressed bytes to the temporary file failed (a full disk): not the
+    participant's data, so it must not surface as "not valid gzip data"."""
+
+
+def _spool_capped(stream, limit: int, spool: BinaryIO) -> int:
+    """Copy all of ``stream`` into ``spool`` chunk by chunk, or ``_TooLarge`` past ``limit``.
+
+    The bytes go to a file, not to memory: decompressing a 2 GiB gzip bomb then costs one
+    chunk of memory, and the run reader maps only the pages it reads.
+    """
+    total = 0
+    while True:
+        chunk = stream.read(min(_CHUNK, max(limit - total, 0) + 1))
+        if not chunk:
+            return total
+        total += len(chunk)
+        if total > limit:
+            raise _TooLarge
+        try:
+            spool.write(chunk)
+        except OSError as exc:
+            raise _SpoolError(exc) from None
+        del chunk
+
+
 class Submission:
     """The files of one submission, read on demand; see the module docstring.
 
@@ -299,6 +331,9 @@ class Submission:
         # Decompressed bytes read per member: the cap is on the total over distinct members,
         # so reading the same member twice does not count twice.
         self._read: dict[str, int] = {}
+        # Members decompressed into anonymous temporary files by ``read_buffer`` (kept open, so
+        # that reading a member again maps it again instead of decompressing it twice).
+        self._spooled: dict[str, BinaryIO] = {}
 
     def __repr__(self) -> str:
         return f"Submission({self.label!r}, files={self.files!r})"
@@ -398,24 +433,48 @@ class Submission:
         return name
 
     def read_buffer(self, name: str) -> bytes | memoryview:
-        """Like ``read_bytes``, but a plain (not gzipped) file on disk comes back memory-mapped:
-        no copy, no allocation, and the page cache serves a 600 MB run at once. Anything else
-        (zip members, gzip) is read as ``read_bytes`` does."""
+        """Like ``read_bytes``, but the content comes back memory-mapped: a plain (not gzipped)
+        file on disk is mapped as it is (no copy, no allocation, and the page cache serves a
+        600 MB run at once); anything else (a zip member, gzip, standard input) is decompressed
+        under the cap into an anonymous temporary file, once, and that file is mapped. Only the
+        pages a reader touches are then resident: refusing a 2 GiB gzip bomb costs one chunk of
+        memory, and a valid gzipped run costs what the same run uncompressed does. Where no
+        temporary file can be written (no space), it falls back to ``read_bytes``."""
         member = self._members[name]
-        if member.info is None and member.path is not None:
+        spool = self._spooled.get(name)
+        if spool is None and member.info is None and member.path is not None:
             try:
                 with open(member.path, "rb") as handle:
                     size = os.fstat(handle.fileno()).st_size
-                    head = handle.read(2)
-                    if size > 0 and head != _GZIP_MAGIC and not name.lower().endswith(".gz"):
-                        others = sum(n for key, n in self._read.items() if key != name)
-                        if size <= self.max_bytes - others:
-                            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-                            self._read[name] = size
-                            return memoryview(mapped)
+                    gzipped = handle.read(2) == _GZIP_MAGIC or name.lower().endswith(".gz")
+                    others = sum(n for key, n in self._read.items() if key != name)
+                    if not gzipped and 0 < size <= self.max_bytes - others:
+                        mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+                        self._read[name] = size
+                        return memoryview(mapped)
             except (OSError, ValueError):
-                pass  # read_bytes reports any problem with the file in its own words
-        return self.read_bytes(name)
+                return self.read_bytes(name)  # it reports any problem with the file in its own words
+            if not gzipped:
+                return self.read_bytes(name)  # empty, or over the cap: read_bytes says which
+        if spool is None:
+            try:
+                spool = tempfile.TemporaryFile(prefix="reteco-submission-")
+            except OSError:
+                return self.read_bytes(name)
+            try:
+                self._decode(name, lambda stream, limit, _gzipped: _spool_capped(stream, limit, spool))
+                spool.flush()
+            except _SpoolError:
+                spool.close()
+                self._read.pop(name, None)
+                return self.read_bytes(name)
+            except BaseException:
+                spool.close()
+                raise
+            self._spooled[name] = spool
+        if self._read.get(name, 0) == 0:
+            return b""  # mmap cannot map an empty file
+        return memoryview(mmap.mmap(spool.fileno(), 0, access=mmap.ACCESS_READ))
 
     def read_bytes(self, name: str) -> bytes:
         """The content of member ``name``, decompressed if gzipped.
@@ -423,6 +482,21 @@ class Submission:
         The cap (``max_bytes`` over all members read) is enforced while decompressing; over it,
         or on damaged data, ``InputError`` names the member.
         """
+        member = self._members[name]
+
+        def read(stream, limit: int, gzipped: bool) -> bytes:
+            # A file on disk reads its declared size in one allocation; a zip member's read(n)
+            # joins decompressed pieces (two copies), so it goes chunk by chunk.
+            expected = member.declared if member.info is None and not gzipped else None
+            return _read_capped(stream, limit, expected)
+
+        return self._decode(name, read)
+
+    def _decode(self, name: str, consume):
+        """Open member ``name``, decompress it if gzipped, and hand the stream to
+        ``consume(stream, limit, gzipped)`` (``limit``: the bytes left under the cap), which
+        returns the bytes or their count; every failure becomes the ``InputError`` the
+        participant reads."""
         member = self._members[name]
         display = self.display_name(name)
         others = sum(size for key, size in self._read.items() if key != name)
@@ -438,12 +512,9 @@ class Submission:
                     )
                 if gzipped:
                     with gzip.GzipFile(fileobj=stream, mode="rb") as unzipped:
-                        data = _read_capped(unzipped, limit)
+                        data = consume(unzipped, limit, True)
                 else:
-                    # A file on disk reads its declared size in one allocation; a zip member's read(n)
-                    # joins decompressed pieces (two copies), so it goes chunk by chunk.
-                    expected = member.declared if member.info is None else None
-                    data = _read_capped(stream, limit, expected)
+                    data = consume(stream, limit, False)
         except _TooLarge:
             if others == 0:
                 message = f"larger than the limit of {_limit_text(self.max_bytes)} once decompressed"
@@ -465,7 +536,7 @@ class Submission:
                 f"not valid gzip data ({printable(str(exc))}); compress it again with gzip, or submit it uncompressed",
                 display,
             ) from None
-        self._read[name] = len(data)
+        self._read[name] = data if isinstance(data, int) else len(data)
         return data
 
     @contextlib.contextmanager
