@@ -127,3 +127,76 @@ def test_files_that_are_not_what_they_should_be_are_named(tmp_path, capsys):
     assert main(["judge-report", "--out", str(tmp_path / "r"), "--agreement", str(scores)]) == 1
     assert "not an agreement.json" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()
+
+
+def scored_without_the_judge(tmp_path):
+    """details.json of a real 2b scoring in which the judge was not called."""
+    ref = write_tiny_reference(tmp_path / "ref" / "2b", "2b")
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(json.dumps({"turn_id": "biology/2_turn_1", "answer": "cells need water"}) + "\n")
+    result = score_submission(ref, answers, run_judge_now=False)
+    write_details(tmp_path / "scored", result.details)
+    return tmp_path / "scored" / "details.json"
+
+
+def test_details_in_which_the_judge_never_ran_get_a_sentence_not_an_empty_table(tmp_path):
+    scored = scored_without_the_judge(tmp_path)
+    assert json.loads(scored.read_text())["generation"]["judge"]["ran"] is False
+    assert main(["judge-report", "--out", str(tmp_path / "r"), "--details", str(scored)]) == 0
+    report = json.loads((tmp_path / "r" / "judge-report.json").read_text())
+    assert report["judgments"]["per_dimension"] == {}
+    md = (tmp_path / "r" / "judge-report.md").read_text()
+    section = md.split("## Invalid and missing judgments", 1)[1].split("\n## ", 1)[0]
+    assert "| dimension |" not in section
+    assert "Nothing to count: the judge did not run for the 1 details file given (the reason is in the table below)." in section
+    # The per-file table is still there, with the reason.
+    assert "| scored/details.json | no: the LLM judge is not run when a submission is scored;" in section
+
+
+def test_an_agreement_without_dimensions_gets_a_sentence_not_an_empty_table(tmp_path):
+    agreement = write(tmp_path / "agreement.json", {"dimensions": {}, "method": {"seed": 1, "resamples": 10,
+                                                                                  "interval": "95% percentile bootstrap"}})
+    assert main(["judge-report", "--out", str(tmp_path / "r"), "--agreement", str(agreement)]) == 0
+    md = (tmp_path / "r" / "judge-report.md").read_text()
+    section = md.split("## Agreement with the human ratings", 1)[1]
+    assert "| dimension |" not in section
+    assert "No dimension was rated by both the judge and the humans: there is no figure to show." in section
+
+
+def test_no_table_of_the_report_is_a_header_without_rows(tmp_path):
+    a, b, golden, agreement, sample = fixtures(tmp_path)
+    scored = scored_without_the_judge(tmp_path)
+    for args in ([], ["--details", str(scored)], ["--details", str(a), str(scored), "--golden", str(golden),
+                                                   "--agreement", str(agreement), "--sample", str(sample)]):
+        out = tmp_path / f"r{len(args)}"
+        assert main(["judge-report", "--out", str(out), *args]) == 0
+        lines = (out / "judge-report.md").read_text().splitlines()
+        for n, line in enumerate(lines):
+            if line.startswith("|---"):
+                assert n + 1 < len(lines) and lines[n + 1].startswith("| "), (args, lines[n - 1])
+
+
+def test_the_config_line_identifies_the_configuration_without_a_path_of_this_machine(tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    a, b, golden, agreement, sample = fixtures(tmp_path)
+    yaml = tmp_path / "organizers-judge.yaml"
+    yaml.write_text(f"prompt_version: {CONFIG.prompt_version}\nmodel: gpt-4o-mini\nbase_url: http://127.0.0.1:8080/v1\n")
+    mine = load_judge_config(yaml)
+    monkeypatch.chdir(tmp_path.parent)  # the inputs are elsewhere than the current folder
+    out = tmp_path / "r"
+    assert main(["judge-report", "--out", str(out), "--config", str(yaml.resolve()), "--details", str(a), str(b),
+                 "--golden", str(golden), "--agreement", str(agreement), "--sample", str(sample)]) == 0
+    md = (out / "judge-report.md").read_text()
+    text = (out / "judge-report.json").read_text()
+    assert f"- config: organizers-judge.yaml (model `gpt-4o-mini` at 127.0.0.1:8080, judge signature `{mine.signature}`)" in md
+    report = json.loads(text)
+    assert report["judge"]["config"] == "organizers-judge.yaml" and report["judge"]["config_packaged"] is False
+    # Nothing of the folders the files are in beyond the file's own folder name.
+    assert str(tmp_path) not in md and str(tmp_path) not in text
+    assert f"| {tmp_path.name}/a.json | yes |" in md
+    # The packaged config says so.
+    assert main(["judge-report", "--out", str(tmp_path / "p")]) == 0
+    md = (tmp_path / "p" / "judge-report.md").read_text()
+    assert (f"- config: judge.yaml, the packaged one (model `gpt-4o-2024-08-06` at api.openai.com, judge signature "
+            f"`{CONFIG.signature}`)") in md
+    assert str(CONFIG.source) not in md

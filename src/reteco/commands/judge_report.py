@@ -1,28 +1,40 @@
 """``reteco judge-report``: the task report's disclosure of the judge, as Markdown and JSON.
 
     reteco judge-report --out DIR [--config judge.yaml] [--details DETAILS.json ...]
-                        [--golden GOLDEN.jsonl] [--agreement agreement.json] [--sample sheet.sample.json]
+                        [--golden GOLDEN.jsonl judge_meta.json] [--agreement agreement.json]
+                        [--sample sheet.sample.json]
 
 Writes ``DIR/judge-report.md`` and ``DIR/judge-report.json`` (``reteco.judge.report``): the
 prompts and their signature (prompt version, sha256 of every prompt file), the configured model
 and endpoint, decoding, the retry procedure (settings and what is and is not retried); from the
 details.json of scored 2b/2c submissions, each file's judge (signature, whether it is the
 configured judge, endpoint, reported models, fingerprints) and the invalid and missing
-judgments per dimension; from a ``reteco judge --golden`` output (JSONL, one case per line, or
-a JSON list of such objects or ``{"cases": [...]}``), the golden-case results; from a
-``reteco human-sample`` record, the sample; from an ``reteco agreement`` result, the agreement
-table. Exit 1 when a file cannot be used (named).
+judgments per dimension; from ``--golden``, told apart by their content, a ``reteco judge
+--golden`` output (golden set v1: JSONL, one case per line, or a JSON list of such objects or
+``{"cases": [...]}``), the golden-case results, and a ``judge_meta.json`` of ``reteco judge-meta``
+(golden set v2: a JSON object with ``golden_version``), each check against its threshold and the
+judge it ran with (a warning when its signature is not the configured judge's or a details
+file's); from a ``reteco human-sample`` record, the sample; from an ``reteco agreement`` result,
+the agreement table. Exit 1 when a file cannot be used (named, with the line or the field).
+
+No path of this machine goes into the report: the config is named by its file name, an input
+file by its path relative to the current folder, else by its folder and file names.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import math
 import os
 import sys
 from pathlib import Path
 
-from reteco.problems import InputError
+from reteco.problems import InputError, Problems, quoted
+
+V1 = "an output of `reteco judge --golden` (golden set v1: one case per line with 'id' and 'passed')"
+V2 = "a judge_meta.json of `reteco judge-meta` (golden set v2 on: an object with 'golden_version')"
 
 
 def add_judge_report_parser(subparsers) -> argparse.ArgumentParser:
@@ -35,7 +47,9 @@ def add_judge_report_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, required=True, help="folder for judge-report.md and judge-report.json")
     p.add_argument("--config", type=Path, help="judge config YAML (default: the packaged judge.yaml)")
     p.add_argument("--details", type=Path, nargs="+", default=[], help="details.json of scored 2b/2c submissions")
-    p.add_argument("--golden", type=Path, help="output of `reteco judge --golden`")
+    p.add_argument("--golden", type=Path, nargs="+", action="extend", default=[],
+                   help="output of `reteco judge --golden` (golden set v1) and/or judge_meta.json of `reteco judge-meta` "
+                   "(golden set v2), told apart by their content; one of each")
     p.add_argument("--agreement", type=Path, help="agreement.json of `reteco agreement`")
     p.add_argument("--sample", type=Path, help="the sample record of `reteco human-sample` (SHEET.sample.json)")
     p.set_defaults(func=cmd_judge_report)
@@ -50,11 +64,12 @@ def cmd_judge_report(args) -> int:
 
     check_output_folder(args.out, "--out")
     config = load_judge_config(args.config)
-    details = [(str(path), _details(path)) for path in args.details]
-    golden = _golden(args.golden) if args.golden else None
+    details = [(shown_path(path), _details(path)) for path in args.details]
+    golden, golden_meta = _golden_inputs(args.golden)
     agreement = _json_object(args.agreement, "dimensions", "an agreement.json of `reteco agreement`") if args.agreement else None
     sample = _json_object(args.sample, "strata", "a sample record of `reteco human-sample`") if args.sample else None
-    report = build_report(config, details=details, golden=golden, agreement=agreement, sample=sample)
+    report = build_report(config, details=details, golden=golden, golden_meta=golden_meta, agreement=agreement,
+                          sample=sample)
     try:
         args.out.mkdir(parents=True, exist_ok=True)
         for name, text in (("judge-report.json", json.dumps(report, indent=2, allow_nan=False) + "\n"),
@@ -68,6 +83,10 @@ def cmd_judge_report(args) -> int:
     for f in others:
         print(f"warning: {f['file']} was judged by signature {f.get('signature', '(none)')}, not the configured "
               f"{report['judge']['signature']}", file=sys.stderr)
+    meta = report.get("golden_meta")
+    for m in meta["signature_mismatches"] if meta else []:
+        print(f"warning: the golden set v{meta['golden_version']} results were made with judge signature "
+              f"{meta['judge']['signature']}, not {m['signature']} ({m['against']})", file=sys.stderr)
     print(f"judge {report['judge']['signature']}: report -> {args.out / 'judge-report.md'} and judge-report.json")
     return 0
 
@@ -104,18 +123,151 @@ def _details(path: Path) -> dict:
     return value
 
 
-def _golden(path: Path) -> list[dict]:
+def shown_path(path: Path) -> str:
+    """How the report names an input file: as given when relative, else relative to the current
+    folder when inside it, else its folder's and its own name (the report goes into a paper:
+    no path of the organizer's machine)."""
+    path = Path(path)
+    if not path.is_absolute():
+        return str(path)
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(Path(*path.parts[-2:]))
+
+
+def _golden_inputs(paths: list[Path]) -> tuple[list[dict] | None, tuple[str, dict] | None]:
+    """The golden set v1 lines and the v2 meta-evaluation (shown name, judge_meta.json) among
+    ``paths``, each told apart by its content; InputError when a file is neither, or when two
+    files are of one version."""
+    v1: tuple[Path, list[dict]] | None = None
+    v2: tuple[Path, dict] | None = None
+    for path in paths:
+        kind, value = _golden(path)
+        seen = v1 if kind == 1 else v2
+        if seen is not None:
+            version = 1 if kind == 1 else value["golden_version"]
+            raise InputError(f"two golden set v{version} results ({shown_path(seen[0])} and {shown_path(path)}): "
+                             "give one of each version", "--golden")
+        if kind == 1:
+            v1 = (path, value)
+        else:
+            v2 = (path, value)
+    return (v1[1] if v1 else None), ((shown_path(v2[0]), v2[1]) if v2 else None)
+
+
+def _golden(path: Path) -> tuple[int, list[dict] | dict]:
+    """(1, lines) for a ``reteco judge --golden`` output, (2, document) for a judge_meta.json."""
     text = _load(path)
-    stripped = text.lstrip()
-    if stripped.startswith("[") or (stripped.startswith("{") and "\n{" not in stripped.rstrip()):
-        value = _parse(path, text)
-        lines = value.get("cases", value.get("results")) if isinstance(value, dict) else value
-        if not isinstance(lines, list):
-            lines = [value]
+    if not text.strip():
+        raise InputError(f"no golden case: the file is empty; give {V1} or {V2}", str(path))
+    lines = text.splitlines()
+    first = next(n for n, line in enumerate(lines, 1) if line.strip())
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        # Not one JSON document: JSONL when its first line is a JSON value of its own, else a
+        # document broken where the parser says (a judge_meta.json cut short, say).
+        try:
+            json.loads(lines[first - 1])
+        except json.JSONDecodeError:
+            raise InputError(f"not valid JSON ({exc.msg})", str(path), exc.lineno) from None
+        return 1, _golden_v1([(n, _parse(path, line, n)) for n, line in enumerate(lines, 1) if line.strip()], path)
+    if isinstance(value, dict) and "golden_version" in value:
+        return 2, _golden_meta(path, value)
+    if isinstance(value, dict) and isinstance(value.get("cases", value.get("results")), list):
+        cases = value.get("cases", value.get("results"))
+    elif isinstance(value, dict) and "id" in value:
+        cases = [value]  # a JSONL file of one case
+    elif isinstance(value, list):
+        cases = value
     else:
-        lines = [_parse(path, line, n) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
-    for n, line in enumerate(lines, 1):
-        if not (isinstance(line, dict) and "id" in line and "passed" in line):
-            raise InputError(f"golden case {n} has no 'id' and 'passed': not an output of `reteco judge --golden`",
-                             str(path))
-    return lines
+        raise InputError(f"neither {V1} nor {V2}", str(path))
+    # One document: a case is numbered, not line-numbered (unless the file is one line).
+    return 1, _golden_v1([(first if len(cases) == 1 and isinstance(value, dict) else None, c) for c in cases], path)
+
+
+def _golden_v1(numbered: list[tuple[int | None, object]], path: Path) -> list[dict]:
+    if not numbered:
+        raise InputError(f"no golden case in the file; give {V1} or {V2}", str(path))
+    for n, (line, case) in enumerate(numbered, 1):
+        where = "" if line is not None else f"golden case {n}: "
+        if not isinstance(case, dict):
+            raise InputError(f"{where}not an object: neither {V1} nor {V2}", str(path), line)
+        missing = [k for k in ("id", "passed") if k not in case]
+        if missing:
+            raise InputError(f"{where}no {' and no '.join(repr(k) for k in missing)}: not a case of {V1}", str(path), line)
+    return [case for _, case in numbered]
+
+
+def _golden_meta(path: Path, doc: dict) -> dict:
+    """``doc`` when it has every field the report reads, with the right types; else InputError
+    naming each wrong field (``per_dimension.correctness.spearman: ...``)."""
+    from reteco.judge.meta_evaluation import _DIMENSION_CHECKS, Thresholds
+    from reteco.judge.report import INJECTION_CHECKS
+
+    problems = Problems()
+
+    def field(value: object, name: str, accepts, what: str) -> object:
+        if value is _MISSING:
+            problems.error(str(path), None, f"{name}: missing")
+        elif not accepts(value):
+            problems.error(str(path), None, f"{name}: {_shown_value(value)} is not {what}")
+        return value
+
+    def get(block: object, key: str) -> object:
+        return block.get(key, _MISSING) if isinstance(block, dict) else _MISSING
+
+    version = field(get(doc, "golden_version"), "golden_version", lambda v: _is_int(v) and v >= 2,
+                    "a golden set version (2 or later)")
+    judge = field(get(doc, "judge"), "judge", lambda v: isinstance(v, dict), "an object")
+    if isinstance(judge, dict):
+        field(get(judge, "signature"), "judge.signature", lambda v: isinstance(v, str) and v != "", "a signature")
+        field(get(judge, "prompt_version"), "judge.prompt_version", _is_int, "an integer")
+        field(get(judge, "model"), "judge.model", lambda v: isinstance(v, str), "a model name")
+    field(get(doc, "complete"), "complete", lambda v: isinstance(v, bool), "true or false")
+    field(get(doc, "passed"), "passed", lambda v: v is None or isinstance(v, bool), "true, false or null")
+    field(get(doc, "failures"), "failures", lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+          "a list of sentences")
+    field(get(doc, "cases"), "cases", lambda v: isinstance(v, list), "a list")
+    thresholds = field(get(doc, "thresholds"), "thresholds", lambda v: isinstance(v, dict), "an object")
+    if isinstance(thresholds, dict):
+        for name in (f.name for f in dataclasses.fields(Thresholds)):
+            field(get(thresholds, name), f"thresholds.{name}", _is_number, "a number")
+    per_dimension = field(get(doc, "per_dimension"), "per_dimension", lambda v: isinstance(v, dict) and len(v) > 0,
+                          "an object with a block per dimension")
+    if isinstance(per_dimension, dict):
+        for d, block in per_dimension.items():
+            if not isinstance(field(block, f"per_dimension.{d}", lambda v: isinstance(v, dict), "an object"), dict):
+                continue
+            field(get(block, "cases"), f"per_dimension.{d}.cases", _is_int, "an integer")
+            for figure in _DIMENSION_CHECKS:
+                field(get(block, figure), f"per_dimension.{d}.{figure}", _is_figure, "a number or null")
+    injection = field(get(doc, "injection"), "injection", lambda v: isinstance(v, dict), "an object")
+    if isinstance(injection, dict):
+        for figure, _, _ in INJECTION_CHECKS:
+            field(get(injection, figure), f"injection.{figure}", _is_figure, "a number or null")
+    if problems.has_errors:
+        kind = f"golden set v{version}" if _is_int(version) else "golden set v2 on"
+        problems.error(str(path), None, f"not a usable judge_meta.json of `reteco judge-meta` ({kind})")
+        raise InputError(problems)
+    return doc
+
+
+_MISSING = object()
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _is_figure(value: object) -> bool:
+    return value is None or _is_number(value)
+
+
+def _shown_value(value: object) -> str:
+    return quoted(value if isinstance(value, str) else json.dumps(value))

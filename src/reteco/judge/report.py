@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import asdict
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
+
+from reteco.judge.config import PACKAGED_CONFIG
+from reteco.judge.golden import THRESHOLDS_FILE, golden_dir
+from reteco.judge.meta_evaluation import _DIMENSION_CHECKS, _beyond, format_figure, load_thresholds
 
 NOT_REPORTED = "(not reported)"
 
@@ -79,14 +86,25 @@ _RETRY_SETTINGS = ("max_retries", "backoff_initial_s", "backoff_max_s", "max_wai
                    "abort_after_errors", "max_calls_per_run")
 _COUNTS = ("turns", "valid", "invalid", "error", "missing_answer", "turns_averaged")
 AGREEMENT_FIGURES = ("kappa_quadratic", "alpha_ordinal_with_judge", "spearman", "kendall_tau_b", "exact", "bias")
+#: The injection flags' checks of a judge_meta.json: (figure in its ``injection``, threshold, kind),
+#: as ``reteco.judge.meta_evaluation.meta_evaluate`` applies them.
+INJECTION_CHECKS = (("recall", "injection_recall_min", "min"), ("false_flag_share", "injection_false_flag_max", "max"))
+#: The dimension checks' column names in the Markdown, in the order of judge-meta's own table.
+_CHECK_NAMES = {"range_hits": "range hits", "pairwise_accuracy": "pairwise accuracy", "tie_share": "ties",
+                "spearman": "Spearman", "stayed_put": "stayed put", "unscored_share": "unscored"}
+CONFIGURED_JUDGE = "the configured judge"
 
 
 def build_report(config: Any, *, details: list[tuple[str, dict]] = (), golden: list[dict] | None = None,
-                 agreement: dict | None = None, sample: dict | None = None) -> dict[str, Any]:
+                 golden_meta: tuple[str, dict] | None = None, agreement: dict | None = None,
+                 sample: dict | None = None) -> dict[str, Any]:
     """The disclosure as a JSON-ready dict: the judge (prompts, signature, models, endpoint,
-    decoding), the retry procedure, invalid and missing judgments per dimension over the given
-    details.json files, golden-case results, the human sample and the agreement table. Each
-    optional part is absent when its input is not given."""
+    decoding, the config's file name, never its path), the retry procedure, invalid and missing
+    judgments per dimension over the given details.json files, golden set v1 results (``golden``,
+    the lines of ``reteco judge --golden``), the golden set v2 meta-evaluation (``golden_meta``,
+    (shown name, judge_meta.json of ``reteco judge-meta``): each check against its threshold, the
+    judge it ran with and every judge of the report it differs from), the human sample and the
+    agreement table. Each optional part is absent when its input is not given."""
     prompts = config.prompts
     report: dict[str, Any] = {
         "judge": {
@@ -103,7 +121,8 @@ def build_report(config: Any, *, details: list[tuple[str, dict]] = (), golden: l
                 "token_limit_param": config.token_limit_param,
                 "response_format": config.response_format,
             },
-            "config": config.source,
+            "config": Path(config.source).name if config.source else None,
+            "config_packaged": _is_packaged(config.source),
         },
         "retry_procedure": {"settings": {k: getattr(config, k) for k in _RETRY_SETTINGS}, "rules": list(RETRY_RULES)},
     }
@@ -111,6 +130,8 @@ def build_report(config: Any, *, details: list[tuple[str, dict]] = (), golden: l
         report["judgments"] = _judgments(details, config)
     if golden is not None:
         report["golden"] = _golden(golden)
+    if golden_meta is not None:
+        report["golden_meta"] = _golden_meta(*golden_meta, config, report.get("judgments", {}).get("files", []))
     if sample is not None:
         report["human_sample"] = {k: sample.get(k) for k in ("subtrack", "seed", "requested", "sampled", "candidates",
                                                            "systems", "dimensions", "allocation_rule")}
@@ -165,8 +186,69 @@ def _golden(lines: list[dict]) -> dict[str, Any]:
         c["passed"] += bool(line.get("passed"))
     failed = [{k: line.get(k) for k in ("id", "dimension", "status", "score", "expect", "purpose")}
               for line in lines if not line.get("passed")]
+    # `reteco judge --golden` writes no signature into its lines: the results cannot be matched
+    # to a judge, and the report says so.
     return {"cases": len(lines), "passed": sum(1 for x in lines if x.get("passed")), "per_dimension": by_dimension,
-            "failed": failed}
+            "failed": failed, "judge_signature": None}
+
+
+def _golden_meta(name: str, doc: dict, config: Any, files: list[dict]) -> dict[str, Any]:
+    """The v2 meta-evaluation: each figure with its threshold and whether it meets it (the rule
+    of ``meta_evaluate``: an undefined figure fails), the judge it was run with and the judges
+    of this report (configured, details' judges that ran) whose signature differs."""
+    # The checks and the pass rule are meta_evaluate's own (_DIMENSION_CHECKS, _beyond): the
+    # report cannot disagree with `reteco judge-meta` on what passed.
+    limits = doc["thresholds"]
+    # judge-meta's own table's order (range hits first), then any check it has gained since.
+    order = [f for f in _CHECK_NAMES if f in _DIMENSION_CHECKS] + [f for f in _DIMENSION_CHECKS if f not in _CHECK_NAMES]
+    checks = {}
+    for d, figures in doc["per_dimension"].items():
+        mine = {}
+        for f in order:
+            limit, kind = _DIMENSION_CHECKS[f]
+            mine[f] = _check(figures[f], limits[limit], kind)
+        checks[d] = {"cases": figures["cases"], "scored": figures.get("scored"), "figures": mine}
+    injection = {f: _check(doc["injection"][f], limits[limit], kind) for f, limit, kind in INJECTION_CHECKS}
+    if doc["injection"].get("reason"):
+        injection["reason"] = doc["injection"]["reason"]
+    judge = doc["judge"]
+    signature = judge["signature"]
+    others = [(CONFIGURED_JUDGE, config.signature)] + [(f["file"], f["signature"]) for f in files
+                                                       if f["ran"] and f.get("signature")]
+    version = doc["golden_version"]
+    thresholds_file = doc.get("thresholds_file")
+    return {
+        "file": name,
+        "golden_version": version,
+        "judge": {k: judge.get(k) for k in ("signature", "prompt_version", "model", "endpoint", "config")},
+        "complete": doc["complete"],
+        "passed": doc["passed"],
+        "cases": len(doc["cases"]),
+        "thresholds_file": Path(thresholds_file).name if thresholds_file else None,
+        "thresholds_packaged": _packaged_thresholds(version, limits),
+        "checks": checks,
+        "injection": injection,
+        "failures": list(doc["failures"]),
+        "signature_mismatches": [{"against": who, "signature": s} for who, s in others if s != signature],
+    }
+
+
+def _check(value: float | None, threshold: float, kind: str) -> dict[str, Any]:
+    return {"value": value, "threshold": threshold, "kind": kind, "passed": _beyond(value, threshold, kind) is None}
+
+
+def _packaged_thresholds(version: int, limits: dict) -> bool | None:
+    """Whether ``limits`` are the packaged thresholds of golden set ``version`` (None: this
+    package has no such version)."""
+    try:
+        packaged = asdict(load_thresholds(golden_dir(version) / THRESHOLDS_FILE, version))
+    except ValueError:
+        return None
+    return all(limits.get(k) == v for k, v in packaged.items())
+
+
+def _is_packaged(source: str) -> bool:
+    return bool(source) and Path(source).resolve() == PACKAGED_CONFIG
 
 
 def _agreement(result: dict) -> dict[str, Any]:
@@ -186,36 +268,24 @@ def _agreement(result: dict) -> dict[str, Any]:
 
 
 def render_markdown(report: dict[str, Any]) -> str:
-    """The report as Markdown (the task report's judge section)."""
+    """The report as Markdown (the task report's judge section). A table without rows is never
+    written: a sentence says why there is nothing to show instead."""
     j = report["judge"]
     out = ["# The generation judge", "", f"- signature: `{j['signature']}`", f"- prompt version: {j['prompt_version']}",
            f"- configured model: `{j['configured_model']}`", f"- endpoint: {j['endpoint']}",
-           "- decoding: " + ", ".join(f"{k} {v}" for k, v in j["decoding"].items()), f"- config: {j['config']}", "",
-           "## Prompt files (sha256)", "", "| file | sha256 |", "|---|---|"]
-    out += [f"| {name} | `{digest}` |" for name, digest in j["prompt_files"].items()]
+           "- decoding: " + ", ".join(f"{k} {v}" for k, v in j["decoding"].items()), f"- config: {_config_line(j)}", "",
+           "## Prompt files (sha256)", ""]
+    out += _table(["file", "sha256"], [[name, f"`{digest}`"] for name, digest in j["prompt_files"].items()],
+                  "No prompt file is recorded for this prompt version.")
     r = report["retry_procedure"]
     out += ["", "## Retry procedure", "", "- settings: " + ", ".join(f"{k} {v}" for k, v in r["settings"].items())]
     out += [f"- {rule}" for rule in r["rules"]]
     if "judgments" in report:
-        jd = report["judgments"]
-        out += ["", "## Invalid and missing judgments", "", "| dimension | " + " | ".join(_COUNTS) + " |",
-                "|---" * (len(_COUNTS) + 1) + "|"]
-        out += [f"| {d} | " + " | ".join(str(c[k]) for k in _COUNTS) + " |" for d, c in jd["per_dimension"].items()]
-        out += ["", "| scored file | judge ran | signature | same judge | endpoint | reported models | fingerprints |",
-                "|---|---|---|---|---|---|---|"]
-        for f in jd["files"]:
-            reported = ", ".join(f"{m} x {n}" for m, n in (f.get("reported_models") or {}).items()) or "-"
-            prints = ", ".join(f.get("system_fingerprints") or {}) or "-"
-            ran = "yes" if f["ran"] else f"no: {f.get('reason', '')}"
-            out.append(f"| {f['file']} | {ran} | `{f.get('signature', '-')}` | {'yes' if f['same_judge'] else 'NO'} | "
-                       f"{f.get('endpoint') or '-'} | {reported} | {prints} |")
+        out += ["", "## Invalid and missing judgments", ""] + _judgments_markdown(report["judgments"])
     if "golden" in report:
-        g = report["golden"]
-        out += ["", "## Golden cases", "", f"{g['passed']} of {g['cases']} passed.", "", "| dimension | cases | passed |",
-                "|---|---|---|"]
-        out += [f"| {d} | {c['cases']} | {c['passed']} |" for d, c in g["per_dimension"].items()]
-        out += [f"- failed: {x['id']} ({x['dimension']}): {x['status']}, score {x['score']}, expected {x['expect']}"
-                for x in g["failed"]]
+        out += ["", "## Golden cases (set v1)", ""] + _golden_markdown(report["golden"])
+    if "golden_meta" in report:
+        out += [""] + _golden_meta_markdown(report["golden_meta"])
     if "human_sample" in report:
         s = report["human_sample"]
         out += ["", "## Human sample", "", f"- {s['sampled']} of {s['candidates']} answered items of "
@@ -224,13 +294,109 @@ def render_markdown(report: dict[str, Any]) -> str:
     if "agreement" in report:
         a = report["agreement"]
         out += ["", "## Agreement with the human ratings", "",
-                f"{a['method'].get('interval')}; {a['method'].get('resamples')} resamples, seed {a['method'].get('seed')}.",
-                "", "| dimension | items | " + " | ".join(AGREEMENT_FIGURES) + " | ceiling kappa |",
-                "|---" * (len(AGREEMENT_FIGURES) + 3) + "|"]
-        for d, row in a["dimensions"].items():
-            cells = [_figure(row[f]) for f in AGREEMENT_FIGURES] + [_figure(row["ceiling_kappa_quadratic"])]
-            out.append(f"| {d} | {row['n_items']} | " + " | ".join(cells) + " |")
+                f"{a['method'].get('interval')}; {a['method'].get('resamples')} resamples, seed {a['method'].get('seed')}.", ""]
+        rows = [[d, str(row["n_items"])] + [_figure(row[f]) for f in AGREEMENT_FIGURES] + [_figure(row["ceiling_kappa_quadratic"])]
+                for d, row in a["dimensions"].items()]
+        out += _table(["dimension", "items", *AGREEMENT_FIGURES, "ceiling kappa"], rows,
+                      "No dimension was rated by both the judge and the humans: there is no figure to show.")
     return "\n".join(out) + "\n"
+
+
+def _config_line(judge: dict) -> str:
+    """What identifies the configuration: its file's name (never its path: the report goes into
+    a paper), the model, the endpoint's host (the endpoint is on the line above) and the signature."""
+    name = judge.get("config")
+    where = f"{name}, the packaged one" if judge.get("config_packaged") else name or "(no file: built in code)"
+    host = urlsplit(judge["endpoint"]).netloc or judge["endpoint"]
+    return f"{where} (model `{judge['configured_model']}` at {host}, judge signature `{judge['signature']}`)"
+
+
+def _judgments_markdown(jd: dict) -> list[str]:
+    files = jd["files"]
+    ran = sum(1 for f in files if f["ran"])
+    if ran == 0:
+        given = "the 1 details file given (the reason is" if len(files) == 1 else f"any of the {len(files)} details " \
+            "files given (each file's reason is"
+        empty = f"Nothing to count: the judge did not run for {given} in the table below)."
+    else:
+        empty = (f"Nothing to count: the {ran} details file{'s' if ran > 1 else ''} in which the judge ran "
+                 "record no judgments per dimension.")
+    out = _table(["dimension", *_COUNTS], [[d] + [str(c[k]) for k in _COUNTS] for d, c in jd["per_dimension"].items()],
+                 empty)
+    rows = []
+    for f in files:
+        reported = ", ".join(f"{m} x {n}" for m, n in (f.get("reported_models") or {}).items()) or "-"
+        prints = ", ".join(f.get("system_fingerprints") or {}) or "-"
+        ran_cell = "yes" if f["ran"] else f"no: {f.get('reason', '')}"
+        rows.append([f["file"], ran_cell, f"`{f.get('signature', '-')}`", "yes" if f["same_judge"] else "NO",
+                     f.get("endpoint") or "-", reported, prints])
+    return out + [""] + _table(["scored file", "judge ran", "signature", "same judge", "endpoint", "reported models",
+                                "fingerprints"], rows, "No details file was given.")
+
+
+def _golden_markdown(g: dict) -> list[str]:
+    out = [f"{g['passed']} of {g['cases']} passed. `reteco judge --golden` records no judge signature: these "
+           "results cannot be matched to the judge above or to the details' judges.", ""]
+    out += _table(["dimension", "cases", "passed"], [[d, str(c["cases"]), str(c["passed"])]
+                                                     for d, c in g["per_dimension"].items()], "No golden case was read.")
+    return out + [f"- failed: {x['id']} ({x['dimension']}): {x['status']}, score {x['score']}, expected {x['expect']}"
+                  for x in g["failed"]]
+
+
+def _golden_meta_markdown(g: dict) -> list[str]:
+    verdict = {True: "PASSED", False: "FAILED", None: "INCOMPLETE (some judgments failed: its figures neither pass "
+               "nor fail)"}[g["passed"]]
+    j = g["judge"]
+    version = g["golden_version"]
+    source = {True: f"the packaged ones of golden set v{version}", False: f"NOT the packaged ones of golden set v{version}",
+              None: f"this package has no golden set v{version}"}[g["thresholds_packaged"]]
+    out = [f"## Golden set v{version} meta-evaluation: {verdict}", "",
+           f"Run by `reteco judge-meta` with judge signature `{j['signature']}`, prompt version {j['prompt_version']}, model "
+           f"`{j['model']}` at {j.get('endpoint') or '(not recorded)'} (config {j.get('config') or '(not recorded)'}); "
+           f"{g['cases']} cases; thresholds from {g['thresholds_file'] or '(not recorded)'}, {source}.", ""]
+    if g["signature_mismatches"]:
+        by_signature: dict[str, list[str]] = {}
+        for m in g["signature_mismatches"]:
+            by_signature.setdefault(m["signature"], []).append(m["against"])
+        others = ", ".join(f"`{s}` ({', '.join(who)})" for s, who in by_signature.items())
+        out += [f"> **Warning:** these results were made with judge signature `{j['signature']}`, not {others}: "
+                "they do not describe that judge.", ""]
+    header = ["dimension", "cases"]
+    rows: list[list[str]] = []
+    for d, block in g["checks"].items():
+        if not rows:
+            header += [f"{_CHECK_NAMES.get(f, f)} ({_bound(c)})" for f, c in block["figures"].items()]
+        rows.append([d, str(block["cases"])] + [_check_cell(c) for c in block["figures"].values()])
+    out += _table(header, rows, "The file has no dimension: there is no figure to show.")
+    inj = g["injection"]
+    out += ["", f"- injection flags: recall {_check_text(inj['recall'])}, false flags {_check_text(inj['false_flag_share'])}"
+            + (f"; {inj['reason']}" if inj.get("reason") else "")]
+    out += [f"- below threshold: {line}" for line in g["failures"]]
+    return out
+
+
+def _bound(check: dict) -> str:
+    return f"{'>=' if check['kind'] == 'min' else '<='} {check['threshold']:g}"
+
+
+def _check_cell(check: dict) -> str:
+    return f"{format_figure(check['value'])} {_verdict(check)}"
+
+
+def _check_text(check: dict) -> str:
+    return f"{format_figure(check['value'])} ({_bound(check)}) {_verdict(check)}"
+
+
+def _verdict(check: dict) -> str:
+    return "pass" if check["passed"] else "FAIL"
+
+
+def _table(header: list[str], rows: list[list[str]], empty: str) -> list[str]:
+    """A Markdown table, or the sentence ``empty`` when there is no row."""
+    if not rows:
+        return [empty]
+    return (["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
+            + ["| " + " | ".join(row) + " |" for row in rows])
 
 
 def _figure(figure: dict) -> str:
