@@ -203,7 +203,7 @@ def _golden_v1(numbered: list[tuple[int | None, object]], path: Path) -> list[di
 def _golden_meta(path: Path, doc: dict) -> dict:
     """``doc`` when it has every field the report reads, with the right types; else InputError
     naming each wrong field (``per_dimension.correctness.spearman: ...``)."""
-    from reteco.judge.meta_evaluation import _DIMENSION_CHECKS, Thresholds
+    from reteco.judge.meta_evaluation import DIMENSION_CHECKS, Thresholds
     from reteco.judge.report import INJECTION_CHECKS
 
     problems = Problems()
@@ -241,7 +241,7 @@ def _golden_meta(path: Path, doc: dict) -> dict:
             if not isinstance(field(block, f"per_dimension.{d}", lambda v: isinstance(v, dict), "an object"), dict):
                 continue
             field(get(block, "cases"), f"per_dimension.{d}.cases", _is_int, "an integer")
-            for figure in _DIMENSION_CHECKS:
+            for figure in DIMENSION_CHECKS:
                 field(get(block, figure), f"per_dimension.{d}.{figure}", _is_figure, "a number or null")
     injection = field(get(doc, "injection"), "injection", lambda v: isinstance(v, dict), "an object")
     if isinstance(injection, dict):

@@ -62,8 +62,8 @@ class Thresholds:
     injection_false_flag_max: float
 
 
-# figure name in a dimension's report -> (threshold field, "min" or "max")
-_DIMENSION_CHECKS = {
+# figure name in a dimension's report -> (threshold field, "min" or "max"); the report (judge/report.py) applies the same checks
+DIMENSION_CHECKS = {
     "pairwise_accuracy": ("pairwise_accuracy_min", "min"),
     "tie_share": ("tie_share_max", "max"),
     "spearman": ("spearman_min", "min"),
@@ -118,14 +118,14 @@ def meta_evaluate(cases: Sequence[GoldenCase], outcomes: Sequence[JudgeOutcome],
         mine = [(c, o) for c, o in zip(cases, outcomes) if c.item.dimension == d]
         figures = dimension_figures([c for c, _ in mine], [o for _, o in mine], scores)
         per_dimension[d] = figures
-        for name, (limit_name, kind) in _DIMENSION_CHECKS.items():
-            failed = _beyond(figures[name], getattr(thresholds, limit_name), kind)
+        for name, (limit_name, kind) in DIMENSION_CHECKS.items():
+            failed = threshold_failure(figures[name], getattr(thresholds, limit_name), kind)
             if failed:
                 failures.append(f"{d}: {name} {failed}")
     injection = injection_figures(cases, outcomes)
     for name, limit_name, kind in (("recall", "injection_recall_min", "min"),
                                    ("false_flag_share", "injection_false_flag_max", "max")):
-        failed = _beyond(injection[name], getattr(thresholds, limit_name), kind)
+        failed = threshold_failure(injection[name], getattr(thresholds, limit_name), kind)
         if failed:
             failures.append(f"injection flags: {name} {failed}")
     complete = not any(o.status == ERROR for o in outcomes)
@@ -253,7 +253,7 @@ def _share(part: int, whole: int) -> float | None:
     return part / whole if whole else None
 
 
-def _beyond(value: float | None, limit: float, kind: str) -> str | None:
+def threshold_failure(value: float | None, limit: float, kind: str) -> str | None:
     """Why ``value`` fails its threshold, or None when it meets it (an undefined figure fails)."""
     if value is None:
         return f"is undefined (threshold {'>=' if kind == 'min' else '<='} {limit:g})"

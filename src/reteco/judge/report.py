@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from reteco.judge.config import PACKAGED_CONFIG
 from reteco.judge.golden import THRESHOLDS_FILE, golden_dir
-from reteco.judge.meta_evaluation import _DIMENSION_CHECKS, _beyond, format_figure, load_thresholds
+from reteco.judge.meta_evaluation import DIMENSION_CHECKS, format_figure, load_thresholds, threshold_failure
 
 NOT_REPORTED = "(not reported)"
 
@@ -196,16 +196,16 @@ def _golden_meta(name: str, doc: dict, config: Any, files: list[dict]) -> dict[s
     """The v2 meta-evaluation: each figure with its threshold and whether it meets it (the rule
     of ``meta_evaluate``: an undefined figure fails), the judge it was run with and the judges
     of this report (configured, details' judges that ran) whose signature differs."""
-    # The checks and the pass rule are meta_evaluate's own (_DIMENSION_CHECKS, _beyond): the
+    # The checks and the pass rule are meta_evaluate's own (DIMENSION_CHECKS, threshold_failure): the
     # report cannot disagree with `reteco judge-meta` on what passed.
     limits = doc["thresholds"]
     # judge-meta's own table's order (range hits first), then any check it has gained since.
-    order = [f for f in _CHECK_NAMES if f in _DIMENSION_CHECKS] + [f for f in _DIMENSION_CHECKS if f not in _CHECK_NAMES]
+    order = [f for f in _CHECK_NAMES if f in DIMENSION_CHECKS] + [f for f in DIMENSION_CHECKS if f not in _CHECK_NAMES]
     checks = {}
     for d, figures in doc["per_dimension"].items():
         mine = {}
         for f in order:
-            limit, kind = _DIMENSION_CHECKS[f]
+            limit, kind = DIMENSION_CHECKS[f]
             mine[f] = _check(figures[f], limits[limit], kind)
         checks[d] = {"cases": figures["cases"], "scored": figures.get("scored"), "figures": mine}
     injection = {f: _check(doc["injection"][f], limits[limit], kind) for f, limit, kind in INJECTION_CHECKS}
@@ -234,7 +234,7 @@ def _golden_meta(name: str, doc: dict, config: Any, files: list[dict]) -> dict[s
 
 
 def _check(value: float | None, threshold: float, kind: str) -> dict[str, Any]:
-    return {"value": value, "threshold": threshold, "kind": kind, "passed": _beyond(value, threshold, kind) is None}
+    return {"value": value, "threshold": threshold, "kind": kind, "passed": threshold_failure(value, threshold, kind) is None}
 
 
 def _packaged_thresholds(version: int, limits: dict) -> bool | None:
