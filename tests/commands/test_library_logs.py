@@ -86,3 +86,19 @@ def test_main_leaves_the_logging_setup_as_it_found_it(capsys):
     assert main(["score", "--ref", "no-such-folder", "--res", "no-such-run"]) == 1
     assert (list(root.handlers), root.level, list(package.handlers), package.level, package.propagate) == before
     capsys.readouterr()
+
+
+def test_leaderboards_worker_processes_print_no_bare_record_either(fake_openai, tmp_path):
+    # --jobs 2 scores in spawned processes, which start without the command's logging setup.
+    write_tiny_reference(tmp_path / "ref" / "2b", "2b")
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    for team in ("teamA", "teamB"):
+        (folder / f"{team}.jsonl").write_text(json.dumps({"turn_id": "biology/2_turn_1", "answer": f"{team} says water"})
+                                              + "\n", encoding="utf-8")
+    done = _reteco(tmp_path, "leaderboard", "--ref", str(tmp_path / "ref" / "2b"), "--submissions", str(folder),
+                   "--out", str(tmp_path / "out"), "--jobs", "2", "--resamples", "10",
+                   "--judge-config", str(_config(tmp_path, fake_openai.base_url)))
+    assert done.returncode == 0, done.stderr
+    assert fake_openai.chat_calls == 10  # both submissions judged: 1 answered turn x 5 dimensions each
+    assert MISMATCH not in done.stderr, done.stderr
