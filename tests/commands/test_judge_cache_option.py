@@ -71,7 +71,7 @@ def test_help_lists_one_spelling_and_names_the_former(command, capsys):
     assert old not in _listed_options(_parsers()[command])
     assert main([command, "--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())
-    assert "--judge-cache DIR" in text and f"(formerly {old})" in text
+    assert "--judge-cache DIR" in text and f"; formerly {old})" in text
 
 
 def test_no_command_lists_another_spelling_of_a_cache():

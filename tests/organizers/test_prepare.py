@@ -12,13 +12,15 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
-from support.paths import SHARED_SAMPLE
+from support.paths import SAMPLES, SHARED_SAMPLE
 
+from reteco.commands import main
 from reteco.formats import release as rel
 from reteco.formats.reference import Reference
 from reteco.organizers.prepare import format_summary, prepare_release
 from reteco.organizers.synthetic.release import write_synthetic_release
 from reteco.problems import InputError
+from reteco.scoring.submission import score_submission
 
 # ---------------------------------------------------------------------------------------------
 # helpers
@@ -711,8 +713,6 @@ def _gold_only_track1_corpus(release: Path) -> None:
 
 def _scoring_warning(reference_folder: Path, submission: Path) -> str | None:
     """What scoring says of the reference's corpus (its "reference" warning), without the prefix."""
-    from reteco.scoring.submission import score_submission
-
     result = score_submission(Reference.read(reference_folder), submission)
     said = [p.message for p in result.problems if p.file == "reference"]
     assert len(said) <= 1, said
@@ -720,9 +720,6 @@ def _scoring_warning(reference_folder: Path, submission: Path) -> str | None:
 
 
 def test_prepare_warns_of_a_mostly_relevant_corpus_in_scorings_words(tmp_path, capsys):
-    from reteco.commands import main
-    from support.paths import SAMPLES
-
     release = write_synthetic_release(tmp_path / "release")
     _gold_only_track1_corpus(release)
     assert main(["prepare", "--release", str(release), "--split", "dev", "--out", str(tmp_path / "ref")]) == 0
