@@ -170,7 +170,8 @@ def test_sample_track1_counts(sample_out):
     assert len(ref.doc_index) == 26
     assert in_corpus(ref, "bitcoin", "bitcoin/25785deb_4434.txt")
     assert not in_corpus(ref, "economics", "bitcoin/25785deb_4434.txt")
-    assert summary["warnings"] == []
+    # Its only warnings: a corpus of gold passages (test_prepare_warns_for_every_ranked_subtrack_...).
+    assert [w for w in summary["warnings"] if "over half of the corpus is judged relevant" not in w] == []
 
 
 def test_sample_steps_are_flattened_records(sample_out):
