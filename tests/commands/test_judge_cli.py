@@ -150,6 +150,6 @@ def test_an_unusable_cache_folder_is_a_clear_error(endpoint, tmp_path):
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("a file where the cache folder should be", encoding="utf-8")
     items = write_items(tmp_path / "items.jsonl", ITEMS)
-    with pytest.raises(InputError, match=r"--cache: error: cannot open the judge cache .*not-a-folder"):
-        reteco_judge("--items", str(items), "--out", str(tmp_path / "out.jsonl"), "--cache", str(blocker))
+    with pytest.raises(InputError, match=r"--judge-cache: error: cannot open the judge cache .*not-a-folder"):
+        reteco_judge("--items", str(items), "--out", str(tmp_path / "out.jsonl"), "--judge-cache", str(blocker))
     assert endpoint.chat_calls == 0

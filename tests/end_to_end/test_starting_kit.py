@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -235,3 +236,36 @@ def test_starting_kit_readme_documents_formats_walkthrough_and_local_scoring():
     for needle in ("reteco validate", "reteco score", "reteco_baseline.py", "score.py", "submission.py",
                    "answers.jsonl", "run.txt", "metadata.yaml"):
         assert needle in text, needle
+
+
+def _kit_sections(text: str) -> dict[str, str]:
+    """The README's ``## <number> ...`` sections by number ("4.", "5.", ...)."""
+    parts = re.split(r"^## ", text, flags=re.M)[1:]
+    return {part.split(" ", 1)[0]: part for part in parts}
+
+
+def test_the_kit_readme_names_only_pages_and_sections_of_the_competition():
+    # The kit travels alone (starting_kit.zip): it points at the competition's pages by title,
+    # and at a section by its heading, which must exist where the page's text is kept.
+    from reteco.codabench import competition
+
+    text = " ".join((KIT / "README.md").read_text(encoding="utf-8").split())
+    sources = {title: REPO_ROOT / competition.page_source(path) for title, path in competition.PAGES}
+    named = [title for group in re.findall(r'((?:"[^"]+"(?:,? and |, )?)+) pages?\b', text)
+             for title in re.findall(r'"([^"]+)"', group)]
+    assert named and set(named) <= set(sources), named
+    for title, section in re.findall(r'"([^"]+)" page, "([^"]+)"', text):
+        headings = re.findall(r"^#+ (.*?)\s*$", sources[title].read_text(encoding="utf-8"), flags=re.M)
+        assert section in headings, (title, section)
+
+
+def test_the_kit_readme_says_the_judge_can_run_on_the_platform_and_points_at_when():
+    # The scoring program judges 2b/2c in the phases the organizers choose (docs/codabench_judge.md):
+    # a kit saying it never does would tell participants the judge columns stay empty at submission.
+    sections = _kit_sections((KIT / "README.md").read_text(encoding="utf-8"))
+    for number in ("4.", "5."):
+        prose = " ".join(sections[number].split())
+        assert not re.search(r"judge (?:never|does not|doesn't) run|columns[^.]* stay empty until", prose), number
+    prose = " ".join((sections["4."] + sections["5."]).split())
+    assert '"Judge and audit" page, "When the judge runs"' in prose
+    assert "phases the organizers chose" in prose

@@ -12,13 +12,15 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
-from support.paths import SHARED_SAMPLE
+from support.paths import SAMPLES, SHARED_SAMPLE
 
+from reteco.commands import main
 from reteco.formats import release as rel
 from reteco.formats.reference import Reference
 from reteco.organizers.prepare import format_summary, prepare_release
 from reteco.organizers.synthetic.release import write_synthetic_release
 from reteco.problems import InputError
+from reteco.scoring.submission import score_submission
 
 # ---------------------------------------------------------------------------------------------
 # helpers
@@ -168,7 +170,8 @@ def test_sample_track1_counts(sample_out):
     assert len(ref.doc_index) == 26
     assert in_corpus(ref, "bitcoin", "bitcoin/25785deb_4434.txt")
     assert not in_corpus(ref, "economics", "bitcoin/25785deb_4434.txt")
-    assert summary["warnings"] == []
+    # Its only warnings: a corpus of gold passages (test_prepare_warns_for_every_ranked_subtrack_...).
+    assert [w for w in summary["warnings"] if "over half of the corpus is judged relevant" not in w] == []
 
 
 def test_sample_steps_are_flattened_records(sample_out):
@@ -692,3 +695,54 @@ def test_the_sample_files_without_a_split_serve_any_split(tmp_path):
     summary = prepare_release(copy, "anything", tmp_path / "out", subtracks=("1a",))
     assert summary["subtracks"]["1a"]["topics"] == 5
     assert Reference.read(tmp_path / "out" / "1a").manifest["split"] == "anything"
+
+
+# ---------------------------------------------------------------------------------------------
+# a corpus of mostly relevant documents: said by prepare too, in scoring's words
+
+
+def _gold_only_track1_corpus(release: Path) -> None:
+    """Cut each Track-1 domain's corpus to the documents its dev qrels (queries and steps) judge
+    relevant: every document left is relevant to some topic of its domain."""
+    for folder in rel.domain_dirs(release / rel.TRACK1_DIR).values():
+        relevant = {line.doc_id for name in ("qrels_dev.txt", "qrels_steps_dev.txt")
+                    for line in rel.read_qrels(folder / name)}
+        lines = (folder / "documents.jsonl").read_text(encoding="utf-8").splitlines()
+        kept = [x for x in lines if json.loads(x)["id"] in relevant]
+        (folder / "documents.jsonl").write_text("\n".join(kept) + "\n", encoding="utf-8")
+
+
+def _scoring_warning(reference_folder: Path, submission: Path) -> str | None:
+    """What scoring says of the reference's corpus (its "reference" warning), without the prefix."""
+    result = score_submission(Reference.read(reference_folder), submission)
+    said = [p.message for p in result.problems if p.file == "reference"]
+    assert len(said) <= 1, said
+    return said[0] if said else None
+
+
+def test_prepare_warns_of_a_mostly_relevant_corpus_in_scorings_words(tmp_path, capsys):
+    release = write_synthetic_release(tmp_path / "release")
+    _gold_only_track1_corpus(release)
+    assert main(["prepare", "--release", str(release), "--split", "dev", "--out", str(tmp_path / "ref")]) == 0
+    out = capsys.readouterr().out
+    warned = {line.split(": ", 2)[1]: line.split(": ", 2)[2] for line in out.splitlines()
+              if line.startswith("  warning: ") and "judged relevant" in line}
+    # Track 1's corpora are gold documents only; Track 2's synthetic corpora are 4-5 % relevant.
+    assert sorted(warned) == ["1a", "1b"], out
+    assert warned["1a"].startswith("over half of the corpus is judged relevant in 3 of 3 domains (bitcoin, history, "
+                                   "law): any ranking finds relevant documents there")
+    for sub in ("1a", "1b"):
+        assert warned[sub] == _scoring_warning(tmp_path / "ref" / sub, SAMPLES / sub)
+    assert _scoring_warning(tmp_path / "ref" / "2a", SAMPLES / "2a") is None
+
+
+def test_prepare_warns_for_every_ranked_subtrack_of_the_organizers_sample(tmp_path):
+    if not SHARED_SAMPLE.is_dir():
+        pytest.skip(f"the organizers' sample is not at {SHARED_SAMPLE} (expected beside the repository, in ../shared)")
+    summary = prepare_release(SHARED_SAMPLE, "dev", tmp_path / "ref")
+    warned = sorted(w.split(": ", 1)[0] for w in summary["warnings"] if "judged relevant" in w)
+    # 2b's corpus is as gold-only, but 2b ranks nothing: scoring says nothing there, nor does prepare.
+    assert warned == ["1a", "1b", "2a", "2c"], summary["warnings"]
+    text = format_summary(summary)
+    for sub in warned:
+        assert f"  warning: {sub}: over half of the corpus is judged relevant in " in text

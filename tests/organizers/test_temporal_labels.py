@@ -271,7 +271,8 @@ def test_prepare_on_the_public_sample_has_one_period_per_flattened_step(tmp_path
     assert len(record.periods) == 1 and len(record.periods[0].oracle_docs) == 7
     assert record.periods[0].start_iso is None  # the sample has no guidance
     assert summary["subtracks"]["1a"]["temporal"]["periods_with_time_scope"] == 0
-    assert summary["warnings"] == []
+    # No warning about its periods; the one about its gold-only corpus is test_prepare.py's.
+    assert [w for w in summary["warnings"] if not w.startswith("1a: over half of the corpus is judged relevant")] == []
 
 
 # ---------------------------------------------------------------- passages for the pool

@@ -8,13 +8,23 @@ with RETECO_DEBUG=1); 4 work that could not be finished (the judge's commands).
 Only the module of the command being run is imported: scoring does not load the judge, the
 bundle builder or the labelling workflow (asyncio, the openai SDK, tqdm: ~0.1-0.7 s).
 ``reteco --help`` (or an unknown command) loads them all to list them.
+
+The library's log records (``reteco.judge``, ``reteco.llm``, the HTTP client's) are not the
+command's output: each command prints what matters of a run in its own words (the judge's model
+warning, a stopped run, a failed preflight). Without a handler, Python's last-resort handler
+would print every warning record a second time, bare (``library_logs``). With RETECO_DEBUG=1
+they are shown, marked as the log's.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import logging
+import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from reteco import __version__
 from reteco.arrow_memory import use_scoring_memory_pool
@@ -54,7 +64,8 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_OK if exc.code in (0, None) else EXIT_USAGE
     try:
         use_scoring_memory_pool()
-        return int(args.func(args) or 0)
+        with library_logs(args.command):
+            return int(args.func(args) or 0)
     except InputError as exc:
         exc.problems.print(sys.stderr)
         return EXIT_INPUT
@@ -67,6 +78,30 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except Exception as exc:  # noqa: BLE001 - an internal error: never a raw traceback by default
         return internal_error(exc)
+
+
+@contextmanager
+def library_logs(command: str) -> Iterator[None]:
+    """While a command runs, what becomes of the log records of the library and of the packages it
+    uses: dropped (a handler on the root logger, so that the last-resort handler never prints
+    them), or with RETECO_DEBUG=1 printed on stderr, each marked ``reteco COMMAND: log: LOGGER:
+    LEVEL:`` (reteco's from DEBUG up, other packages' from WARNING). The logging setup is as it
+    was afterwards (tests call ``main`` many times in one process). The leaderboard's worker
+    processes drop them too (``reteco.organizers.leaderboard``)."""
+    root, package = logging.getLogger(), logging.getLogger("reteco")
+    level = package.level
+    if os.environ.get("RETECO_DEBUG"):
+        handler: logging.Handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter(f"reteco {command}: log: %(name)s: %(levelname)s: %(message)s"))
+        package.setLevel(logging.DEBUG)
+    else:
+        handler = logging.NullHandler()
+    root.addHandler(handler)
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+        package.setLevel(level)
 
 
 def build_parser(commands: list[str]) -> argparse.ArgumentParser:

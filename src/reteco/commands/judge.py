@@ -1,9 +1,9 @@
 """``reteco judge``: judge a file of items, or the golden cases, and write one outcome per line.
 
-    reteco judge --items ITEMS.jsonl --out OUT.jsonl [--config judge.yaml] [--cache DIR]
+    reteco judge --items ITEMS.jsonl --out OUT.jsonl [--config judge.yaml] [--judge-cache DIR]
                  [--retry-invalid] [--batch] [--no-progress]
     reteco judge --golden --out GOLDEN.jsonl [--config ...]
-    reteco judge --import-archive ARCHIVE [ARCHIVE ...] [--cache DIR]
+    reteco judge --import-archive ARCHIVE [ARCHIVE ...] [--judge-cache DIR]
 
 ITEMS.jsonl: one JudgeItem per line ({"key", "dimension", "query", "history", "answer",
 "evidence": [[doc_id, text], ...], "reference_answer"}). OUT.jsonl: one outcome per line, in
@@ -36,6 +36,7 @@ import os
 import sys
 from pathlib import Path
 
+from reteco.commands.judge_cache_option import add_judge_cache_option
 from reteco.problems import EXIT_INCOMPLETE, EXIT_OK, InputError, Problems, UsageError
 
 _EPILOG = """\
@@ -69,7 +70,7 @@ def add_judge_parser(subparsers) -> argparse.ArgumentParser:
                         "output folder or zip) into the cache; nothing is judged")
     p.add_argument("--out", type=Path, help="JSONL output, one outcome per line (with --items or --golden)")
     p.add_argument("--config", type=Path, help="judge config YAML (default: the packaged judge.yaml)")
-    p.add_argument("--cache", type=Path, help="cache folder (default: $RETECO_CACHE_DIR, $XDG_CACHE_HOME/reteco/judge)")
+    add_judge_cache_option(p, former="--cache")
     p.add_argument("--retry-invalid", action="store_true", help="ask again the judgments cached as invalid")
     p.add_argument("--batch", action="store_true", help="send first asks through the Batch API")
     p.add_argument("--max-calls", type=count_argument(0), help="at most this many HTTP requests (0: from the cache only)")
@@ -139,7 +140,7 @@ def cmd_judge(args) -> int:
     from reteco.llm.cache import JudgeCacheError, default_cache_dir
 
     if args.import_archive:
-        return import_archives(args.import_archive, args.cache if args.cache is not None else default_cache_dir())
+        return import_archives(args.import_archive, args.judge_cache or default_cache_dir())
     if args.out is None:
         raise UsageError("--out is required with --items and --golden")
     config = load_judge_config(args.config)
@@ -150,7 +151,7 @@ def cmd_judge(args) -> int:
     ok, why = judge_available(config)
     if not ok:
         raise InputError(f"the judge did not run: {why}; nothing was written", "judge")
-    cache_dir = args.cache if args.cache is not None else default_cache_dir()
+    cache_dir = args.judge_cache or default_cache_dir()
     print(f"judge {config.signature}: {config.model}, prompt version {config.prompt_version}; {why}", file=sys.stderr)
     print(f"cache: {cache_dir}", file=sys.stderr)
     try:
@@ -158,7 +159,7 @@ def cmd_judge(args) -> int:
         outcomes = run_judge(items, config, cache_dir=cache_dir, progress=progress,
                              retry_invalid=args.retry_invalid, max_calls=args.max_calls)
     except JudgeCacheError as exc:
-        raise InputError(str(exc), "--cache") from None
+        raise InputError(str(exc), "--judge-cache") from None
     stats = outcomes.stats
     if stats.calls.preflight == "failed":
         raise InputError(f"the judge did not run: {stats.calls.preflight_detail}; nothing was written "
@@ -192,7 +193,7 @@ def import_archives(paths: list[Path], cache_dir: Path) -> int:
     try:
         cache = JudgeCache(cache_dir)
     except JudgeCacheError as exc:
-        raise InputError(str(exc), "--cache") from None
+        raise InputError(str(exc), "--judge-cache") from None
     with cache, tempfile.TemporaryDirectory(prefix="reteco-archive-") as tmp:
         print(f"cache: {cache_dir}", file=sys.stderr)
         found = [archive for n, given in enumerate(paths) for archive in _archive_files(Path(given), Path(tmp) / str(n))]

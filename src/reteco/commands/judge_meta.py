@@ -1,6 +1,6 @@
 """``reteco judge-meta``: run the configured judge on the graded golden set and check it.
 
-    reteco judge-meta --out DIR [--judge-config judge.yaml] [--cache-dir DIR] [--golden-version N]
+    reteco judge-meta --out DIR [--judge-config judge.yaml] [--judge-cache DIR] [--golden-version N]
                       [--thresholds FILE] [--retry-invalid] [--no-progress]
 
 Judges every case of golden set N (default: the latest, ``reteco.judge.golden``) with the
@@ -22,6 +22,7 @@ import json
 import sys
 from pathlib import Path
 
+from reteco.commands.judge_cache_option import add_judge_cache_option
 from reteco.problems import EXIT_INCOMPLETE, EXIT_INPUT, EXIT_OK, InputError
 
 REPORT_JSON = "judge_meta.json"
@@ -38,8 +39,7 @@ def add_judge_meta_parser(subparsers) -> argparse.ArgumentParser:
     )
     p.add_argument("--out", type=Path, required=True, help=f"folder for {REPORT_JSON} and {REPORT_MD}")
     p.add_argument("--judge-config", type=Path, help="judge config YAML (default: the packaged judge.yaml)")
-    p.add_argument("--cache-dir", type=Path,
-                   help="judge cache folder (default: $RETECO_CACHE_DIR, $XDG_CACHE_HOME/reteco/judge)")
+    add_judge_cache_option(p, former="--cache-dir")
     p.add_argument("--golden-version", type=int, default=None, help="golden set version (default: the latest)")
     p.add_argument("--thresholds", type=Path, help="thresholds YAML (default: the golden set's own)")
     p.add_argument("--retry-invalid", action="store_true", help="ask again the judgments cached as invalid")
@@ -70,7 +70,7 @@ def cmd_judge_meta(args) -> int:
     ok, why = judge_available(config)
     if not ok:
         raise InputError(f"the judge did not run: {why}; nothing was written", "judge-meta")
-    cache_dir = args.cache_dir if args.cache_dir is not None else default_cache_dir()
+    cache_dir = args.judge_cache or default_cache_dir()
     print(f"judge {config.signature}: {config.model}, prompt version {config.prompt_version}; {why}", file=sys.stderr)
     print(f"golden set {version}: {len(cases)} cases; cache: {cache_dir}", file=sys.stderr)
     try:
@@ -78,7 +78,7 @@ def cmd_judge_meta(args) -> int:
         outcomes = run_judge([c.item for c in cases], config, cache_dir=cache_dir, progress=progress,
                              retry_invalid=args.retry_invalid)
     except JudgeCacheError as exc:
-        raise InputError(str(exc), "--cache-dir") from None
+        raise InputError(str(exc), "--judge-cache") from None
     report = meta_evaluate(cases, outcomes, thresholds)
     judge = config.describe()
     document = {"golden_version": version, "thresholds_file": str(thresholds_path), "judge": judge, **report}

@@ -28,6 +28,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from reteco.commands.judge_cache_option import add_judge_cache_option
 from reteco.commands.output_folder import check_output_folder
 from reteco.problems import EXIT_INCOMPLETE, EXIT_OK, InputError
 
@@ -49,7 +50,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, required=True, help="output folder")
     p.add_argument("--judge-config", type=Path, help="judge config YAML (default: the packaged judge.yaml); the bundle's "
                    "--judge-config, for the platform's judgments to be found in the cache")
-    p.add_argument("--judge-cache", type=Path, help="judge cache folder (default: the judge's own)")
+    add_judge_cache_option(p)
     p.add_argument("--jobs", type=count_argument(1), default=1, help="scoring processes (default 1: the judge's own "
                    "concurrency does the waiting)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")

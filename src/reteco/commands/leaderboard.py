@@ -23,6 +23,7 @@ import os
 import sys
 from pathlib import Path
 
+from reteco.commands.judge_cache_option import add_judge_cache_option
 from reteco.commands.output_folder import check_output_folder
 from reteco.problems import EXIT_INCOMPLETE, EXIT_OK, InputError
 
@@ -77,7 +78,7 @@ def add_leaderboard_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=_at_least(0), default=DEFAULT_SEED, help=f"random seed (default {DEFAULT_SEED})")
     p.add_argument("--no-judge", action="store_true", help="2b/2c: do not call the LLM judge (no judge figures)")
     p.add_argument("--judge-config", type=Path, help="judge config YAML (default: the packaged judge.yaml)")
-    p.add_argument("--judge-cache", type=Path, help="judge cache folder (default: the judge's own)")
+    add_judge_cache_option(p, used_for=" for 2b/2c")
     p.add_argument("--no-progress", action="store_true", help="no progress bar (it is off anyway when stderr "
                                                                 "is not a terminal)")
     p.set_defaults(func=cmd_leaderboard)

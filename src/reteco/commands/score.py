@@ -20,6 +20,7 @@ import math
 import sys
 from pathlib import Path
 
+from reteco.commands.judge_cache_option import add_judge_cache_option
 from reteco.commands.output_folder import check_output_folder
 from reteco.formats.phase_record import PHASE_FILE, local_phase, read_phase
 from reteco.problems import EXIT_INPUT, InputError, UsageError, printable
@@ -55,7 +56,7 @@ def add_parser(subparsers) -> None:
             p.add_argument("--engine", choices=["numpy", "pytrec_eval"], default="numpy")
             p.add_argument("--no-per-topic", action="store_true", help="leave per-topic figures out of details.json")
             p.add_argument("--judge-config", type=Path, help="2b/2c: judge config YAML (default: the packaged judge.yaml)")
-            p.add_argument("--judge-cache", type=Path, help="2b/2c: judge cache folder (default: $RETECO_CACHE_DIR, ...)")
+            add_judge_cache_option(p, used_for=" for 2b/2c")
         else:
             p.add_argument("submission", type=Path, help="zip, folder, run file (.gz ok), - for stdin")
         p.set_defaults(func=func)

@@ -10,6 +10,7 @@ import json
 import sys
 from pathlib import Path
 
+from reteco.commands.judge_cache_option import add_judge_cache_option
 from reteco.formats.reference import Reference
 from reteco.formats.temporal_labels import LABELS_MANIFEST, TemporalLabels
 from reteco.judge import JudgeCacheError, load_judge_config
@@ -137,7 +138,8 @@ def add_label_temporal_parser(subparsers):
     p.add_argument("--pool", type=Path, required=True, help="pool file from `reteco pool` (with passage texts)")
     p.add_argument("--labels", type=Path, help="temporal label folder (default: REF/temporal_labels)")
     p.add_argument("--judge-config", type=Path, help="LLM configuration (default: the generation judge's judge.yaml)")
-    p.add_argument("--cache-dir", type=Path, help="judge cache folder (default: the generation judge's)")
+    add_judge_cache_option(p, used_for=", where the labeller's requests and replies go beside the generation judge's",
+                           former="--cache-dir")
     p.add_argument("--retry-invalid", action="store_true", help="ask again where the stored replies were unusable")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=cmd_label_temporal)
@@ -152,7 +154,7 @@ def cmd_label_temporal(args) -> int:
     labels = open_or_create_labels(reference, labels_folder(reference, args.labels))
     try:
         report = label_pool(
-            labels, pool, config, cache_dir=args.cache_dir, retry_invalid=args.retry_invalid,
+            labels, pool, config, cache_dir=args.judge_cache, retry_invalid=args.retry_invalid,
             progress=not args.no_progress and sys.stderr.isatty(),
         )
     except NotAvailable as exc:

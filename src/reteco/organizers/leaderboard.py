@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import csv
 import json
+import logging
 import math
 import multiprocessing
 import os
@@ -351,6 +352,10 @@ def _init_worker(reference_dir: str, options: ScoringOptions) -> None:
     from reteco.arrow_memory import use_scoring_memory_pool
 
     use_scoring_memory_pool()
+    # A spawned process starts without the command's logging setup (reteco.commands.library_logs):
+    # without a handler, Python's last-resort handler would print the judge's warnings bare on
+    # stderr. Each submission's warnings are kept in its row, in the command's words.
+    logging.getLogger().addHandler(logging.NullHandler())
     _WORKER["reference"] = Reference.read(Path(reference_dir))
     _WORKER["options"] = options
     _WORKER["judge_config"] = _judge_config(options)

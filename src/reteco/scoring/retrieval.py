@@ -128,17 +128,26 @@ def corpus_caveat(reference: Reference, problems: Problems) -> list[str]:
     ``corpus_relevance``, written by ``reteco prepare``), with a warning when there is one: there
     any ranking finds relevant documents, and a high nDCG@10 says little about the system."""
     mostly = list((reference.manifest.get("corpus_relevance") or {}).get("mostly_relevant") or [])
-    if mostly:
-        domains = len(reference.domains) or len(mostly)
-        problems.warning(
-            "reference",
-            None,
-            f"over half of the corpus is judged relevant in {len(mostly)} of {domains} domains "
-            f"({', '.join(mostly)}): any ranking finds relevant documents there, so these ranking figures say "
-            "little about a system (a corpus of gold passages only, like the organizers' sample); score on the "
-            "full corpus for meaningful figures",
-        )
+    warning = corpus_relevance_warning(reference.manifest)
+    if warning:
+        problems.warning("reference", None, warning)
     return mostly
+
+
+def corpus_relevance_warning(manifest: dict) -> str | None:
+    """The warning about the domains of a reference manifest whose corpus is mostly relevant
+    documents (its ``corpus_relevance``), None when there is none: the words of scoring's log and
+    of ``reteco prepare``'s summary alike."""
+    mostly = list((manifest.get("corpus_relevance") or {}).get("mostly_relevant") or [])
+    if not mostly:
+        return None
+    domains = len(manifest.get("domains") or []) or len(mostly)
+    return (
+        f"over half of the corpus is judged relevant in {len(mostly)} of {domains} domains "
+        f"({', '.join(mostly)}): any ranking finds relevant documents there, so these ranking figures say "
+        "little about a system (a corpus of gold passages only, like the organizers' sample); score on the "
+        "full corpus for meaningful figures"
+    )
 
 
 def per_topic_metrics_trec_eval(reference: Reference, ranked: RankedRun) -> dict[str, np.ndarray]:
@@ -204,4 +213,4 @@ def stance_recall(reference: Reference, ranked: RankedRun) -> dict[str, dict]:
     return out
 
 
-__all__ = ["ScoreResult", "corpus_caveat", "score_run", "retrieval_score_keys", "stance_recall", "topic_judgments"]
+__all__ = ["ScoreResult", "corpus_caveat", "corpus_relevance_warning", "score_run", "retrieval_score_keys", "stance_recall", "topic_judgments"]

@@ -23,6 +23,7 @@ from reteco.formats.reference import Judgment, Topic
 from reteco.formats.topic_ids import topic_key
 from reteco.organizers.prepare.staging import PrepareContext
 from reteco.problems import InputError, quoted
+from reteco.subtracks import subtrack
 
 
 @dataclass
@@ -290,11 +291,21 @@ def corpus_relevance(topics: list[Topic], judgments: list[Judgment], index: DocI
     return {"threshold": MOSTLY_RELEVANT_SHARE, "relevant_share": share, "mostly_relevant": mostly}
 
 
-def add_corpus_relevance(manifest: dict, topics: list[Topic], judgments: list[Judgment], index: DocIdIndex | None) -> None:
-    """Record ``corpus_relevance`` in a sub-track's manifest (nothing without a corpus)."""
+def add_corpus_relevance(ctx: PrepareContext, sub: str, manifest: dict, topics: list[Topic], judgments: list[Judgment],
+                         index: DocIdIndex | None) -> None:
+    """Record ``corpus_relevance`` in a sub-track's manifest (nothing without a corpus), and warn
+    in the summary, in scoring's words, where scoring will: a sub-track that ranks (2b does not)
+    with domains whose corpus is mostly relevant documents. The organizers learn it here, before
+    any submission is scored."""
+    from reteco.scoring.retrieval import corpus_relevance_warning
+
     relevance = corpus_relevance(topics, judgments, index)
-    if relevance is not None:
-        manifest["corpus_relevance"] = relevance
+    if relevance is None:
+        return
+    manifest["corpus_relevance"] = relevance
+    warning = corpus_relevance_warning(manifest) if subtrack(sub).takes_run else None
+    if warning:
+        ctx.warn(f"{sub}: {warning}")
 
 
 def subtrack_manifest(ctx: PrepareContext, sub: str, unit: str, domains: list[str], counts: dict, layout: str) -> dict:

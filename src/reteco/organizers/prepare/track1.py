@@ -113,7 +113,7 @@ def build_track1(ctx: PrepareContext, track: CollectedTrack) -> None:
         staging = staging_folder(ctx, sub)
         manifest = subtrack_manifest(ctx, sub, unit, domains, counts, layout)
         manifest["temporal"] = write_temporal(staging, topics, periods, frozen)
-        add_corpus_relevance(manifest, topics, judgments, index)
+        add_corpus_relevance(ctx, sub, manifest, topics, judgments, index)
         reference = Reference(manifest, topics, judgments, index, dup)
         reference.write(staging)
         install(staging, ctx.out / sub, ctx.split)

@@ -167,7 +167,7 @@ def build_track2(ctx: PrepareContext, track: CollectedTrack) -> None:
             else:
                 sub_counts["passages"] = count_rows(staging[sub] / PASSAGES)
         manifest = subtrack_manifest(ctx, sub, "turn", domains, sub_counts, layout)
-        add_corpus_relevance(manifest, topics, judgments, index)
+        add_corpus_relevance(ctx, sub, manifest, topics, judgments, index)
         reference = Reference(manifest, topics, judgments, index, dup)
         reference.write(staging[sub])
         extra_all[sub] = sub_counts
