@@ -94,3 +94,28 @@ def test_reteco_judge_writes_its_cache_where_judge_cache_says(fake_openai, tmp_p
     assert code == 0, capsys.readouterr().err
     assert (tmp_path / "mine" / CACHE_FILE).is_file() and not (tmp_path / "default").exists()
     assert fake_openai.chat_calls == 1
+
+
+# The judge's configuration: --judge-config on every command that takes one (score, bundle,
+# judge-submissions ... always had it); `judge` and `judge-report` had --config before.
+JUDGE_CONFIG_FORMER = {
+    "judge": ["--items", "i.jsonl", "--out", "o.jsonl"],
+    "judge-report": ["--out", "o"],
+}
+
+
+@pytest.mark.parametrize("command", sorted(JUDGE_CONFIG_FORMER))
+def test_judge_config_is_one_spelling_and_config_still_parses(command, capsys):
+    rest = JUDGE_CONFIG_FORMER[command]
+    new = build_parser([command]).parse_args([command, *rest, "--judge-config", "j.yaml"])
+    assert str(new.judge_config) == "j.yaml"
+    capsys.readouterr()
+    assert build_parser([command]).parse_args([command, *rest, "--config", "j.yaml"]) == new
+    assert f"reteco {command}: note: --config is now --judge-config (the old spelling still works)" in capsys.readouterr().err
+    listed = _listed_options(_parsers()[command])
+    assert "--judge-config" in listed and "--config" not in listed
+
+
+def test_no_command_lists_another_spelling_of_the_judge_config():
+    for command, parser in _parsers().items():
+        assert not {s for s in _listed_options(parser) if "config" in s} - {"--judge-config"}, command

@@ -63,7 +63,7 @@ def test_judge_says_the_model_warning_once(fake_openai, tmp_path):
     item = JudgeItem("law/1_turn_1", "relevance", "question", "", "answer", (("d1", "text"),), "reference")
     items.write_text(json.dumps(item_to_json(item)) + "\n", encoding="utf-8")
     done = _reteco(tmp_path, "judge", "--items", str(items), "--out", str(tmp_path / "out.jsonl"),
-                   "--config", str(_config(tmp_path, fake_openai.base_url)), "--no-progress")
+                   "--judge-config", str(_config(tmp_path, fake_openai.base_url)), "--no-progress")
     assert done.returncode == 0, done.stderr
     said = [line for line in done.stderr.splitlines() if MISMATCH in line]
     assert len(said) == 1, done.stderr

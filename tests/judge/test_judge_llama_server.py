@@ -102,7 +102,7 @@ def test_reteco_judge_against_llama_server(llama_server, tmp_path, monkeypatch, 
     items.write_text("".join(json.dumps(item_to_json(i)) + "\n" for i in ITEMS), encoding="utf-8")
     cache = tmp_path / "cache"
     out = tmp_path / "out.jsonl"
-    code = reteco_judge("--items", str(items), "--out", str(out), "--config", str(config), "--cache", str(cache),
+    code = reteco_judge("--items", str(items), "--out", str(out), "--judge-config", str(config), "--cache", str(cache),
                         "--no-progress")
     err = capsys.readouterr().err
     lines = [json.loads(line) for line in out.read_text().splitlines()]
@@ -126,7 +126,7 @@ def test_reteco_judge_against_llama_server(llama_server, tmp_path, monkeypatch, 
     assert probe["response_format"]["type"] == "json_schema" and probe["max_completion_tokens"] == 16
     # Run again: all from the cache, no request at all (no preflight either).
     again = tmp_path / "again.jsonl"
-    assert reteco_judge("--items", str(items), "--out", str(again), "--config", str(config), "--cache", str(cache),
+    assert reteco_judge("--items", str(items), "--out", str(again), "--judge-config", str(config), "--cache", str(cache),
                         "--no-progress") == 0
     second = [json.loads(line) for line in again.read_text().splitlines()]
     assert all(x["cached"] for x in second)

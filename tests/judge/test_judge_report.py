@@ -107,7 +107,7 @@ def test_the_report_reads_a_real_scorings_details(tmp_path, fake_openai, monkeyp
     write_details(tmp_path / "scored", result.details)
     yaml = tmp_path / "judge.yaml"
     yaml.write_text(f"prompt_version: {CONFIG.prompt_version}\nmodel: gpt-4o-2024-08-06\nbase_url: {fake_openai.base_url}\n")
-    assert main(["judge-report", "--out", str(tmp_path / "r"), "--config", str(yaml),
+    assert main(["judge-report", "--out", str(tmp_path / "r"), "--judge-config", str(yaml),
                  "--details", str(tmp_path / "scored" / "details.json")]) == 0
     report = json.loads((tmp_path / "r" / "judge-report.json").read_text())
     (entry,) = report["judgments"]["files"]
@@ -184,7 +184,7 @@ def test_the_config_line_identifies_the_configuration_without_a_path_of_this_mac
     mine = load_judge_config(yaml)
     monkeypatch.chdir(tmp_path.parent)  # the inputs are elsewhere than the current folder
     out = tmp_path / "r"
-    assert main(["judge-report", "--out", str(out), "--config", str(yaml.resolve()), "--details", str(a), str(b),
+    assert main(["judge-report", "--out", str(out), "--judge-config", str(yaml.resolve()), "--details", str(a), str(b),
                  "--golden", str(golden), "--agreement", str(agreement), "--sample", str(sample)]) == 0
     md = (out / "judge-report.md").read_text()
     text = (out / "judge-report.json").read_text()

@@ -68,7 +68,7 @@ def runs(tmp_path_factory) -> Runs:
             assert main(["judge-meta", "--out", str(root / "fail"), "--judge-config", str(config), "--cache-dir",
                          str(root / "cache-fail"), "--no-progress"]) == 1
             server.judge = lambda body: judgment(3, "three for all", injection=False)
-            assert main(["judge", "--golden", "--out", str(root / "golden-v1.jsonl"), "--config", str(config),
+            assert main(["judge", "--golden", "--out", str(root / "golden-v1.jsonl"), "--judge-config", str(config),
                          "--cache", str(root / "cache-v1"), "--no-progress"]) == 0
             ref = write_tiny_reference(root / "ref" / "2b", "2b")
             answers = root / "answers.jsonl"
@@ -83,7 +83,7 @@ def runs(tmp_path_factory) -> Runs:
 
 def report(runs: Runs, tmp_path, *args: str, config: Path | None = None) -> tuple[int, dict, str]:
     out = tmp_path / "report"
-    code = main(["judge-report", "--out", str(out), "--config", str(config or runs.config), *args])
+    code = main(["judge-report", "--out", str(out), "--judge-config", str(config or runs.config), *args])
     document = json.loads((out / "judge-report.json").read_text()) if code == 0 else {}
     markdown = (out / "judge-report.md").read_text() if code == 0 else ""
     return code, document, markdown

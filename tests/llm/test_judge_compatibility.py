@@ -188,7 +188,7 @@ def test_reteco_judge_exits_1_naming_the_parameter_and_writes_nothing(llama_cpp_
     assert llama_cpp_python.all_chat_calls == 1
     config = tmp_path / "llama-cpp-python.yaml"
     config.write_text("prompt_version: 1\nmodel: local\nresponse_format: json_object\n", encoding="utf-8")
-    assert reteco_judge("--items", str(items), "--out", str(out), "--config", str(config), "--cache",
+    assert reteco_judge("--items", str(items), "--out", str(out), "--judge-config", str(config), "--cache",
                         str(tmp_path / "cache"), "--no-progress") == 0
     assert all(json.loads(line)["status"] == "ok" for line in out.read_text().splitlines())
 

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from reteco.commands.judge import count_argument
-from reteco.commands.judge_cache_option import add_judge_cache_option
+from reteco.commands.judge_options import add_judge_cache_option
 from reteco.problems import EXIT_INCOMPLETE, EXIT_OK, InputError
 
 

@@ -36,7 +36,7 @@ import os
 import sys
 from pathlib import Path
 
-from reteco.commands.judge_cache_option import add_judge_cache_option
+from reteco.commands.judge_options import add_judge_cache_option, add_judge_config_option
 from reteco.problems import EXIT_INCOMPLETE, EXIT_OK, InputError, Problems, UsageError
 
 _EPILOG = """\
@@ -69,7 +69,7 @@ def add_judge_parser(subparsers) -> argparse.ArgumentParser:
                         help="merge judge archives of the Codabench scoring program (judge_archive.sqlite, its scoring "
                         "output folder or zip) into the cache; nothing is judged")
     p.add_argument("--out", type=Path, help="JSONL output, one outcome per line (with --items or --golden)")
-    p.add_argument("--config", type=Path, help="judge config YAML (default: the packaged judge.yaml)")
+    add_judge_config_option(p, help_text="judge config YAML (default: the packaged judge.yaml)", former="--config")
     add_judge_cache_option(p, former="--cache")
     p.add_argument("--retry-invalid", action="store_true", help="ask again the judgments cached as invalid")
     p.add_argument("--batch", action="store_true", help="send first asks through the Batch API")
@@ -143,7 +143,7 @@ def cmd_judge(args) -> int:
         return import_archives(args.import_archive, args.judge_cache or default_cache_dir())
     if args.out is None:
         raise UsageError("--out is required with --items and --golden")
-    config = load_judge_config(args.config)
+    config = load_judge_config(args.judge_config)
     if args.batch:
         config = dataclasses.replace(config, use_batch_api=True)
     cases = load_golden_cases() if args.golden else None

@@ -22,7 +22,7 @@ import json
 import sys
 from pathlib import Path
 
-from reteco.commands.judge_cache_option import add_judge_cache_option
+from reteco.commands.judge_options import add_judge_cache_option
 from reteco.problems import EXIT_INCOMPLETE, EXIT_INPUT, EXIT_OK, InputError
 
 REPORT_JSON = "judge_meta.json"

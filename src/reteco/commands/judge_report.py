@@ -31,6 +31,7 @@ import os
 import sys
 from pathlib import Path
 
+from reteco.commands.judge_options import add_judge_config_option
 from reteco.problems import InputError, Problems, quoted
 
 V1 = "an output of `reteco judge --golden` (golden set v1: one case per line with 'id' and 'passed')"
@@ -45,7 +46,7 @@ def add_judge_report_parser(subparsers) -> argparse.ArgumentParser:
         "golden cases, agreement (Markdown and JSON)",
     )
     p.add_argument("--out", type=Path, required=True, help="folder for judge-report.md and judge-report.json")
-    p.add_argument("--config", type=Path, help="judge config YAML (default: the packaged judge.yaml)")
+    add_judge_config_option(p, help_text="judge config YAML (default: the packaged judge.yaml)", former="--config")
     p.add_argument("--details", type=Path, nargs="+", default=[], help="details.json of scored 2b/2c submissions")
     p.add_argument("--golden", type=Path, nargs="+", action="extend", default=[],
                    help="output of `reteco judge --golden` (golden set v1) and/or judge_meta.json of `reteco judge-meta` "
@@ -63,7 +64,7 @@ def cmd_judge_report(args) -> int:
     from reteco.judge.report import build_report, render_markdown
 
     check_output_folder(args.out, "--out")
-    config = load_judge_config(args.config)
+    config = load_judge_config(args.judge_config)
     details = [(shown_path(path), _details(path)) for path in args.details]
     golden, golden_meta = _golden_inputs(args.golden)
     agreement = _json_object(args.agreement, "dimensions", "an agreement.json of `reteco agreement`") if args.agreement else None

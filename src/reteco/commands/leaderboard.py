@@ -23,7 +23,7 @@ import os
 import sys
 from pathlib import Path
 
-from reteco.commands.judge_cache_option import add_judge_cache_option
+from reteco.commands.judge_options import add_judge_cache_option
 from reteco.commands.output_folder import check_output_folder
 from reteco.problems import EXIT_INCOMPLETE, EXIT_OK, InputError
 

@@ -20,7 +20,7 @@ import math
 import sys
 from pathlib import Path
 
-from reteco.commands.judge_cache_option import add_judge_cache_option
+from reteco.commands.judge_options import add_judge_cache_option
 from reteco.commands.output_folder import check_output_folder
 from reteco.formats.phase_record import PHASE_FILE, local_phase, read_phase
 from reteco.problems import EXIT_INPUT, InputError, UsageError, printable

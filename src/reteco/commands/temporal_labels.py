@@ -10,7 +10,7 @@ import json
 import sys
 from pathlib import Path
 
-from reteco.commands.judge_cache_option import add_judge_cache_option
+from reteco.commands.judge_options import add_judge_cache_option
 from reteco.formats.reference import Reference
 from reteco.formats.temporal_labels import LABELS_MANIFEST, TemporalLabels
 from reteco.judge import JudgeCacheError, load_judge_config

@@ -1,0 +1,58 @@
+"""``--judge-cache DIR`` and ``--judge-config FILE``: one spelling on every command that uses them.
+
+The judge cache (``reteco.llm.cache``) keeps every request and reply sent to the LLM: the
+generation judge's (2b/2c) and the temporal labeller's (``label-temporal``) alike, in one folder,
+by default ``$RETECO_CACHE_DIR``, else ``$XDG_CACHE_HOME/reteco/judge``. Some commands had
+another spelling before (``reteco judge --cache``, ``judge-meta`` and ``label-temporal
+--cache-dir``): it still works, so no organizer's script breaks, is left out of --help (which
+names it in the option's help), and says on stderr what the option is now called. The same
+holds for the judge's configuration: ``--judge-config`` everywhere, ``reteco judge --config`` and
+``judge-report --config`` the former spelling.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+OPTION = "--judge-cache"
+CONFIG_OPTION = "--judge-config"
+DEFAULT = "default: $RETECO_CACHE_DIR, else $XDG_CACHE_HOME/reteco/judge"
+
+
+def add_judge_cache_option(parser: argparse.ArgumentParser, *, used_for: str = "", former: str | None = None) -> None:
+    """Add ``--judge-cache DIR`` (``args.judge_cache``, None when not given: the default cache)
+    to ``parser``; ``used_for`` says what the command keeps there, ``former`` is the command's
+    old spelling, still accepted."""
+    note = f"; formerly {former}" if former else ""
+    parser.add_argument(OPTION, type=Path, metavar="DIR", help=f"judge cache folder{used_for} ({DEFAULT}{note})")
+    if former:
+        add_former_spelling(parser, former, OPTION, "judge_cache")
+
+
+def add_judge_config_option(parser: argparse.ArgumentParser, *, help_text: str, former: str | None = None) -> None:
+    """Add ``--judge-config FILE`` (``args.judge_config``, None: the packaged judge.yaml);
+    ``former`` is the command's old spelling, still accepted."""
+    note = f" (formerly {former})" if former else ""
+    parser.add_argument(CONFIG_OPTION, type=Path, metavar="FILE", help=help_text + note)
+    if former:
+        add_former_spelling(parser, former, CONFIG_OPTION, "judge_config")
+
+
+def add_former_spelling(parser: argparse.ArgumentParser, former: str, now: str, dest: str) -> None:
+    """Accept ``former`` as ``now`` (same destination), hidden from --help, with a note on stderr."""
+    parser.add_argument(former, dest=dest, type=Path, default=argparse.SUPPRESS, help=argparse.SUPPRESS,
+                        action=_FormerSpelling, now=now)
+
+
+class _FormerSpelling(argparse.Action):
+    """Stores the value as the option's current spelling does, and says that spelling."""
+
+    def __init__(self, *args, now: str, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.now = now
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"{parser.prog}: note: {option_string} is now {self.now} (the old spelling still works)", file=sys.stderr)
+        setattr(namespace, self.dest, values)
