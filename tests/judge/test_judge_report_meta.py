@@ -20,6 +20,7 @@ from support.tiny_track2 import write_tiny_reference
 
 from reteco.commands import main
 from reteco.judge import DIMENSIONS, build_request, load_judge_config
+from reteco.judge.config import PACKAGED_CONFIG
 from reteco.judge.golden import golden_dir, load_golden_set
 from reteco.outputs.scores import write_details
 from reteco.scoring.submission import score_submission
@@ -58,18 +59,18 @@ def runs(tmp_path_factory) -> Runs:
             grades = {build_request(c.item, packaged)["messages"][1]["content"]: (c.grade, c.injection)
                       for c in load_golden_set(2)}
             server.judge = graded_judge(grades)
-            assert main(["judge-meta", "--out", str(root / "pass"), "--judge-config", str(config), "--cache-dir",
+            assert main(["judge-meta", "--out", str(root / "pass"), "--judge-config", str(config), "--judge-cache",
                          str(root / "cache-pass"), "--no-progress"]) == 0
             first, graded = next(iter(grades)), server.judge
             server.judge = lambda body: http_error(503, "down") if first_user_text(body) == first else graded(body)
-            assert main(["judge-meta", "--out", str(root / "incomplete"), "--judge-config", str(config), "--cache-dir",
+            assert main(["judge-meta", "--out", str(root / "incomplete"), "--judge-config", str(config), "--judge-cache",
                          str(root / "cache-incomplete"), "--no-progress"]) == 4
             server.judge = lambda body: judgment(5, "five for all", injection=False)
-            assert main(["judge-meta", "--out", str(root / "fail"), "--judge-config", str(config), "--cache-dir",
+            assert main(["judge-meta", "--out", str(root / "fail"), "--judge-config", str(config), "--judge-cache",
                          str(root / "cache-fail"), "--no-progress"]) == 1
             server.judge = lambda body: judgment(3, "three for all", injection=False)
             assert main(["judge", "--golden", "--out", str(root / "golden-v1.jsonl"), "--judge-config", str(config),
-                         "--cache", str(root / "cache-v1"), "--no-progress"]) == 0
+                         "--judge-cache", str(root / "cache-v1"), "--no-progress"]) == 0
             ref = write_tiny_reference(root / "ref" / "2b", "2b")
             answers = root / "answers.jsonl"
             answers.write_text(json.dumps({"turn_id": "biology/2_turn_1", "answer": "cells need water"}) + "\n")
@@ -173,11 +174,13 @@ def test_v1_and_v2_given_together_are_both_shown(runs, tmp_path, capsys):
     assert document["golden"]["cases"] == len(v1) == 17
     assert document["golden"]["passed"] == sum(1 for x in v1 if x["passed"])
     assert document["golden_meta"]["golden_version"] == 2
-    assert f"{document['golden']['passed']} of 17 passed." in md and "## Golden set v2 meta-evaluation: PASSED" in md
+    assert f"{document['golden']['passed']} of 17 passed" in md and "## Golden set v2 meta-evaluation: PASSED" in md
     assert md.index("## Golden cases (set v1)") < md.index("## Golden set v2 meta-evaluation")
-    # Golden set v1's output records no judge signature: the report says it cannot be matched.
-    assert document["golden"]["judge_signature"] is None
-    assert "records no judge signature" in md
+    # Golden set v1's lines name the judge that gave them: the configured one here.
+    signature = load_judge_config(runs.config).signature
+    assert v1[0]["judge_signature"] == signature and {x["judge_signature"] for x in v1} == {signature}
+    assert (document["golden"]["judge_signature"], document["golden"]["same_judge"]) == (signature, True)
+    assert f"passed, judged with signature `{signature}`." in md and "another judge" not in md
     # The order on the command line does not matter, nor repeating the option.
     code, again, _ = report(runs, tmp_path / "again", "--golden", str(runs.passed), "--golden", str(runs.v1))
     assert code == 0 and again["golden"] == document["golden"] and again["golden_meta"] == document["golden_meta"]
@@ -254,3 +257,14 @@ def test_a_file_that_is_neither_golden_output_is_refused_naming_the_field_or_lin
     assert main(["judge-report", "--out", str(tmp_path / "r"), "--golden", str(runs.passed), str(runs.failed)]) == 1
     assert "two golden set v2 results" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()
+
+
+def test_golden_v1_lines_from_another_judge_or_from_before_the_signature_say_so(runs, tmp_path, capsys):
+    _, _, md = report(runs, tmp_path / "packaged", "--golden", str(runs.v1), config=PACKAGED_CONFIG)
+    assert "> **Warning:** not the signature of the judge configured for this report" in md
+    old = tmp_path / "old-v1.jsonl"  # what `reteco judge --golden` wrote before it recorded the signature
+    old.write_text("".join(json.dumps({k: v for k, v in json.loads(line).items() if k != "judge_signature"}) + "\n"
+                           for line in runs.v1.read_text().splitlines()), encoding="utf-8")
+    code, document, md = report(runs, tmp_path / "old", "--golden", str(old))
+    assert code == 0, capsys.readouterr().err
+    assert document["golden"]["judge_signature"] is None and "record no judge signature" in md

@@ -1,8 +1,8 @@
 """``reteco judge``: judge a file of items, or the golden cases, and write one outcome per line.
 
-    reteco judge --items ITEMS.jsonl --out OUT.jsonl [--config judge.yaml] [--judge-cache DIR]
+    reteco judge --items ITEMS.jsonl --out OUT.jsonl [--judge-config judge.yaml] [--judge-cache DIR]
                  [--retry-invalid] [--batch] [--no-progress]
-    reteco judge --golden --out GOLDEN.jsonl [--config ...]
+    reteco judge --golden --out GOLDEN.jsonl [--judge-config ...]
     reteco judge --import-archive ARCHIVE [ARCHIVE ...] [--judge-cache DIR]
 
 ITEMS.jsonl: one JudgeItem per line ({"key", "dimension", "query", "history", "answer",
@@ -165,7 +165,7 @@ def cmd_judge(args) -> int:
         raise InputError(f"the judge did not run: {stats.calls.preflight_detail}; nothing was written "
                          f"(config: {config.source or 'packaged judge.yaml'})", "judge")
     if cases is not None:
-        lines = [golden_result_json(r) for r in check_golden(cases, outcomes)]
+        lines = [golden_result_json(r, config.signature) for r in check_golden(cases, outcomes)]
     else:
         lines = [outcome_to_json(o, config.signature) for o in outcomes]
     _write_jsonl(args.out, lines)

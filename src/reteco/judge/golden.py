@@ -287,10 +287,10 @@ def check_golden(cases: Sequence[GoldenCase], outcomes: Sequence[JudgeOutcome]) 
     return [GoldenResult(c, o) for c, o in zip(cases, outcomes)]
 
 
-def golden_result_json(result: GoldenResult) -> dict:
-    """One line of the golden report."""
+def golden_result_json(result: GoldenResult, judge_signature: str | None = None) -> dict:
+    """One line of the golden report; ``judge_signature`` names the judge that gave the verdict."""
     o = result.outcome
-    return {
+    line = {
         "id": result.case.id,
         "purpose": result.case.purpose,
         "dimension": o.item.dimension,
@@ -300,3 +300,6 @@ def golden_result_json(result: GoldenResult) -> dict:
         "passed": result.passed,
         "rationale": o.rationale,
     }
+    if judge_signature is not None:
+        line["judge_signature"] = judge_signature
+    return line

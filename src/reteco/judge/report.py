@@ -129,7 +129,7 @@ def build_report(config: Any, *, details: list[tuple[str, dict]] = (), golden: l
     if details:
         report["judgments"] = _judgments(details, config)
     if golden is not None:
-        report["golden"] = _golden(golden)
+        report["golden"] = _golden(golden, config.signature)
     if golden_meta is not None:
         report["golden_meta"] = _golden_meta(*golden_meta, config, report.get("judgments", {}).get("files", []))
     if sample is not None:
@@ -178,7 +178,7 @@ def _judgments(details: list[tuple[str, dict]], config: Any) -> dict[str, Any]:
             "system_fingerprints": dict(sorted(fingerprints.items()))}
 
 
-def _golden(lines: list[dict]) -> dict[str, Any]:
+def _golden(lines: list[dict], configured_signature: str) -> dict[str, Any]:
     by_dimension: dict[str, dict[str, int]] = {}
     for line in lines:
         c = by_dimension.setdefault(str(line.get("dimension", "?")), {"cases": 0, "passed": 0})
@@ -186,10 +186,13 @@ def _golden(lines: list[dict]) -> dict[str, Any]:
         c["passed"] += bool(line.get("passed"))
     failed = [{k: line.get(k) for k in ("id", "dimension", "status", "score", "expect", "purpose")}
               for line in lines if not line.get("passed")]
-    # `reteco judge --golden` writes no signature into its lines: the results cannot be matched
-    # to a judge, and the report says so.
+    # `reteco judge --golden` writes the judge's signature into every line (files written before
+    # it did have none: the results then cannot be matched to a judge, and the report says so).
+    signatures = sorted({str(line["judge_signature"]) for line in lines if line.get("judge_signature")})
+    signature = signatures[0] if len(signatures) == 1 and all(line.get("judge_signature") for line in lines) else None
     return {"cases": len(lines), "passed": sum(1 for x in lines if x.get("passed")), "per_dimension": by_dimension,
-            "failed": failed, "judge_signature": None}
+            "failed": failed, "judge_signature": signature, "signatures_seen": signatures,
+            "same_judge": signature == configured_signature if signature else None}
 
 
 def _golden_meta(name: str, doc: dict, config: Any, files: list[dict]) -> dict[str, Any]:
@@ -335,8 +338,18 @@ def _judgments_markdown(jd: dict) -> list[str]:
 
 
 def _golden_markdown(g: dict) -> list[str]:
-    out = [f"{g['passed']} of {g['cases']} passed. `reteco judge --golden` records no judge signature: these "
-           "results cannot be matched to the judge above or to the details' judges.", ""]
+    if g.get("judge_signature") is None and not g.get("signatures_seen"):
+        out = [f"{g['passed']} of {g['cases']} passed. These lines record no judge signature (written before `reteco "
+               "judge --golden` recorded it): they cannot be matched to the judge above or to the details' judges.", ""]
+    elif g.get("judge_signature") is None:
+        out = [f"{g['passed']} of {g['cases']} passed.", "",
+               f"> **Warning:** these lines come from more than one judge (signatures "
+               f"{', '.join(f'`{x}`' for x in g['signatures_seen'])}), or some record none.", ""]
+    else:
+        out = [f"{g['passed']} of {g['cases']} passed, judged with signature `{g['judge_signature']}`.", ""]
+        if not g["same_judge"]:
+            out += ["> **Warning:** not the signature of the judge configured for this report: these results "
+                    "describe another judge.", ""]
     out += _table(["dimension", "cases", "passed"], [[d, str(c["cases"]), str(c["passed"])]
                                                      for d, c in g["per_dimension"].items()], "No golden case was read.")
     return out + [f"- failed: {x['id']} ({x['dimension']}): {x['status']}, score {x['score']}, expected {x['expect']}"
