@@ -20,7 +20,7 @@ import os
 import sys
 from pathlib import Path
 
-from reteco.commands.judge import count_argument
+from reteco.commands.argument_types import count_argument
 from reteco.problems import InputError
 
 

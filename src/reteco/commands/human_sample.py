@@ -17,7 +17,7 @@ import json
 import sys
 from pathlib import Path
 
-from reteco.commands.judge import count_argument
+from reteco.commands.argument_types import count_argument
 from reteco.commands.judge_options import add_judge_cache_option
 from reteco.problems import EXIT_INCOMPLETE, EXIT_OK, InputError
 

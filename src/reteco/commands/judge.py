@@ -36,6 +36,7 @@ import os
 import sys
 from pathlib import Path
 
+from reteco.commands.argument_types import count_argument
 from reteco.commands.judge_options import add_judge_cache_option, add_judge_config_option
 from reteco.problems import EXIT_INCOMPLETE, EXIT_OK, InputError, Problems, UsageError
 
@@ -77,21 +78,6 @@ def add_judge_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_judge)
     return p
-
-
-def count_argument(minimum: int):
-    """An argparse ``type``: an integer of at least ``minimum`` (argparse reports anything else)."""
-
-    def count(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be {minimum} or more")
-        return value
-
-    return count
 
 
 def read_items(path: Path) -> list:

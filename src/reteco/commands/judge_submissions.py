@@ -35,7 +35,7 @@ from reteco.problems import EXIT_INCOMPLETE, EXIT_OK, InputError
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register ``reteco judge-submissions`` on the CLI's subparsers; returns its parser."""
-    from reteco.commands.judge import count_argument
+    from reteco.commands.argument_types import count_argument
 
     p = subparsers.add_parser(
         "judge-submissions",

@@ -23,6 +23,7 @@ import os
 import sys
 from pathlib import Path
 
+from reteco.commands.argument_types import count_argument
 from reteco.commands.judge_options import add_judge_cache_option
 from reteco.commands.output_folder import check_output_folder
 from reteco.problems import EXIT_INCOMPLETE, EXIT_OK, InputError
@@ -38,21 +39,6 @@ statistics: per system a percentile bootstrap interval of the figure over units;
   paired two-sided randomization test over units, Holm-corrected over all pairs; the per-unit
   figures are those `reteco score` writes in details.json (per_unit).
 """
-
-
-def _at_least(minimum: int):
-    """An argparse type: a whole number of at least ``minimum`` (else exit 2 with the reason)."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"{value} is less than {minimum}")
-        return value
-
-    return parse
 
 
 def add_leaderboard_parser(subparsers) -> argparse.ArgumentParser:
@@ -71,11 +57,11 @@ def add_leaderboard_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--submissions", type=Path, required=True, help="folder of submissions (a zip, folder or file each)")
     p.add_argument("--out", type=Path, required=True, help="output folder")
     p.add_argument("--manifest", type=Path, help="CSV file,team,run naming the submissions")
-    p.add_argument("--jobs", type=_at_least(1), default=os.cpu_count() or 1,
+    p.add_argument("--jobs", type=count_argument(1), default=os.cpu_count() or 1,
                    help="scoring processes (default: the CPU count)")
-    p.add_argument("--resamples", type=_at_least(1), default=DEFAULT_RESAMPLES,
+    p.add_argument("--resamples", type=count_argument(1), default=DEFAULT_RESAMPLES,
                    help=f"bootstrap resamples and random sign vectors (default {DEFAULT_RESAMPLES})")
-    p.add_argument("--seed", type=_at_least(0), default=DEFAULT_SEED, help=f"random seed (default {DEFAULT_SEED})")
+    p.add_argument("--seed", type=count_argument(0), default=DEFAULT_SEED, help=f"random seed (default {DEFAULT_SEED})")
     p.add_argument("--no-judge", action="store_true", help="2b/2c: do not call the LLM judge (no judge figures)")
     p.add_argument("--judge-config", type=Path, help="judge config YAML (default: the packaged judge.yaml)")
     add_judge_cache_option(p, used_for=" for 2b/2c")
