@@ -127,9 +127,12 @@ def test_readme_table_names_every_subtrack_and_its_official_key():
 
 
 def _this_machine() -> list[str]:
-    """Absolute paths that exist only here: the checkout, its parents below /, the home folder."""
+    """Absolute paths that exist only here: the checkout, its parents two levels below / or deeper,
+    the home folder. A top-level folder (``/tmp/``, ``/srv/``) is everyone's: a document may use
+    ``/tmp/x`` as a scratch path in an example, and a clone that lives in ``/tmp/...`` must not
+    turn that into an error (only ``/work/``, this machine's workspace, is named as such)."""
     paths = {"/work/", str(REPO) + "/"}
-    paths |= {str(parent) + "/" for parent in REPO.parents if len(parent.parts) > 1}
+    paths |= {str(parent) + "/" for parent in REPO.parents if len(parent.parts) > 2}
     home = str(Path.home())
     if home not in ("/", ""):
         paths.add(home + "/")
