@@ -13,6 +13,7 @@ names a command of the CLI and options its parser has.
 from __future__ import annotations
 
 import re
+import tempfile
 from pathlib import Path, PurePosixPath
 
 import pytest
@@ -127,12 +128,13 @@ def test_readme_table_names_every_subtrack_and_its_official_key():
 
 
 def _this_machine() -> list[str]:
-    """Absolute paths that exist only here: the checkout, its parents two levels below / or deeper,
-    the home folder. A top-level folder (``/tmp/``, ``/srv/``) is everyone's: a document may use
+    """Absolute paths that exist only here: the checkout, its parents below /, the home folder.
+    The temporary folder (``/tmp/``) is everyone's, not this machine's: a document may use
     ``/tmp/x`` as a scratch path in an example, and a clone that lives in ``/tmp/...`` must not
-    turn that into an error (only ``/work/``, this machine's workspace, is named as such)."""
-    paths = {"/work/", str(REPO) + "/"}
-    paths |= {str(parent) + "/" for parent in REPO.parents if len(parent.parts) > 2}
+    turn that into an error."""
+    shared = {Path(tempfile.gettempdir()).resolve(), Path("/tmp")}
+    paths = {str(REPO) + "/"}
+    paths |= {str(parent) + "/" for parent in REPO.parents if len(parent.parts) > 1 and parent not in shared}
     home = str(Path.home())
     if home not in ("/", ""):
         paths.add(home + "/")
