@@ -263,16 +263,7 @@ def _read_capped(stream, limit: int, expected: int | None = None) -> bytes:
             raise _TooLarge
         buffer.write(first)
         del first
-    while True:
-        # Always ask for at least one byte: read(0) would look like the end, read(-n) reads all.
-        chunk = stream.read(min(_CHUNK, max(limit - total, 0) + 1))
-        if not chunk:
-            break
-        total += len(chunk)
-        if total > limit:
-            raise _TooLarge
-        buffer.write(chunk)
-        del chunk  # drop the chunk before the next read allocates another
+    _copy_capped(stream, limit - total, buffer)
     return buffer.getvalue()
 
 
@@ -281,14 +272,18 @@ class _SpoolError(Exception):
     participant's data, so it must not surface as "not valid gzip data"."""
 
 
-def _spool_capped(stream, limit: int, spool: BinaryIO) -> int:
-    """Copy all of ``stream`` into ``spool`` chunk by chunk, or ``_TooLarge`` past ``limit``.
+def _copy_capped(stream, limit: int, sink: BinaryIO) -> int:
+    """Copy all of ``stream`` into ``sink`` chunk by chunk; the count, or ``_TooLarge`` as soon
+    as more than ``limit`` bytes come out (never asking for more than one byte past it).
 
-    The bytes go to a file, not to memory: decompressing a 2 GiB gzip bomb then costs one
-    chunk of memory, and the run reader maps only the pages it reads.
+    ``sink`` is ``_read_capped``'s in-memory buffer, or ``read_buffer``'s temporary file: there
+    the bytes go to a file, not to memory, so decompressing a 2 GiB gzip bomb costs one chunk
+    of memory, and the run reader maps only the pages it reads. A failed write (a full disk)
+    is ``_SpoolError``, never taken for damaged data.
     """
     total = 0
     while True:
+        # Always ask for at least one byte: read(0) would look like the end, read(-n) reads all.
         chunk = stream.read(min(_CHUNK, max(limit - total, 0) + 1))
         if not chunk:
             return total
@@ -296,10 +291,10 @@ def _spool_capped(stream, limit: int, spool: BinaryIO) -> int:
         if total > limit:
             raise _TooLarge
         try:
-            spool.write(chunk)
+            sink.write(chunk)
         except OSError as exc:
             raise _SpoolError(exc) from None
-        del chunk
+        del chunk  # drop the chunk before the next read allocates another
 
 
 class Submission:
@@ -462,7 +457,7 @@ class Submission:
             except OSError:
                 return self.read_bytes(name)
             try:
-                self._decode(name, lambda stream, limit, _gzipped: _spool_capped(stream, limit, spool))
+                self._decode(name, lambda stream, limit, _gzipped: _copy_capped(stream, limit, spool))
                 spool.flush()
             except _SpoolError:
                 spool.close()
