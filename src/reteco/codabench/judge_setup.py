@@ -140,11 +140,6 @@ def write_judge_setup(reference_dir: Path, setup: JudgeSetup, *, max_calls: int)
     return folder
 
 
-def has_judge_setup(reference_dir: Path) -> bool:
-    """Whether a reference folder holds a judge setup (verified or not)."""
-    return (Path(reference_dir) / JUDGE_DIR).exists()
-
-
 def read_judge_setup(reference_dir: Path):
     """The verified judge configuration of a reference folder (a ``JudgeConfig`` whose key is read
     from ``judge/api_key``), or None when it holds no ``judge/``. ReferenceDataError naming the
