@@ -44,6 +44,7 @@ import yaml
 from reteco.formats.file_digest import MANIFEST_DIGEST, manifest_digest, sha256_file
 from reteco.formats.reference import TURNS, ReferenceDataError
 from reteco.problems import InputError
+from reteco.subtracks import IDS, SUBTRACKS
 
 JUDGE_DIR = "judge"
 JUDGE_CONFIG = "judge.yaml"
@@ -51,7 +52,7 @@ KEY_FILE = "api_key"
 PROMPTS_DIR = "prompts"
 SETUP_MANIFEST = "manifest.json"
 SETUP_FORMAT = "reteco-judge-setup/1"
-JUDGED_SUBTRACKS = ("2b", "2c")
+JUDGED_SUBTRACKS = tuple(s for s in IDS if SUBTRACKS[s].judged)  # 2b, 2c: the sub-tracks the judge scores
 #: The call budget written when the config sets none: twice the judgments of one pass (room
 #: for a re-ask or a retry of every judgment), plus the preflight.
 BUDGET_PER_JUDGMENT = 2
@@ -137,11 +138,6 @@ def write_judge_setup(reference_dir: Path, setup: JudgeSetup, *, max_calls: int)
     manifest[MANIFEST_DIGEST] = manifest_digest(manifest)
     (folder / SETUP_MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return folder
-
-
-def has_judge_setup(reference_dir: Path) -> bool:
-    """Whether a reference folder holds a judge setup (verified or not)."""
-    return (Path(reference_dir) / JUDGE_DIR).exists()
 
 
 def read_judge_setup(reference_dir: Path):

@@ -41,8 +41,9 @@ def add_parser(subparsers) -> None:
                    help="judge 2b/2c on the platform: this judge config (the one `reteco judge --config` reads) and its "
                    "key, read now, go into the reference data of the --judge-phases' 2b and 2c tasks only "
                    "(docs/codabench_judge.md)")
-    p.add_argument("--judge-phases", default="evaluation,post_evaluation", metavar="PHASES",
-                   help="comma-separated phase keys that judge with --judge-config (default: evaluation,post_evaluation)")
+    judge_phases = ",".join(BuildOptions.judge_phases)  # the build's default
+    p.add_argument("--judge-phases", default=judge_phases, metavar="PHASES",
+                   help=f"comma-separated phase keys that judge with --judge-config (default: {judge_phases})")
     p.add_argument("--write-yaml", type=Path, metavar="FILE",
                    help="only write the layout's competitions to FILE, one YAML document each (the committed copy)")
     add_time_limit_argument(p)

@@ -119,11 +119,10 @@ def read_items(path: Path) -> list:
 
 def cmd_judge(args) -> int:
     """Run the judge as the arguments say; see the module docstring."""
-    from reteco.judge.config import judge_available, load_judge_config
+    from reteco.judge.config import load_judge_config
     from reteco.judge.golden import check_golden, golden_result_json, load_golden_cases
     from reteco.judge.items import outcome_to_json, summarize_outcomes
-    from reteco.judge.runner import run_judge
-    from reteco.llm.cache import JudgeCacheError, default_cache_dir
+    from reteco.llm.cache import default_cache_dir
 
     if args.import_archive:
         return import_archives(args.import_archive, args.judge_cache or default_cache_dir())
@@ -134,18 +133,11 @@ def cmd_judge(args) -> int:
         config = dataclasses.replace(config, use_batch_api=True)
     cases = load_golden_cases() if args.golden else None
     items = [c.item for c in cases] if cases is not None else read_items(args.items)
-    ok, why = judge_available(config)
-    if not ok:
-        raise InputError(f"the judge did not run: {why}; nothing was written", "judge")
+    require_judge(config, "judge")
     cache_dir = args.judge_cache or default_cache_dir()
-    print(f"judge {config.signature}: {config.model}, prompt version {config.prompt_version}; {why}", file=sys.stderr)
     print(f"cache: {cache_dir}", file=sys.stderr)
-    try:
-        progress = not args.no_progress and sys.stderr.isatty()  # a bar on a terminal only, never in a log
-        outcomes = run_judge(items, config, cache_dir=cache_dir, progress=progress,
-                             retry_invalid=args.retry_invalid, max_calls=args.max_calls)
-    except JudgeCacheError as exc:
-        raise InputError(str(exc), "--judge-cache") from None
+    outcomes = judge_with_cache(items, config, cache_dir, no_progress=args.no_progress,
+                                retry_invalid=args.retry_invalid, max_calls=args.max_calls)
     stats = outcomes.stats
     if stats.calls.preflight == "failed":
         raise InputError(f"the judge did not run: {stats.calls.preflight_detail}; nothing was written "
@@ -167,6 +159,31 @@ def cmd_judge(args) -> int:
               "written and cached. Run the same command again to ask only the failed ones.", file=sys.stderr)
         return EXIT_INCOMPLETE
     return EXIT_OK
+
+
+def require_judge(config, where: str) -> None:
+    """Refuse a judge that cannot run (InputError naming ``where``: nothing is written), else say
+    on stderr which judge runs. ``reteco judge`` and ``judge-meta``."""
+    from reteco.judge.config import judge_available
+
+    ok, why = judge_available(config)
+    if not ok:
+        raise InputError(f"the judge did not run: {why}; nothing was written", where)
+    print(f"judge {config.signature}: {config.model}, prompt version {config.prompt_version}; {why}", file=sys.stderr)
+
+
+def judge_with_cache(items: list, config, cache_dir: Path, *, no_progress: bool, **options):
+    """``run_judge`` on ``items`` through the cache at ``cache_dir`` (``options``: its keyword
+    arguments), with a progress bar on a terminal only, never in a log; a cache that cannot be
+    used is an InputError naming --judge-cache. ``reteco judge`` and ``judge-meta``."""
+    from reteco.judge.runner import run_judge
+    from reteco.llm.cache import JudgeCacheError
+
+    progress = not no_progress and sys.stderr.isatty()
+    try:
+        return run_judge(items, config, cache_dir=cache_dir, progress=progress, **options)
+    except JudgeCacheError as exc:
+        raise InputError(str(exc), "--judge-cache") from None
 
 
 def import_archives(paths: list[Path], cache_dir: Path) -> int:

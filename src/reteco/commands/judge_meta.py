@@ -22,6 +22,7 @@ import json
 import sys
 from pathlib import Path
 
+from reteco.commands.judge import judge_with_cache, require_judge
 from reteco.commands.judge_options import add_judge_cache_option
 from reteco.problems import EXIT_INCOMPLETE, EXIT_INPUT, EXIT_OK, InputError
 
@@ -50,11 +51,10 @@ def add_judge_meta_parser(subparsers) -> argparse.ArgumentParser:
 
 def cmd_judge_meta(args) -> int:
     """Run the meta-evaluation as the arguments say; see the module docstring."""
-    from reteco.judge.config import judge_available, load_judge_config
+    from reteco.judge.config import load_judge_config
     from reteco.judge.golden import LATEST_GOLDEN, THRESHOLDS_FILE, golden_dir, load_golden_set
     from reteco.judge.meta_evaluation import format_figure, load_thresholds, meta_evaluate, report_markdown
-    from reteco.judge.runner import run_judge
-    from reteco.llm.cache import JudgeCacheError, default_cache_dir
+    from reteco.llm.cache import default_cache_dir
 
     version = args.golden_version if args.golden_version is not None else LATEST_GOLDEN
     if version < 2:
@@ -67,18 +67,11 @@ def cmd_judge_meta(args) -> int:
     except ValueError as exc:
         raise InputError(str(exc), "golden set") from None
     config = load_judge_config(args.judge_config)
-    ok, why = judge_available(config)
-    if not ok:
-        raise InputError(f"the judge did not run: {why}; nothing was written", "judge-meta")
+    require_judge(config, "judge-meta")
     cache_dir = args.judge_cache or default_cache_dir()
-    print(f"judge {config.signature}: {config.model}, prompt version {config.prompt_version}; {why}", file=sys.stderr)
     print(f"golden set {version}: {len(cases)} cases; cache: {cache_dir}", file=sys.stderr)
-    try:
-        progress = not args.no_progress and sys.stderr.isatty()  # a bar on a terminal only, never in a log
-        outcomes = run_judge([c.item for c in cases], config, cache_dir=cache_dir, progress=progress,
-                             retry_invalid=args.retry_invalid)
-    except JudgeCacheError as exc:
-        raise InputError(str(exc), "--judge-cache") from None
+    outcomes = judge_with_cache([c.item for c in cases], config, cache_dir, no_progress=args.no_progress,
+                                retry_invalid=args.retry_invalid)
     report = meta_evaluate(cases, outcomes, thresholds)
     judge = config.describe()
     document = {"golden_version": version, "thresholds_file": str(thresholds_path), "judge": judge, **report}

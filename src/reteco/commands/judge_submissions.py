@@ -101,10 +101,11 @@ def cmd_judge_submissions(args) -> int:
                 if row["errors"]:
                     print(f"{sub}: {row['file']}: not scored: {row['errors'][0]}", file=sys.stderr)
                     incomplete += any("internal error" in e for e in row["errors"])
-                elif judged and any(why.startswith("the judge did not") for why in row["absent"].values()):
+                    continue
+                missing = judged and next((w for w in row["absent"].values() if w.startswith("the judge did not")), None)
+                if missing:
                     incomplete += 1
-                    print(f"{sub}: {row['file']}: judge figures missing: "
-                          f"{next(w for w in row['absent'].values() if w.startswith('the judge did not'))}", file=sys.stderr)
+                    print(f"{sub}: {row['file']}: judge figures missing: {missing}", file=sys.stderr)
             ranked = sum(1 for r in rows if r["rank"] is not None)
             print(f"{sub}: {len(kept)} teams ({ranked} ranked), {len(superseded)} earlier submissions superseded -> "
                   f"{', '.join(os.fspath(p) for p in written)}")
