@@ -9,6 +9,7 @@ from reteco.codabench import image, vendor
 from reteco.codabench.builder import BuildOptions, build
 from reteco.codabench.check_bundle import add_time_limit_argument, check_bundle, print_report
 from reteco.codabench.upload_storage import megabytes
+from reteco.commands.judge_options import add_judge_config_option
 from reteco.problems import InputError
 from reteco.subtracks import IDS as SUBTRACKS
 
@@ -37,10 +38,9 @@ def add_parser(subparsers) -> None:
                    help="leave bundle file PATH out and name the Codabench dataset KEY instead (repeatable)")
     p.add_argument("--no-check", action="store_true", help="do not run check-bundle on the result")
     p.add_argument("--python-exe", type=Path, help="interpreter for the check's simulated worker")
-    p.add_argument("--judge-config", type=Path, metavar="FILE",
-                   help="judge 2b/2c on the platform: this judge config (the one `reteco judge --config` reads) and its "
-                   "key, read now, go into the reference data of the --judge-phases' 2b and 2c tasks only "
-                   "(docs/codabench_judge.md)")
+    add_judge_config_option(p, help_text="judge 2b/2c on the platform: this judge config (the one `reteco judge "
+                            "--judge-config` reads) and its key, read now, go into the reference data of the "
+                            "--judge-phases' 2b and 2c tasks only (docs/codabench_judge.md)")
     judge_phases = ",".join(BuildOptions.judge_phases)  # the build's default
     p.add_argument("--judge-phases", default=judge_phases, metavar="PHASES",
                    help=f"comma-separated phase keys that judge with --judge-config (default: {judge_phases})")

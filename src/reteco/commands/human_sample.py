@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from reteco.commands.argument_types import count_argument
-from reteco.commands.judge_options import add_judge_cache_option
+from reteco.commands.judge_options import add_judge_cache_option, add_judge_config_option
 from reteco.problems import EXIT_INCOMPLETE, EXIT_OK, InputError
 
 
@@ -39,7 +39,7 @@ def add_human_sample_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--context", type=Path, help="the annotators' context file (default: SHEET with .context.jsonl)")
     p.add_argument("--dimensions", help="comma-separated dimensions to rate (default: all five)")
     p.add_argument("--judge-out", type=Path, help="also write the judge's ratings of the same items (agreement format)")
-    p.add_argument("--judge-config", type=Path, help="judge config YAML for --judge-out (default: judge.yaml)")
+    add_judge_config_option(p, help_text="judge config YAML for --judge-out (default: judge.yaml)")
     add_judge_cache_option(p, used_for=" for --judge-out")
     p.add_argument("--cache-only", action="store_true", help="--judge-out from the cache only: no HTTP request")
     p.set_defaults(func=cmd_human_sample)

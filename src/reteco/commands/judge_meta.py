@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 from reteco.commands.judge import judge_with_cache, require_judge
-from reteco.commands.judge_options import add_judge_cache_option
+from reteco.commands.judge_options import add_judge_cache_option, add_judge_config_option
 from reteco.problems import EXIT_INCOMPLETE, EXIT_INPUT, EXIT_OK, InputError
 
 REPORT_JSON = "judge_meta.json"
@@ -39,7 +39,7 @@ def add_judge_meta_parser(subparsers) -> argparse.ArgumentParser:
         "follows the intended grades.",
     )
     p.add_argument("--out", type=Path, required=True, help=f"folder for {REPORT_JSON} and {REPORT_MD}")
-    p.add_argument("--judge-config", type=Path, help="judge config YAML (default: the packaged judge.yaml)")
+    add_judge_config_option(p, help_text="judge config YAML (default: the packaged judge.yaml)")
     add_judge_cache_option(p, former="--cache-dir")
     p.add_argument("--golden-version", type=int, default=None, help="golden set version (default: the latest)")
     p.add_argument("--thresholds", type=Path, help="thresholds YAML (default: the golden set's own)")

@@ -32,7 +32,7 @@ def add_judge_cache_option(parser: argparse.ArgumentParser, *, used_for: str = "
 
 
 def add_judge_config_option(parser: argparse.ArgumentParser, *, help_text: str, former: str | None = None) -> None:
-    """Add ``--judge-config FILE`` (``args.judge_config``, None: the packaged judge.yaml);
+    """Add ``--judge-config FILE`` (``args.judge_config``; None when not given, each command says its default);
     ``former`` is the command's old spelling, still accepted."""
     note = f" (formerly {former})" if former else ""
     parser.add_argument(CONFIG_OPTION, type=Path, metavar="FILE", help=help_text + note)

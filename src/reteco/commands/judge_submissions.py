@@ -28,7 +28,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from reteco.commands.judge_options import add_judge_cache_option
+from reteco.commands.judge_options import add_judge_cache_option, add_judge_config_option
 from reteco.commands.output_folder import check_output_folder
 from reteco.problems import EXIT_INCOMPLETE, EXIT_OK, InputError
 
@@ -48,8 +48,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="bulk_submissions.zip as Codabench saves it, or a folder of its files (with several sub-tracks: a "
                    "folder of <sub-track>.zip or <sub-track>/)")
     p.add_argument("--out", type=Path, required=True, help="output folder")
-    p.add_argument("--judge-config", type=Path, help="judge config YAML (default: the packaged judge.yaml); the bundle's "
-                   "--judge-config, for the platform's judgments to be found in the cache")
+    add_judge_config_option(p, help_text="judge config YAML (default: the packaged judge.yaml); the bundle's "
+                            "--judge-config, for the platform's judgments to be found in the cache")
     add_judge_cache_option(p)
     p.add_argument("--jobs", type=count_argument(1), default=1, help="scoring processes (default 1: the judge's own "
                    "concurrency does the waiting)")

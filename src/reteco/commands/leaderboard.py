@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 
 from reteco.commands.argument_types import count_argument
-from reteco.commands.judge_options import add_judge_cache_option
+from reteco.commands.judge_options import add_judge_cache_option, add_judge_config_option
 from reteco.commands.output_folder import check_output_folder
 from reteco.problems import EXIT_INCOMPLETE, EXIT_OK, InputError
 
@@ -63,7 +63,7 @@ def add_leaderboard_parser(subparsers) -> argparse.ArgumentParser:
                    help=f"bootstrap resamples and random sign vectors (default {DEFAULT_RESAMPLES})")
     p.add_argument("--seed", type=count_argument(0), default=DEFAULT_SEED, help=f"random seed (default {DEFAULT_SEED})")
     p.add_argument("--no-judge", action="store_true", help="2b/2c: do not call the LLM judge (no judge figures)")
-    p.add_argument("--judge-config", type=Path, help="judge config YAML (default: the packaged judge.yaml)")
+    add_judge_config_option(p, help_text="judge config YAML (default: the packaged judge.yaml)")
     add_judge_cache_option(p, used_for=" for 2b/2c")
     p.add_argument("--no-progress", action="store_true", help="no progress bar (it is off anyway when stderr "
                                                                 "is not a terminal)")

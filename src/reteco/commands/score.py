@@ -20,7 +20,7 @@ import math
 import sys
 from pathlib import Path
 
-from reteco.commands.judge_options import add_judge_cache_option
+from reteco.commands.judge_options import add_judge_cache_option, add_judge_config_option
 from reteco.commands.output_folder import check_output_folder
 from reteco.formats.phase_record import PHASE_FILE, local_phase, read_phase
 from reteco.problems import EXIT_INPUT, InputError, UsageError, printable
@@ -55,7 +55,7 @@ def add_parser(subparsers) -> None:
                            help="print the per-topic figures as TSV (key, topic, value; then the 'all' rows)")
             p.add_argument("--engine", choices=["numpy", "pytrec_eval"], default="numpy")
             p.add_argument("--no-per-topic", action="store_true", help="leave per-topic figures out of details.json")
-            p.add_argument("--judge-config", type=Path, help="2b/2c: judge config YAML (default: the packaged judge.yaml)")
+            add_judge_config_option(p, help_text="2b/2c: judge config YAML (default: the packaged judge.yaml)")
             add_judge_cache_option(p, used_for=" for 2b/2c")
         else:
             p.add_argument("submission", type=Path, help="zip, folder, run file (.gz ok), - for stdin")

@@ -10,7 +10,7 @@ import json
 import sys
 from pathlib import Path
 
-from reteco.commands.judge_options import add_judge_cache_option
+from reteco.commands.judge_options import add_judge_cache_option, add_judge_config_option
 from reteco.formats.reference import Reference
 from reteco.formats.temporal_labels import LABELS_MANIFEST, TemporalLabels
 from reteco.judge import JudgeCacheError, load_judge_config
@@ -137,7 +137,7 @@ def add_label_temporal_parser(subparsers):
     p.add_argument("--ref", type=Path, required=True, help="reference folder of sub-track 1a or 1b")
     p.add_argument("--pool", type=Path, required=True, help="pool file from `reteco pool` (with passage texts)")
     p.add_argument("--labels", type=Path, help="temporal label folder (default: REF/temporal_labels)")
-    p.add_argument("--judge-config", type=Path, help="LLM configuration (default: the generation judge's judge.yaml)")
+    add_judge_config_option(p, help_text="LLM configuration (default: the generation judge's judge.yaml)")
     add_judge_cache_option(p, used_for=", where the labeller's requests and replies go beside the generation judge's",
                            former="--cache-dir")
     p.add_argument("--retry-invalid", action="store_true", help="ask again where the stored replies were unusable")
