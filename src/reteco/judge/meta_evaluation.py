@@ -71,6 +71,8 @@ DIMENSION_CHECKS = {
     "stayed_put": ("stayed_put_min", "min"),
     "unscored_share": ("unscored_share_max", "max"),
 }
+# the injection flags' checks: (figure in the report's ``injection``, threshold field, "min" or "max")
+INJECTION_CHECKS = (("recall", "injection_recall_min", "min"), ("false_flag_share", "injection_false_flag_max", "max"))
 
 
 def load_thresholds(path: Path, version: int) -> Thresholds:
@@ -123,8 +125,7 @@ def meta_evaluate(cases: Sequence[GoldenCase], outcomes: Sequence[JudgeOutcome],
             if failed:
                 failures.append(f"{d}: {name} {failed}")
     injection = injection_figures(cases, outcomes)
-    for name, limit_name, kind in (("recall", "injection_recall_min", "min"),
-                                   ("false_flag_share", "injection_false_flag_max", "max")):
+    for name, limit_name, kind in INJECTION_CHECKS:
         failed = threshold_failure(injection[name], getattr(thresholds, limit_name), kind)
         if failed:
             failures.append(f"injection flags: {name} {failed}")

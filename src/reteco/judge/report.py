@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from reteco.judge.config import PACKAGED_CONFIG
 from reteco.judge.golden import THRESHOLDS_FILE, golden_dir
-from reteco.judge.meta_evaluation import DIMENSION_CHECKS, format_figure, load_thresholds, threshold_failure
+from reteco.judge.meta_evaluation import DIMENSION_CHECKS, INJECTION_CHECKS, format_figure, load_thresholds, threshold_failure
 
 NOT_REPORTED = "(not reported)"
 
@@ -86,9 +86,6 @@ _RETRY_SETTINGS = ("max_retries", "backoff_initial_s", "backoff_max_s", "max_wai
                    "abort_after_errors", "max_calls_per_run")
 _COUNTS = ("turns", "valid", "invalid", "error", "missing_answer", "turns_averaged")
 AGREEMENT_FIGURES = ("kappa_quadratic", "alpha_ordinal_with_judge", "spearman", "kendall_tau_b", "exact", "bias")
-#: The injection flags' checks of a judge_meta.json: (figure in its ``injection``, threshold, kind),
-#: as ``reteco.judge.meta_evaluation.meta_evaluate`` applies them.
-INJECTION_CHECKS = (("recall", "injection_recall_min", "min"), ("false_flag_share", "injection_false_flag_max", "max"))
 #: The dimension checks' column names in the Markdown, in the order of judge-meta's own table.
 _CHECK_NAMES = {"range_hits": "range hits", "pairwise_accuracy": "pairwise accuracy", "tie_share": "ties",
                 "spearman": "Spearman", "stayed_put": "stayed put", "unscored_share": "unscored"}
@@ -199,8 +196,8 @@ def _golden_meta(name: str, doc: dict, config: Any, files: list[dict]) -> dict[s
     """The v2 meta-evaluation: each figure with its threshold and whether it meets it (the rule
     of ``meta_evaluate``: an undefined figure fails), the judge it was run with and the judges
     of this report (configured, details' judges that ran) whose signature differs."""
-    # The checks and the pass rule are meta_evaluate's own (DIMENSION_CHECKS, threshold_failure): the
-    # report cannot disagree with `reteco judge-meta` on what passed.
+    # The checks and the pass rule are meta_evaluate's own (DIMENSION_CHECKS, INJECTION_CHECKS, threshold_failure):
+    # the report cannot disagree with `reteco judge-meta` on what passed.
     limits = doc["thresholds"]
     # judge-meta's own table's order (range hits first), then any check it has gained since.
     order = [f for f in _CHECK_NAMES if f in DIMENSION_CHECKS] + [f for f in DIMENSION_CHECKS if f not in _CHECK_NAMES]

@@ -1,6 +1,6 @@
 """The judge's persistent cache and audit trail: one SQLite file, outside any output folder.
 
-Why one module of 504 lines: one SQLite file's schema and every query on it. The verdict cache,
+Why one module of 510 lines: one SQLite file's schema and every query on it. The verdict cache,
 the audit trail and the archives that carry them between machines share the tables below, and
 importing an archive keeps the cache's own rules (a verdict never served for another endpoint,
 never replaced silently).
@@ -329,6 +329,23 @@ class JudgeCache:
     def judgment(self, cache_key: str) -> CachedJudgment | None:
         """The stored verdict of a judgment, if any, with the reported model and endpoint of the
         response that gave it (its last call)."""
+        found = self._judgment_and_calls(cache_key)
+        return found[0] if found is not None else None
+
+    def legacy_judgment(self, legacy_key: str, endpoint: str) -> CachedJudgment | None:
+        """A verdict stored under a key without the endpoint (module docstring), only when every
+        call that made it came from ``endpoint``."""
+        found = self._judgment_and_calls(legacy_key)
+        if found is None:
+            return None
+        verdict, calls = found
+        if not calls or any((e or "").rstrip("/") != endpoint for _, e in calls):
+            return None
+        return verdict
+
+    def _judgment_and_calls(self, cache_key: str) -> tuple[CachedJudgment, list[tuple[str | None, str | None]]] | None:
+        """The stored verdict of ``cache_key`` (as ``judgment`` returns it) and the (reported
+        model, endpoint) of each of its calls, read once."""
         row = self._conn.execute(
             "SELECT cache_key, status, score, rationale, attempts, system_fingerprint, signature, call_ids "
             "FROM judgments WHERE cache_key = ?",
@@ -338,18 +355,7 @@ class JudgeCache:
             return None
         calls = self._calls_of(row[7])
         last = calls[-1] if calls else (None, None)
-        return CachedJudgment(*row[:7], reported_model=last[0], endpoint=last[1])
-
-    def legacy_judgment(self, legacy_key: str, endpoint: str) -> CachedJudgment | None:
-        """A verdict stored under a key without the endpoint (module docstring), only when every
-        call that made it came from ``endpoint``."""
-        row = self._conn.execute("SELECT call_ids FROM judgments WHERE cache_key = ?", (legacy_key,)).fetchone()
-        if row is None:
-            return None
-        calls = self._calls_of(row[0])
-        if not calls or any((e or "").rstrip("/") != endpoint for _, e in calls):
-            return None
-        return self.judgment(legacy_key)
+        return CachedJudgment(*row[:7], reported_model=last[0], endpoint=last[1]), calls
 
     def _calls_of(self, call_ids_json: str) -> list[tuple[str | None, str | None]]:
         """(reported model, endpoint) of the calls named by a judgment's call_ids, in its order."""

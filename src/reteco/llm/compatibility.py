@@ -68,15 +68,6 @@ def shape_request(body: Mapping[str, Any], mode: str) -> dict[str, Any]:
     return out
 
 
-def describe_response_format(mode: str) -> str:
-    """How a report names the mode."""
-    return {
-        "json_schema": "json_schema (strict, enforced by the server)",
-        "json_object": "json_object (the schema written into the system message)",
-        "none": "none (no response_format; the schema written into the system message)",
-    }.get(mode, mode)
-
-
 def token_limit_param(body: Mapping[str, Any]) -> str | None:
     """The token cap's parameter name in a request body, if any."""
     return next((p for p in TOKEN_LIMIT_PARAMS if p in body), None)

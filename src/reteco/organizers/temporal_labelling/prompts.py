@@ -30,6 +30,7 @@ from typing import Any
 import yaml
 
 from reteco.llm.prompt_files import (  # shared with the judge: one fencing, one reply check
+    MANIFEST,
     PromptIntegrityError,
     ReplyProblem,
     fence_tag,
@@ -41,7 +42,6 @@ from reteco.llm.prompt_files import (  # shared with the judge: one fencing, one
 )
 
 PACKAGED = Path(__file__).resolve().parent / "prompts"
-MANIFEST = "manifest.json"
 TASKS = ("temporal_relevance", "period_coverage")
 FILES = (
     "system.md",
