@@ -70,20 +70,10 @@ except ImportError:  # pragma: no cover
 
 
 LABELS_FORMAT = "reteco-temporal-labels/1"
-
-
 LABELS_DIR = "temporal_labels"  # in a reference folder
-
-
 LABELS_MANIFEST = "manifest.json"
-
-
 LABEL_PERIODS = "periods.jsonl"
-
-
 LABEL_ROWS = "labels.jsonl"
-
-
 SOURCES = ("llm", "human")
 
 
