@@ -67,12 +67,13 @@ def test_the_synthetic_release_is_not_flagged_and_its_shares_are_the_counted_one
         reference = Reference.read(synthetic_ref / sub)
         relevance = reference.manifest["corpus_relevance"]
         assert relevance["mostly_relevant"] == [] and relevance["threshold"] == 0.5
+        corpus = set(reference.doc_index.doc_ids.to_pylist())
         # Independently: distinct relevant documents of a domain's topics over its corpus size.
         for domain, share in relevance["relevant_share"].items():
             keys = {t.key for t in reference.topics if t.domain == domain}
             relevant = {j.doc_id for j in reference.judgments if j.key in keys}
             size = reference.doc_index.count_in(domain)
-            present = sum(1 for d in relevant if d in set(reference.doc_index.doc_ids.to_pylist()))
+            present = sum(1 for d in relevant if d in corpus)
             assert share == round(present / size, 4) and 0 < share < 0.1, (sub, domain, share)
     result = score_submission(Reference.read(synthetic_ref / "1a"), SAMPLES / "1a")
     assert not any(p.file == "reference" for p in result.problems)

@@ -587,6 +587,25 @@ def test_a_zip_member_is_given_mapped_too(tmp_path):
     assert bytes(opened.read_buffer("run.txt")) == RUN  # counted once under the cap
 
 
+def test_standard_input_already_in_memory_is_given_as_is_not_spooled():
+    """Standard input's plain bytes are held whole once read: the reader gets that very object,
+    with no temporary copy written (a gzipped one is still decompressed into a spool)."""
+    import subprocess
+    import sys
+
+    code = (
+        "from pathlib import Path\n"
+        "from reteco.formats.submission import open_submission\n"
+        "s = open_submission(Path('-'))\n"
+        "name = s.find('run')\n"
+        "buffer = s.read_buffer(name)\n"
+        "print(buffer is s._members[name].data, len(s._spooled), bytes(buffer) == s.read_bytes(name))\n"
+    )
+    for piped, expected in ((RUN, "True 0 True"), (gzip.compress(RUN), "False 1 True")):
+        done = subprocess.run([sys.executable, "-c", code], input=piped, capture_output=True, check=False, timeout=120)
+        assert done.stdout.decode().split("\n")[0] == expected, done.stdout + done.stderr
+
+
 @pytest.mark.parametrize("where", ["no temporary file", "disk full"])
 def test_without_room_for_a_temporary_file_the_bytes_are_read_into_memory(tmp_path, monkeypatch, where):
     import tempfile

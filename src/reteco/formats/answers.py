@@ -126,14 +126,11 @@ def read_answers(data: bytes, name: str, reference: Reference, problems: Problem
     ``answers`` (accepted), ``turns_ignored`` (unknown turn ids), ``lines_extra_fields`` and
     ``turns_missing`` (reference turns without an answer).
     """
-    # The one topic resolver of the scoring rules (rule 7), shared with runs; imported here
-    # because the tracks layer sits above formats.
-
     if problems is None:
         problems = Problems()
     errors = Problems()
     data = data.removeprefix(BOM)
-    resolver = TopicResolver(reference)
+    resolver = TopicResolver(reference)  # the one topic resolver of the scoring rules (rule 7), shared with runs
     accepted: dict[int, Answer] = {}
     unknown: list[tuple[str, int]] = []
     extra_fields: list[tuple[str, int]] = []

@@ -19,11 +19,7 @@ from reteco.formats.arrow_arrays import to_numpy
 from reteco.problems import DAMAGED, ReferenceDataError
 
 MAX_DOMAINS = 64  # one bit each in the uint64 mask of doc_ids.arrow
-
-
 NO_DOMAIN = 254  # a row whose topic is not a reference topic: no corpus accepts its id
-
-
 SEVERAL_DOMAINS = 255  # an id in more than one domain's corpus: its mask decides
 
 

@@ -60,44 +60,20 @@ from reteco.problems import DAMAGED, PREPARE_AGAIN, InputError, Problems, Refere
 
 FORMAT = "reteco-reference/1"
 
-
 MANIFEST = "reference.json"
-
-
 TOPICS = "topics.tsv"
-
-
 QRELS = "qrels.txt"
-
-
 DOC_IDS = "doc_ids.arrow"
-
-
 DUPLICATE_MAP = "duplicate_map.arrow"
-
-
 STANCE = "stance.tsv"
-
-
 TURNS = "turns.jsonl"
-
-
 PASSAGES = "passages.sqlite"
-
 
 TOPIC_COLUMNS = ("key", "domain", "topic_id", "unit", "conversation", "depth")
 
-
 # Every file of the folder that scoring reads: the manifest must list each one present.
 DATA_FILES = (TOPICS, QRELS, DOC_IDS, DUPLICATE_MAP, STANCE, TURNS, PASSAGES, PERIODS_FILE)
-
-
 REQUIRED_FILES = (TOPICS, QRELS)
-
-
-
-
-
 
 _HASH_THREADS = 2  # hashlib releases the GIL: two files hash while the main thread parses
 

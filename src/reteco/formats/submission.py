@@ -430,13 +430,17 @@ class Submission:
     def read_buffer(self, name: str) -> bytes | memoryview:
         """Like ``read_bytes``, but the content comes back memory-mapped: a plain (not gzipped)
         file on disk is mapped as it is (no copy, no allocation, and the page cache serves a
-        600 MB run at once); anything else (a zip member, gzip, standard input) is decompressed
+        600 MB run at once); standard input's plain bytes, already in memory, are returned as
+        they are (``read_bytes``: no copy); anything else (a zip member, gzip) is decompressed
         under the cap into an anonymous temporary file, once, and that file is mapped. Only the
         pages a reader touches are then resident: refusing a 2 GiB gzip bomb costs one chunk of
         memory, and a valid gzipped run costs what the same run uncompressed does. Where no
         temporary file can be written (no space), it falls back to ``read_bytes``."""
         member = self._members[name]
         spool = self._spooled.get(name)
+        if member.data is not None and member.data[:2] != _GZIP_MAGIC:
+            # Held whole since standard input was read: spooling it would write a second copy.
+            return self.read_bytes(name)
         if spool is None and member.info is None and member.path is not None:
             try:
                 with open(member.path, "rb") as handle:

@@ -70,20 +70,10 @@ except ImportError:  # pragma: no cover
 
 
 LABELS_FORMAT = "reteco-temporal-labels/1"
-
-
 LABELS_DIR = "temporal_labels"  # in a reference folder
-
-
 LABELS_MANIFEST = "manifest.json"
-
-
 LABEL_PERIODS = "periods.jsonl"
-
-
 LABEL_ROWS = "labels.jsonl"
-
-
 SOURCES = ("llm", "human")
 
 
@@ -235,15 +225,17 @@ class TemporalLabels:
 
     def _append_locked(self, rows: list[LabelRow], note: str) -> int:
         path = self.root / LABEL_ROWS
+        # Read once: the bytes checked are the bytes counted and extended.
+        current = path.read_bytes()
         # Another process (a second label-temporal, an import) may have appended since this
         # object read the folder: writing now would drop its rows. Refuse instead.
-        if sha256_file(path) != self.manifest.get("files", {}).get(LABEL_ROWS):
+        if hashlib.sha256(current).hexdigest() != self.manifest.get("files", {}).get(LABEL_ROWS):
             raise InputError(
                 "labels.jsonl changed since it was read (another reteco process?); nothing was written, run the "
                 "command again",
                 str(path),
             )
-        next_line = _line_count(path) + 1
+        next_line = _line_count(current) + 1
         numbered: list[LabelRow] = []
         for offset, row in enumerate(rows):
             numbered.append(_replace_line(row, next_line + offset))
@@ -253,7 +245,6 @@ class TemporalLabels:
             _validate_row(row, self.periods, f"{path} (new row)", row.line)
             _check_succession(row, trial.get((row.query, row.doc_id)), f"{path} (new row)")
             trial[(row.query, row.doc_id)] = row
-        current = path.read_bytes()
         if current and not current.endswith(b"\n"):
             current += b"\n"
         added = "".join(dumps(r.to_json()) + "\n" for r in numbered).encode("utf-8")
@@ -399,9 +390,8 @@ def _replace_line(row: LabelRow, line: int) -> LabelRow:
     return LabelRow(**{**row.__dict__, "line": line})
 
 
-def _line_count(path: Path) -> int:
-    """Lines of labels.jsonl, counted as iter_jsonl numbers them (blank lines count)."""
-    data = path.read_bytes()
+def _line_count(data: bytes) -> int:
+    """Lines of labels.jsonl's bytes, counted as iter_jsonl numbers them (blank lines count)."""
     if not data:
         return 0
     return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)

@@ -33,17 +33,9 @@ from reteco.formats.jsonl_records import dumps, iter_jsonl, optional_iso, option
 from reteco.problems import InputError
 
 PERIODS_FORMAT = "reteco-temporal-periods/1"
-
-
 PERIODS_FILE = "temporal_periods.jsonl"  # in a reference folder
-
-
 GRANULARITIES = ("decade", "year", "month", "date")  # coarse to fine
-
-
 PERIOD_ID = re.compile(r"^p[1-9][0-9]*$")
-
-
 
 
 @dataclass(frozen=True)

@@ -127,18 +127,22 @@ def corpus_caveat(reference: Reference, problems: Problems) -> list[str]:
     """The domains whose corpus is mostly relevant documents (the manifest's
     ``corpus_relevance``, written by ``reteco prepare``), with a warning when there is one: there
     any ranking finds relevant documents, and a high nDCG@10 says little about the system."""
-    mostly = list((reference.manifest.get("corpus_relevance") or {}).get("mostly_relevant") or [])
     warning = corpus_relevance_warning(reference.manifest)
     if warning:
         problems.warning("reference", None, warning)
-    return mostly
+    return _mostly_relevant(reference.manifest)
+
+
+def _mostly_relevant(manifest: dict) -> list[str]:
+    """The manifest's ``corpus_relevance.mostly_relevant`` domains (none when it has none)."""
+    return list((manifest.get("corpus_relevance") or {}).get("mostly_relevant") or [])
 
 
 def corpus_relevance_warning(manifest: dict) -> str | None:
     """The warning about the domains of a reference manifest whose corpus is mostly relevant
     documents (its ``corpus_relevance``), None when there is none: the words of scoring's log and
     of ``reteco prepare``'s summary alike."""
-    mostly = list((manifest.get("corpus_relevance") or {}).get("mostly_relevant") or [])
+    mostly = _mostly_relevant(manifest)
     if not mostly:
         return None
     domains = len(manifest.get("domains") or []) or len(mostly)
