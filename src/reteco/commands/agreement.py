@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
 from reteco.commands.argument_types import count_argument
+from reteco.formats.jsonl_records import atomic_write
 from reteco.problems import InputError
 
 
@@ -59,8 +59,8 @@ def cmd_agreement(args) -> int:
     result = agreement(judge, humans, seed=seed, resamples=resamples)
     try:
         args.out.mkdir(parents=True, exist_ok=True)
-        _write(args.out / "agreement.json", json.dumps(result, indent=2, allow_nan=False) + "\n")
-        _write(args.out / "agreement.html", render(result))
+        atomic_write(args.out / "agreement.json", json.dumps(result, indent=2, allow_nan=False) + "\n")
+        atomic_write(args.out / "agreement.html", render(result))
     except OSError as exc:
         raise InputError(f"cannot write the results here ({exc.strerror or exc})", str(exc.filename or args.out)) from None
     print(f"{'dimension':<14}{'items':>6}{'kappa':>8}{'alpha':>8}{'spearman':>10}{'bias':>8}")
@@ -72,7 +72,3 @@ def cmd_agreement(args) -> int:
     return 0
 
 
-def _write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)

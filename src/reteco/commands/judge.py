@@ -32,12 +32,12 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
 import sys
 from pathlib import Path
 
 from reteco.commands.argument_types import count_argument
 from reteco.commands.judge_options import add_judge_cache_option, add_judge_config_option
+from reteco.formats.jsonl_records import atomic_write
 from reteco.problems import EXIT_INCOMPLETE, EXIT_OK, InputError, Problems, UsageError
 
 _EPILOG = """\
@@ -265,10 +265,7 @@ def _print_provenance(stats) -> None:
 def _write_jsonl(path: Path, lines: list[dict]) -> None:
     # Written beside the target then renamed, so a crash never leaves half a file behind.
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as handle:
-        handle.writelines(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
-    os.replace(tmp, path)
+    atomic_write(path, "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines))
 
 
 def _print_summary(outcomes, counts: dict[str, dict[str, int]]) -> None:

@@ -27,11 +27,11 @@ import argparse
 import dataclasses
 import json
 import math
-import os
 import sys
 from pathlib import Path
 
 from reteco.commands.judge_options import add_judge_config_option
+from reteco.formats.jsonl_records import atomic_write
 from reteco.problems import InputError, Problems, quoted
 
 V1 = "an output of `reteco judge --golden` (golden set v1: one case per line with 'id' and 'passed')"
@@ -75,9 +75,7 @@ def cmd_judge_report(args) -> int:
         args.out.mkdir(parents=True, exist_ok=True)
         for name, text in (("judge-report.json", json.dumps(report, indent=2, allow_nan=False) + "\n"),
                            ("judge-report.md", render_markdown(report))):
-            tmp = args.out / (name + ".tmp")
-            tmp.write_text(text, encoding="utf-8")
-            os.replace(tmp, args.out / name)
+            atomic_write(args.out / name, text)
     except OSError as exc:
         raise InputError(f"cannot write here ({exc.strerror or exc})", str(exc.filename or args.out)) from None
     others = [f for f in report.get("judgments", {}).get("files", []) if not f["same_judge"]]
