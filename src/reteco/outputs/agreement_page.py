@@ -13,6 +13,7 @@ import html
 import math
 from typing import Any
 
+from reteco.outputs.charts import is_finite
 from reteco.subtracks import DIMENSIONS
 
 _STYLE = (
@@ -93,12 +94,12 @@ def plot(dimensions: dict[str, Any]) -> str:
             x0 = _LABEL_W + k * _PANEL_W
             figure = dimensions[name].get(key) or {}
             value = figure.get("value")
-            if not _number(value):
+            if not is_finite(value):
                 parts.append(f"<text x='{x0 + _PANEL_W / 2:.1f}' y='{y + 4:.1f}' text-anchor='middle' fill='#a15c00'>"
                              "undefined</text>")
                 continue
             low, high = figure.get("ci_low"), figure.get("ci_high")
-            if _number(low) and _number(high):
+            if is_finite(low) and is_finite(high):
                 parts.append(f"<line x1='{_x(low, limit, x0):.1f}' y1='{y:.1f}' x2='{_x(high, limit, x0):.1f}' "
                              f"y2='{y:.1f}' stroke='#3465a4' stroke-width='2'/>")
             parts.append(f"<circle cx='{_x(value, limit, x0):.1f}' cy='{y:.1f}' r='3.5' fill='#204a87'>"
@@ -110,7 +111,7 @@ def plot(dimensions: dict[str, Any]) -> str:
 def _bias_limit(dimensions: dict[str, Any]) -> float:
     """The bias axis: symmetric, whole points, wide enough for every bias and interval (at least 1)."""
     extremes = [abs(v) for d in dimensions.values() for k in ("value", "ci_low", "ci_high")
-                if _number(v := (d.get("bias") or {}).get(k))]
+                if is_finite(v := (d.get("bias") or {}).get(k))]
     return float(max(1, math.ceil(max(extremes, default=1.0))))
 
 
@@ -123,16 +124,12 @@ def _tick(value: float) -> str:
     return f"{value:+g}" if value else "0"
 
 
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def _interval(figure: dict[str, Any]) -> str:
     value = figure.get("value")
-    if not _number(value):
+    if not is_finite(value):
         return f"undefined: {figure.get('reason', '')}"
     low, high = figure.get("ci_low"), figure.get("ci_high")
-    if _number(low) and _number(high):
+    if is_finite(low) and is_finite(high):
         return f"{value:.3f} [{low:.3f}, {high:.3f}]"
     return f"{value:.3f} (no interval: {figure.get('reason', '')})"
 
@@ -145,7 +142,7 @@ def _figure_table(dimensions: dict[str, Any], figures: tuple[str, ...], counts: 
         cells += [f"<td class='n'>{_e(block.get(c, ''))}</td>" for c in counts]
         for f in figures:
             figure = block.get(f) or {}
-            css = "n" if _number(figure.get("value")) else "undefined"
+            css = "n" if is_finite(figure.get("value")) else "undefined"
             cells.append(f"<td class='{css}'>{_e(_interval(figure))}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
