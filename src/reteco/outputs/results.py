@@ -1,6 +1,6 @@
 """What one scoring run writes, the same for ``reteco score`` and the Codabench scoring program.
 
-``write_results(output_dir, result, reference, phase)`` applies the phase's rules and writes
+``write_results(output_dir, result, subtrack, phase)`` applies the phase's rules and writes
 ``details.json``, ``detailed_results.html`` (``reteco.outputs.detailed_results``) and, last,
 ``scores.json``: the worker takes a ``scores.json`` as success, so none is left behind a later
 failure. ``write_refusal_page`` writes the page of a submission that could not be scored (and
