@@ -174,6 +174,8 @@ def test_every_sample_page_is_sound_and_headlined(program_pages, subtrack, phase
     for k in row.keys:
         assert KEYS[k].title in board and KEYS[k].meaning in board
         assert (f"{scores[k]:.4f}" in board) if k in scores else (k in details["absent_scores"])
+    # ... and each absent key is marked so on the page itself, once.
+    assert board.count("absent (") == len([k for k in row.keys if k not in scores])
 
 
 @pytest.mark.parametrize("subtrack", IDS)
