@@ -196,8 +196,7 @@ def test_evaluation_pages_are_aggregate_only_and_say_so_once(program_pages, subt
 
 def test_per_topic_sections_in_details_are_not_shown_in_a_phase_that_withholds_them(program_pages):
     """The page decides by the phase, whatever the caller left in details."""
-    _, details = output_of(program_pages["1b-development"])
-    scores, _ = output_of(program_pages["1b-development"])
+    scores, details = output_of(program_pages["1b-development"])
     page = Page(detailed_results.render(subtrack="1b", phase=EVAL, scores=scores, details=details))
     assert not [i for i in _topic_ids(details) if i in page.source]
     assert page.source.count(detailed_results.WITHHELD) == 1

@@ -52,11 +52,10 @@ def fake_judge(body: dict):
     text = user_text(body)
     digest = int(hashlib.sha256(text.encode()).hexdigest(), 16)
     with _FIRST_FAITHFULNESS_LOCK:
-        first = "for faithfulness" in text and not _FIRST_FAITHFULNESS
-        if first:
+        if "for faithfulness" in text and not _FIRST_FAITHFULNESS:
             _FIRST_FAITHFULNESS.append(text)
     injection = False if asks_injection_flag(body) else None  # the reply schema of the prompt version
-    if first or (_FIRST_FAITHFULNESS and _FIRST_FAITHFULNESS[0] == text):
+    if _FIRST_FAITHFULNESS[:1] == [text]:  # the first faithfulness prompt, now or on a later ask
         return judgment(9, "out of range", injection=injection)
     return judgment(1 + digest % 5, "fake rationale", injection=injection)
 
