@@ -177,8 +177,8 @@ def _svg(title: str, values: str, height: float, parts: list[str]) -> str:
     label = f"{title}: {values}" if values else title
     return (
         f'<svg role="img" viewBox="0 0 {WIDTH} {height:.0f}" width="{WIDTH}" '
-        f'height="{height:.0f}" aria-label="{_e(label)}" {FONT} fill="{INK}">'
-        f"<title>{_e(title)}</title><desc>{_e(values)}</desc>" + "".join(parts) + "</svg>"
+        f'height="{height:.0f}" aria-label="{escape(label)}" {FONT} fill="{INK}">'
+        f"<title>{escape(title)}</title><desc>{escape(values)}</desc>" + "".join(parts) + "</svg>"
     )
 
 
@@ -203,8 +203,8 @@ def _text(x: float, y: float, text: str, *, anchor: str = "start", fill: str | N
         attributes += f' fill="{fill}"'
     if size:
         attributes += f' font-size="{size}"'
-    tip = f"<title>{_e(title)}</title>" if title is not None and title != text else ""
-    return f"<text {attributes}>{tip}{_e(text)}</text>"
+    tip = f"<title>{escape(title)}</title>" if title is not None and title != text else ""
+    return f"<text {attributes}>{tip}{escape(text)}</text>"
 
 
 def _segments(xy: list[tuple[float, float] | None]) -> list[list[tuple[float, float]]]:
@@ -231,5 +231,6 @@ def _clamped(value: float) -> float:
     return min(max(float(value), 0.0), 1.0)
 
 
-def _e(value) -> str:
+def escape(value) -> str:
+    """Any value as HTML text or an attribute value: every output page escapes through this."""
     return html.escape(str(value), quote=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import html
 from typing import Any, Iterable
 
-from reteco.outputs.charts import is_finite, number
+from reteco.outputs.charts import escape, is_finite, number
 from reteco.subtracks import KEYS, SubTrack
 
 # Column titles of the per-topic and per-domain tables for fields that are not score keys
@@ -161,10 +161,6 @@ def as_number(value) -> float | None:
 
 def as_int(value) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def escape(value: Any) -> str:
-    return html.escape(str(value), quote=True)
 
 
 def escape_text(value: str) -> str:
