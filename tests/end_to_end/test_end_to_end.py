@@ -34,6 +34,8 @@ def test_engines_agree_on_the_sample_submissions(reference_root, subtrack):
     assert fast.scores.keys() == slow.scores.keys()
     for key in fast.scores:
         assert fast.scores[key] == pytest.approx(slow.scores[key], abs=1e-12), key
+    # zip would stop at the shorter list (or check nothing on an empty one): same length, not empty.
+    assert len(fast.details["per_unit"]) == len(slow.details["per_unit"]) == len({t.unit for t in reference.topics}) > 0
     for a, b in zip(fast.details["per_unit"], slow.details["per_unit"]):
         assert a == pytest.approx(b, abs=1e-12)
 

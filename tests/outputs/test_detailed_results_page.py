@@ -174,6 +174,8 @@ def test_every_sample_page_is_sound_and_headlined(program_pages, subtrack, phase
     for k in row.keys:
         assert KEYS[k].title in board and KEYS[k].meaning in board
         assert (f"{scores[k]:.4f}" in board) if k in scores else (k in details["absent_scores"])
+    # ... and each absent key is marked so on the page itself, once.
+    assert board.count("absent (") == len([k for k in row.keys if k not in scores])
 
 
 @pytest.mark.parametrize("subtrack", IDS)
@@ -194,8 +196,7 @@ def test_evaluation_pages_are_aggregate_only_and_say_so_once(program_pages, subt
 
 def test_per_topic_sections_in_details_are_not_shown_in_a_phase_that_withholds_them(program_pages):
     """The page decides by the phase, whatever the caller left in details."""
-    _, details = output_of(program_pages["1b-development"])
-    scores, _ = output_of(program_pages["1b-development"])
+    scores, details = output_of(program_pages["1b-development"])
     page = Page(detailed_results.render(subtrack="1b", phase=EVAL, scores=scores, details=details))
     assert not [i for i in _topic_ids(details) if i in page.source]
     assert page.source.count(detailed_results.WITHHELD) == 1
@@ -416,7 +417,8 @@ def test_participant_text_is_escaped_everywhere(program_pages):
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
     assert page.visible_text().count(HOSTILE) >= 8  # read back as text: shown, not interpreted
     refused = Page(detailed_results.render(subtrack=None, phase={"name": HOSTILE}, messages=[HOSTILE], failed=True))
-    assert_sound(refused) and HOSTILE in refused.visible_text()
+    assert_sound(refused)
+    assert HOSTILE in refused.by_id["refusal"] and refused.visible_text().count(HOSTILE) == 2  # message, phase
 
 
 def test_every_count_the_scorers_write_is_explained(program_pages):

@@ -2,9 +2,10 @@
 
 ``scoring_program_pages``: the Codabench scoring program run on every sample submission in the
 Development and Evaluation phases (and one refused run), through
-``reteco.commands.screenshots.build_pages``. ``judged_pages``: 2b and 2c scored with the judge,
-a deterministic fake on 127.0.0.1 (``fake_openai_server``) that answers an invalid score to some
-faithfulness prompts, so the page's judge panel has valid and invalid counts to show.
+``reteco.commands.screenshots.build_pages``. ``judged_pages``: 2b and 2c scored with the judge
+and written by ``reteco.outputs.results.write_results`` (as the scoring program writes them), the
+judge a deterministic fake on 127.0.0.1 (``fake_openai_server``) that answers an invalid score to
+some faithfulness prompts, so the page's judge panel has valid and invalid counts to show.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from reteco.commands.demo import SAMPLES
 from reteco.commands.screenshots import PHASE_KEYS, SamplePage, build_pages
 from reteco.formats.reference import Reference
 from reteco.judge import load_judge_config
-from reteco.outputs import detailed_results, results
+from reteco.outputs import results
 from reteco.outputs.charts import number
 from reteco.scoring.submission import score_submission
 from reteco.subtracks import JUDGE_MEAN, SUBTRACKS
@@ -51,11 +52,10 @@ def fake_judge(body: dict):
     text = user_text(body)
     digest = int(hashlib.sha256(text.encode()).hexdigest(), 16)
     with _FIRST_FAITHFULNESS_LOCK:
-        first = "for faithfulness" in text and not _FIRST_FAITHFULNESS
-        if first:
+        if "for faithfulness" in text and not _FIRST_FAITHFULNESS:
             _FIRST_FAITHFULNESS.append(text)
     injection = False if asks_injection_flag(body) else None  # the reply schema of the prompt version
-    if first or (_FIRST_FAITHFULNESS and _FIRST_FAITHFULNESS[0] == text):
+    if _FIRST_FAITHFULNESS[:1] == [text]:  # the first faithfulness prompt, now or on a later ask
         return judgment(9, "out of range", injection=injection)
     return judgment(1 + digest % 5, "fake rationale", injection=injection)
 
@@ -83,19 +83,13 @@ def judged_pages(work: Path, reference_root: Path) -> dict[str, tuple[SamplePage
             assert result.details["generation"]["judge"]["ran"], "the fake judge did not run"
             for phase_key in PHASE_KEYS:
                 phase = competition.phase_record(phases[phase_key], subtrack)
-                details = copy.deepcopy(result.details)
-                if not phase["per_topic"]:
-                    details = results.withhold_per_topic(details)
-                absent = results.absent_scores(subtrack, result.scores, result.absent)
-                page = detailed_results.render(
-                    subtrack=subtrack, phase=phase, scores=result.scores, details=details, absent=absent,
-                    messages=result.problems.lines(),
-                )  # fmt: skip
                 name = f"{subtrack}-judged-{phase_key}"
-                path = work / f"{name}.html"
-                path.write_text(page, encoding="utf-8")
-                key = SUBTRACKS[subtrack].official or JUDGE_MEAN
-                out[name] = (SamplePage(name, subtrack, phase_key, path, number(result.scores[key])), result.scores, details)
+                # As the scoring program writes them (on a copy: write_results adds to the details it writes).
+                results.write_results(work / name, dataclasses.replace(result, details=copy.deepcopy(result.details)),
+                                      subtrack, phase)  # fmt: skip
+                page = SamplePage(name, subtrack, phase_key, work / name / results.DETAILED_RESULTS,
+                                  number(result.scores[SUBTRACKS[subtrack].official or JUDGE_MEAN]))  # fmt: skip
+                out[name] = (page, *output_of(page))
     finally:
         server.stop()
         os.environ.pop(KEY_ENV, None)

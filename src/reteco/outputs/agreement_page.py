@@ -9,10 +9,10 @@ correlation and the method. No script, no external resource; every text is escap
 
 from __future__ import annotations
 
-import html
 import math
 from typing import Any
 
+from reteco.outputs.charts import escape, is_finite
 from reteco.subtracks import DIMENSIONS
 
 _STYLE = (
@@ -42,9 +42,9 @@ def render(result: dict[str, Any]) -> str:
     out = [
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>RETECO judge-human agreement</title>",
         f"<style>{_STYLE}</style></head><body><h1>Judge-human agreement</h1>",
-        f"<p>Judge <b>{_e(method.get('judge', '?'))}</b> ({_e(method.get('judge_file', '?'))}) against the human "
-        f"ratings of {_e(method.get('human_file', '?'))}. {_e(method.get('interval', ''))}; "
-        f"{_e(method.get('resamples', '?'))} resamples, seed {_e(method.get('seed', '?'))}.</p>",
+        f"<p>Judge <b>{escape(method.get('judge', '?'))}</b> ({escape(method.get('judge_file', '?'))}) against the human "
+        f"ratings of {escape(method.get('human_file', '?'))}. {escape(method.get('interval', ''))}; "
+        f"{escape(method.get('resamples', '?'))} resamples, seed {escape(method.get('seed', '?'))}.</p>",
         "<h2>Per dimension, with 95% intervals</h2>",
         plot(result.get("dimensions", {})),
         "<h2>Figures</h2>",
@@ -53,15 +53,15 @@ def render(result: dict[str, Any]) -> str:
     ]
     ceiling = result.get("ceiling", {})
     if ceiling:
-        out += [f"<h2>Human ceiling</h2><p>{_e(ceiling.get('definition', ''))}</p>",
+        out += [f"<h2>Human ceiling</h2><p>{escape(ceiling.get('definition', ''))}</p>",
                 _figure_table(ceiling.get("dimensions", {}), CEILING_FIGURES, ("n_pairs", "n_items", "n_raters"))]
     system = result.get("system_level")
     if system:
-        out.append(f"<h2>System level</h2><p>{_e(system.get('definition', ''))}</p>")
+        out.append(f"<h2>System level</h2><p>{escape(system.get('definition', ''))}</p>")
         out.append(_figure_table(system.get("dimensions", {}), ("kendall_tau_b",), ("n_systems",)))
     elif method.get("system_level"):
-        out.append(f"<p>System level: {_e(method['system_level'])}.</p>")
-    rows = "".join(f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in method.items())
+        out.append(f"<p>System level: {escape(method['system_level'])}.</p>")
+    rows = "".join(f"<tr><td>{escape(k)}</td><td>{escape(v)}</td></tr>" for k, v in method.items())
     out.append(f"<h2>Method</h2><table><tr><th>setting</th><th>value</th></tr>{rows}</table></body></html>")
     return "".join(out)
 
@@ -77,7 +77,7 @@ def plot(dimensions: dict[str, Any]) -> str:
     for k, (_, title, limit) in enumerate(PLOTTED):
         limit = limit if limit is not None else bias_limit
         x0 = _LABEL_W + k * _PANEL_W
-        parts.append(f"<text x='{x0 + _PANEL_W / 2:.1f}' y='12' text-anchor='middle'>{_e(title)}</text>")
+        parts.append(f"<text x='{x0 + _PANEL_W / 2:.1f}' y='12' text-anchor='middle'>{escape(title)}</text>")
         for tick in (-limit, 0.0, limit):
             x = _x(tick, limit, x0)
             parts.append(f"<text x='{x:.1f}' y='{_TOP - 12}' text-anchor='middle'>{_tick(tick)}</text>")
@@ -87,22 +87,22 @@ def plot(dimensions: dict[str, Any]) -> str:
         parts.append(f"<line x1='{x0 + _PAD}' y1='{_TOP - 6}' x2='{x0 + _PANEL_W - _PAD}' y2='{_TOP - 6}' stroke='#888'/>")
     for row, name in enumerate(names):
         y = _TOP + _ROW_H * row + _ROW_H / 2
-        parts.append(f"<text x='4' y='{y + 4:.1f}'>{_e(name)}</text>")
+        parts.append(f"<text x='4' y='{y + 4:.1f}'>{escape(name)}</text>")
         for k, (key, _, limit) in enumerate(PLOTTED):
             limit = limit if limit is not None else bias_limit
             x0 = _LABEL_W + k * _PANEL_W
             figure = dimensions[name].get(key) or {}
             value = figure.get("value")
-            if not _number(value):
+            if not is_finite(value):
                 parts.append(f"<text x='{x0 + _PANEL_W / 2:.1f}' y='{y + 4:.1f}' text-anchor='middle' fill='#a15c00'>"
                              "undefined</text>")
                 continue
             low, high = figure.get("ci_low"), figure.get("ci_high")
-            if _number(low) and _number(high):
+            if is_finite(low) and is_finite(high):
                 parts.append(f"<line x1='{_x(low, limit, x0):.1f}' y1='{y:.1f}' x2='{_x(high, limit, x0):.1f}' "
                              f"y2='{y:.1f}' stroke='#3465a4' stroke-width='2'/>")
             parts.append(f"<circle cx='{_x(value, limit, x0):.1f}' cy='{y:.1f}' r='3.5' fill='#204a87'>"
-                         f"<title>{_e(name)} {_e(key)}: {_interval(figure)}</title></circle>")
+                         f"<title>{escape(name)} {escape(key)}: {_interval(figure)}</title></circle>")
     parts.append("</svg>")
     return "".join(parts)
 
@@ -110,7 +110,7 @@ def plot(dimensions: dict[str, Any]) -> str:
 def _bias_limit(dimensions: dict[str, Any]) -> float:
     """The bias axis: symmetric, whole points, wide enough for every bias and interval (at least 1)."""
     extremes = [abs(v) for d in dimensions.values() for k in ("value", "ci_low", "ci_high")
-                if _number(v := (d.get("bias") or {}).get(k))]
+                if is_finite(v := (d.get("bias") or {}).get(k))]
     return float(max(1, math.ceil(max(extremes, default=1.0))))
 
 
@@ -123,33 +123,25 @@ def _tick(value: float) -> str:
     return f"{value:+g}" if value else "0"
 
 
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def _interval(figure: dict[str, Any]) -> str:
     value = figure.get("value")
-    if not _number(value):
+    if not is_finite(value):
         return f"undefined: {figure.get('reason', '')}"
     low, high = figure.get("ci_low"), figure.get("ci_high")
-    if _number(low) and _number(high):
+    if is_finite(low) and is_finite(high):
         return f"{value:.3f} [{low:.3f}, {high:.3f}]"
     return f"{value:.3f} (no interval: {figure.get('reason', '')})"
 
 
 def _figure_table(dimensions: dict[str, Any], figures: tuple[str, ...], counts: tuple[str, ...]) -> str:
-    head = "".join(f"<th>{_e(n)}</th>" for n in ("dimension", *counts, *figures))
+    head = "".join(f"<th>{escape(n)}</th>" for n in ("dimension", *counts, *figures))
     rows = []
     for name, block in dimensions.items():
-        cells = [f"<td>{_e(name)}</td>"]
-        cells += [f"<td class='n'>{_e(block.get(c, ''))}</td>" for c in counts]
+        cells = [f"<td>{escape(name)}</td>"]
+        cells += [f"<td class='n'>{escape(block.get(c, ''))}</td>" for c in counts]
         for f in figures:
             figure = block.get(f) or {}
-            css = "n" if _number(figure.get("value")) else "undefined"
-            cells.append(f"<td class='{css}'>{_e(_interval(figure))}</td>")
+            css = "n" if is_finite(figure.get("value")) else "undefined"
+            cells.append(f"<td class='{css}'>{escape(_interval(figure))}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
-
-
-def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)

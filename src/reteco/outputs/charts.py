@@ -41,7 +41,7 @@ class Bar:
 
 def number(value: float | None, missing: str = "—") -> str:
     """A figure as the page writes it: four decimals, ``missing`` for None or a non-finite value."""
-    if value is None or isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if not is_finite(value):
         return missing
     return f"{value:.4f}"
 
@@ -76,7 +76,7 @@ def bar_chart(
         parts.append(_text(left - 8, y + 15, _cut(bar.label), anchor="end", title=bar.label))
         if count_word and bar.count is not None:
             parts.append(_text(left - 8, y + 28, f"{bar.count} {count_word}", anchor="end", fill=MUTED, size=11))
-        if _finite(bar.value):
+        if is_finite(bar.value):
             length = span * _clamped(bar.value)
             parts.append(f'<rect x="{left}" y="{y + 4}" width="{length:.1f}" height="16" fill="{BAR}" rx="2"/>')
             values.append(_text(left + length + 4, y + 16, number(bar.value), halo=True))
@@ -84,7 +84,7 @@ def bar_chart(
             values.append(_text(left + 4, y + 16, missing_text, fill=MUTED, halo=True))
         count = f" ({bar.count} {count_word})" if count_word and bar.count is not None else ""
         described.append(f"{bar.label} {number(bar.value, missing_text)}{count}")
-    if _finite(mean):
+    if is_finite(mean):
         x = left + span * _clamped(mean)
         bottom = top + row * len(bars)
         parts.append(
@@ -133,7 +133,7 @@ def depth_curve(
         y = bottom - plot * tick
         parts.append(f'<line x1="{left}" y1="{y:.1f}" x2="{WIDTH - right}" y2="{y:.1f}" stroke="{GRID}"/>')
         parts.append(_text(left - 4, y + 4, f"{tick:g}", anchor="end", fill=MUTED, size=11))
-    mean_y = bottom - plot * _clamped(mean) if _finite(mean) else None
+    mean_y = bottom - plot * _clamped(mean) if is_finite(mean) else None
     if mean_y is not None:
         y = mean_y
         parts.append(
@@ -150,7 +150,7 @@ def depth_curve(
             parts.append(_text(x, bottom + 31, f"{point.count} {count_word}", anchor="middle", fill=MUTED, size=11))
         count = f" ({point.count} {count_word})" if point.count is not None else ""
         described.append(f"{point.label} {number(point.value, missing_text)}{count}")
-        xy.append(None if not _finite(point.value) else (x, bottom - plot * _clamped(point.value)))
+        xy.append(None if not is_finite(point.value) else (x, bottom - plot * _clamped(point.value)))
     for segment in _segments(xy):
         if len(segment) > 1:
             path = " ".join(f"{x:.1f},{y:.1f}" for x, y in segment)
@@ -168,7 +168,7 @@ def depth_curve(
         if label_y < top - 4 or (mean_y is not None and abs(label_y - 4 - mean_y) < 8 and y + 18 < bottom):
             label_y = y + 18
         parts.append(_text(x, label_y, number(point.value), anchor="middle", halo=True))
-    if _finite(mean):
+    if is_finite(mean):
         described.append(f"{mean_label} {number(mean)}")
     return _svg(title, "; ".join(described), height, parts)
 
@@ -177,8 +177,8 @@ def _svg(title: str, values: str, height: float, parts: list[str]) -> str:
     label = f"{title}: {values}" if values else title
     return (
         f'<svg role="img" viewBox="0 0 {WIDTH} {height:.0f}" width="{WIDTH}" '
-        f'height="{height:.0f}" aria-label="{_e(label)}" {FONT} fill="{INK}">'
-        f"<title>{_e(title)}</title><desc>{_e(values)}</desc>" + "".join(parts) + "</svg>"
+        f'height="{height:.0f}" aria-label="{escape(label)}" {FONT} fill="{INK}">'
+        f"<title>{escape(title)}</title><desc>{escape(values)}</desc>" + "".join(parts) + "</svg>"
     )
 
 
@@ -203,8 +203,8 @@ def _text(x: float, y: float, text: str, *, anchor: str = "start", fill: str | N
         attributes += f' fill="{fill}"'
     if size:
         attributes += f' font-size="{size}"'
-    tip = f"<title>{_e(title)}</title>" if title is not None and title != text else ""
-    return f"<text {attributes}>{tip}{_e(text)}</text>"
+    tip = f"<title>{escape(title)}</title>" if title is not None and title != text else ""
+    return f"<text {attributes}>{tip}{escape(text)}</text>"
 
 
 def _segments(xy: list[tuple[float, float] | None]) -> list[list[tuple[float, float]]]:
@@ -222,7 +222,8 @@ def _cut(label: str) -> str:
     return label if len(label) <= LABEL_CHARS else label[: LABEL_CHARS - 1] + "…"
 
 
-def _finite(value) -> bool:
+def is_finite(value) -> bool:
+    """A real number (not a bool), finite: the test every figure of the outputs passes before it is drawn."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
@@ -230,5 +231,6 @@ def _clamped(value: float) -> float:
     return min(max(float(value), 0.0), 1.0)
 
 
-def _e(value) -> str:
+def escape(value) -> str:
+    """Any value as HTML text or an attribute value: every output page escapes through this."""
     return html.escape(str(value), quote=True)

@@ -26,17 +26,8 @@ passages); judge rationales stay in details.json.
 
 from __future__ import annotations
 
-from reteco.outputs.charts import number
-from reteco.outputs.page_html import (
-    absent_notes,
-    as_dict,
-    described_table,
-    escape,
-    escape_text,
-    is_finite,
-    key_title,
-    note_letter,
-)
+from reteco.outputs.charts import is_finite, number
+from reteco.outputs.page_html import absent_notes, as_dict, described_table, escape, escape_text, key_title, note_letter
 from reteco.outputs.page_sections import (
     handling_section,
     judge_section,

@@ -21,10 +21,11 @@ written (the statistics use the per-unit figures, and say how).
 from __future__ import annotations
 
 import csv
-import html
 import io
 import json
 from pathlib import Path
+
+from reteco.outputs.charts import escape
 
 DECIMALS = 4
 SIGNIFICANCE_LEVEL = 0.05  # marks p_holm <= 0.05 in the tables; every p-value is in the JSON
@@ -147,7 +148,7 @@ _STYLE = (
 
 def render_html(board: dict) -> str:
     """The page of the sub-track's leaderboard."""
-    e = _e
+    e = escape
     keys, titles = _keys(board), _titles(board)
     figure = board["ranked_by"]
     next_p = _next_pair_p(board)
@@ -223,12 +224,12 @@ def _html_value(system: dict, key: str, css: str) -> str:
     if key in system:
         return f"<td class='{css}'>{_fixed(system[key])}</td>"
     reason = system.get("absent", {}).get(key, "absent")
-    return f"<td class='absent' title='{_e(reason)}'>absent</td>"
+    return f"<td class='absent' title='{escape(reason)}'>absent</td>"
 
 
 def _html_interval(system: dict) -> str:
     if "ci_low" not in system:
-        return f"<td class='absent' title='{_e(system.get('statistics_absent', ''))}'>absent</td>"
+        return f"<td class='absent' title='{escape(system.get('statistics_absent', ''))}'>absent</td>"
     return f"<td class='n'>[{_fixed(system['ci_low'])}, {_fixed(system['ci_high'])}]</td>"
 
 
@@ -242,7 +243,7 @@ def _html_absent(systems: list[dict]) -> str:
             reasons.setdefault(("interval and tests", s["statistics_absent"]), []).append(s["name"])
     if not reasons:
         return ""
-    items = "".join(f"<li>{_e(key)} absent for {_e(', '.join(names))}: {_e(why)}</li>"
+    items = "".join(f"<li>{escape(key)} absent for {escape(', '.join(names))}: {escape(why)}</li>"
                     for (key, why), names in reasons.items())
     return f"<p class='absent'>Absent figures:</p><ul class='absent'>{items}</ul>"
 
@@ -250,13 +251,9 @@ def _html_absent(systems: list[dict]) -> str:
 def _html_mapping(mapping: dict) -> str:
     rows = []
     for key, value in mapping.items():
-        shown = _html_mapping(value) if isinstance(value, dict) else _e(value)
-        rows.append(f"<tr><th>{_e(key)}</th><td>{shown}</td></tr>")
+        shown = _html_mapping(value) if isinstance(value, dict) else escape(value)
+        rows.append(f"<tr><th>{escape(key)}</th><td>{shown}</td></tr>")
     return "<table>" + "".join(rows) + "</table>"
-
-
-def _e(value) -> str:
-    return html.escape(str(value), quote=True)
 
 
 # ------------------------------------------------------------------------------------ LaTeX

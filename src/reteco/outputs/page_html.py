@@ -6,10 +6,9 @@ table. No section logic: ``page_sections`` and ``detailed_results`` assemble the
 from __future__ import annotations
 
 import html
-import math
 from typing import Any, Iterable
 
-from reteco.outputs.charts import number
+from reteco.outputs.charts import escape, is_finite, number
 from reteco.subtracks import KEYS, SubTrack
 
 # Column titles of the per-topic and per-domain tables for fields that are not score keys
@@ -162,14 +161,6 @@ def as_number(value) -> float | None:
 
 def as_int(value) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def is_finite(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def escape(value: Any) -> str:
-    return html.escape(str(value), quote=True)
 
 
 def escape_text(value: str) -> str:

@@ -1,6 +1,6 @@
 """What one scoring run writes, the same for ``reteco score`` and the Codabench scoring program.
 
-``write_results(output_dir, result, reference, phase)`` applies the phase's rules and writes
+``write_results(output_dir, result, subtrack, phase)`` applies the phase's rules and writes
 ``details.json``, ``detailed_results.html`` (``reteco.outputs.detailed_results``) and, last,
 ``scores.json``: the worker takes a ``scores.json`` as success, so none is left behind a later
 failure. ``write_refusal_page`` writes the page of a submission that could not be scored (and
@@ -16,10 +16,10 @@ from the scorer's output is a bug: ``MissingScoreError``, never a silent empty c
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 from reteco.outputs import detailed_results
+from reteco.outputs.charts import is_finite
 from reteco.outputs.scores import write_details, write_scores
 from reteco.scoring.generation import JUDGE_NOT_CALLED
 from reteco.subtracks import JUDGE, SUBTRACKS
@@ -110,7 +110,7 @@ def absent_scores(subtrack: str, scores: dict[str, float], reasons: dict[str, st
     if subtrack not in SUBTRACKS:
         return {}  # a graded benchmark (FactIR): its keys are its own, none may be absent
     row = SUBTRACKS[subtrack]
-    missing = [k for k in row.required_keys() if not _finite(scores.get(k))]
+    missing = [k for k in row.required_keys() if not is_finite(scores.get(k))]
     if missing:
         raise MissingScoreError(f"sub-track {subtrack} scored without {', '.join(missing)}")
     return {key: reasons.get(key, "") for key in row.keys if key not in scores}
@@ -128,10 +128,6 @@ def absent_lines(absent: dict[str, str], said: list[str]) -> list[str]:
         for reason, keys in grouped.items()
         if not (reason and any(reason in line for line in said))
     ]
-
-
-def _finite(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _write_page(output_dir: Path, page: str) -> None:
