@@ -11,7 +11,8 @@ phase.json with ``time_limit_s`` LIMIT, then runs ``scoring_program/score.py INP
 the worker does (a child process), once per concurrency level, against
 tests/support/fake_openai_server.py in its own process, which holds every chat reply for a latency
 drawn uniformly from the LATENCY range (seeded). Reports the run's wall time against the
-limit, the judging window the program planned (``reteco.codabench.judge_plan``), the HTTP
+limit, the judging window for this limit and turn count (``reteco.codabench.judge_plan.plan_judging``,
+the function the program plans with, from its own start time), the HTTP
 requests, whether all five dimensions were written, and the same run without the judge (what
 the rest of the scoring costs).
 """
@@ -39,7 +40,7 @@ from reteco.codabench.judge_plan import plan_judging  # noqa: E402
 from reteco.codabench.judge_setup import JUDGE_DIR, count_turns, load_for_bundle, write_judge_setup  # noqa: E402
 from reteco.formats.passages import create_passages  # noqa: E402
 from reteco.formats.reference import PASSAGES, TURNS, DocIdIndex, Judgment, Reference, Topic  # noqa: E402
-from reteco.subtracks import JUDGE  # noqa: E402
+from reteco.subtracks import DIMENSIONS, JUDGE  # noqa: E402
 
 DOMAINS = ("biology", "drones", "earth_science")
 SENTENCE = "The motor's bearings are sealed and pre-greased at the factory, so no oil reaches the housing. "
@@ -141,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
             config.write_text(f"prompt_version: 2\nmodel: fake-judge\nbase_url: {base_url}\napi_key_file: key.txt\n"
                               f"concurrency: {level}\n", encoding="utf-8")
             setup = load_for_bundle(config)
-            write_judge_setup(input_dir / "ref", setup, max_calls=2 * 5 * args.turns + 1)
+            write_judge_setup(input_dir / "ref", setup, max_calls=2 * len(DIMENSIONS) * args.turns + 1)
             conn.send("calls")
             before = conn.recv()
             wall, code, log = run_program(input_dir, args.out / f"output-c{level}", args.limit)
@@ -149,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
             calls = conn.recv() - before
             scores = json.loads((args.out / f"output-c{level}" / "scores.json").read_text())
             plan = plan_judging(0.0, args.limit, count_turns(input_dir / "ref"))
-            judgments = 5 * args.turns
+            judgments = len(DIMENSIONS) * args.turns
             rows.append({
                 "concurrency": level, "turns": args.turns, "judgments": judgments, "latency_s": [low, high],
                 "http_requests": calls, "exit": code, "wall_s": round(wall, 1), "limit_s": args.limit,
@@ -162,7 +163,8 @@ def main(argv: list[str] | None = None) -> int:
         conn.send("stop")
         server.join(10)
 
-    print(f"scoring program, 2b, {args.turns} turns x 5 dimensions, replies after uniform({low:g}, {high:g}) s, "
+    print(f"scoring program, 2b, {args.turns} turns x {len(DIMENSIONS)} dimensions, "
+          f"replies after uniform({low:g}, {high:g}) s, "
           f"limit {args.limit} s (rest of the scoring without the judge: {rows[0]['rest_of_scoring_s']} s)")
     print("| concurrency | judgments | HTTP requests | ideal judging = requests x mean latency / concurrency (s) "
           "| wall, whole run (s) | judging window (s) | limit (s) | five dimensions written |")

@@ -143,7 +143,7 @@ def test_the_simulated_worker_gives_each_run_the_phase_effective_limit(built, tm
     report = check_bundle(rewrite(bundle.path, tmp_path / "limits.zip", content=limits), cache=options.cache)
     assert sorted(given) == [300, 600, 600]
     assert len(report.runs) == 3  # each run then fails for want of scores.json: nothing real ran
-    assert all("no scores.json" in e for e in report.errors)
+    assert report.errors and all("no scores.json" in e for e in report.errors)
 
 
 # ---------------------------------------------------------------------------------------------
