@@ -124,6 +124,9 @@ def _main(input_dir: Path, output_dir: Path, started: float) -> int:
     return EXIT_OK
 
 
+_DROP_LOG_RECORDS = logging.NullHandler()
+
+
 def _score_with_judge(reference, submission: Path, output_dir: Path, phase: dict, config, started: float):
     """Score with the judge inside the run's limits; the run's cache goes to the output as the
     archive (module docstring). Prints the plan and what the judge did: never the endpoint."""
@@ -135,8 +138,10 @@ def _score_with_judge(reference, submission: Path, output_dir: Path, phase: dict
     # The judge's log lines name the endpoint and quote the server's answers, and Python's
     # last-resort handler would print them on stderr, the participant's log: a handler that
     # drops them takes its place. What the run did is printed below in the participant's words,
-    # and kept whole in details.json and the archive (the organizers').
-    logging.getLogger().addHandler(logging.NullHandler())
+    # and kept whole in details.json and the archive (the organizers'). The program is one run
+    # per process, so the handler stays; added once, however often main is called (the tests).
+    if _DROP_LOG_RECORDS not in logging.getLogger().handlers:
+        logging.getLogger().addHandler(_DROP_LOG_RECORDS)
     plan = plan_judging(started, time_limit(phase), len(reference.topics))
     budget = "no call budget" if config.max_calls_per_run is None else f"at most {config.max_calls_per_run} requests"
     print(f"judge: {config.model}, prompt version {config.prompt_version}, signature {config.signature}; up to "
