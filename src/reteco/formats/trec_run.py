@@ -1,6 +1,6 @@
 """Reading TREC run files: ``topic Q0 docid rank score tag``, one line per ranked document.
 
-Why one module of 704 lines: one format's reader. The rules below are applied by the strict
+Why one module of 748 lines: one format's reader. The rules below are applied by the strict
 line-by-line reader (``_read_strict``) and by the faster paths that must agree with it to the
 byte (Arrow's parser, the numpy normalisation, the careful path and its line scanners): side by
 side, a change to a rule is made in every path at once.
@@ -30,12 +30,15 @@ only at the bad lines, to word their messages (``_judge``). A line longer than `
 that crosses a chunk boundary is scanned on its own in windows, so that a 100 MB line is never
 split, decoded or copied whole. Listing stops at ``MAX_LISTED_ERRORS`` errors, and the message
 says that the rest of the file was not checked: refusing a run costs no more than reading one.
+Every Arrow parse returns only once Arrow's threads have let go of the bytes it was given
+(``_read_csv_released``), so that no native thread holds Python memory when the command exits.
 """
 
 from __future__ import annotations
 
 import mmap
 import re
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
@@ -62,6 +65,8 @@ WINDOW_BYTES = 16 << 20  # the window of such scans
 # Arrow's CSV block, which must hold any line Arrow is given: the careful path gives it lines of
 # at most REGION_BYTES + LONG_LINE; a longer line in a chunk makes the chunk go the careful way.
 BLOCK_BYTES = 16 << 20
+# How long a parse waits for Arrow's threads to let go of its input (``_wait_until_released``).
+RELEASE_WAIT = 10.0
 
 LF, CR, SPACE, TAB = 0x0A, 0x0D, 0x20, 0x09
 _BLANKS = re.compile(rb"[ \t]+")
@@ -313,12 +318,7 @@ def _parse(buffer, separator: str) -> pa.Table | None:
         # file's own was skipped already), so an empty line goes first. Rare: a copy is fine.
         buffer = b"\n" + bytes(memoryview(buffer))
     try:
-        table = pa_csv.read_csv(
-            pa.py_buffer(buffer),
-            read_options=pa_csv.ReadOptions(column_names=list(COLUMNS), use_threads=True, block_size=BLOCK_BYTES),
-            parse_options=_SEPARATED[separator],
-            convert_options=_CONVERT,
-        )
+        table = _read_csv_released(memoryview(buffer), separator)
     except _ARROW_ERRORS:
         return None
     if any(_holds_empty(chunk.dictionary) for chunk in table.column("topic").chunks):
@@ -326,6 +326,50 @@ def _parse(buffer, separator: str) -> pa.Table | None:
     if any(_holds_empty(chunk) for name in ("q0", "doc_id", "tag") for chunk in table.column(name).chunks):
         return None
     return table.select(KEPT)
+
+
+def _read_csv_released(lent: memoryview, separator: str) -> pa.Table:
+    """Arrow's multi-threaded CSV parse of ``lent``, returned (or raised) only once Arrow's
+    threads have let go of those bytes.
+
+    Why: Arrow's threaded reader can finish, with its table or its error, while one of its
+    worker threads still holds the input buffer; the thread drops it a moment later, and
+    dropping a Python-owned buffer takes the GIL. Were the interpreter finalizing by then (the
+    command refusing the run and exiting right after a parse), CPython would end that thread
+    inside a C++ destructor and the process would abort ("terminate called without an active
+    exception", exit -6, instead of the refusal's exit 1). So the parse is drained here: no
+    Arrow thread holds Python memory once a parse has returned, whatever the caller does next.
+    ``lent`` is a view of its own, lent to Arrow alone: it can be released only after Arrow's
+    last reference to it is gone. The wait is a fraction of a millisecond when there is one.
+    """
+    arrow_buffer = pa.py_buffer(lent)
+    try:
+        return pa_csv.read_csv(
+            arrow_buffer,
+            read_options=pa_csv.ReadOptions(column_names=list(COLUMNS), use_threads=True, block_size=BLOCK_BYTES),
+            parse_options=_SEPARATED[separator],
+            convert_options=_CONVERT,
+        )
+    finally:
+        del arrow_buffer
+        _wait_until_released(lent)
+
+
+def _wait_until_released(lent: memoryview) -> None:
+    """Release ``lent`` as soon as nothing else holds it, sleeping meanwhile (which lets the
+    Arrow thread that holds it take the GIL and let go). Gives up after RELEASE_WAIT seconds:
+    a thread that never lets go is a bug to find (a test asserts the release), not a hang."""
+    deadline = time.monotonic() + RELEASE_WAIT
+    pause = 50e-6
+    while True:
+        try:
+            lent.release()
+            return
+        except BufferError:
+            if time.monotonic() > deadline:
+                return
+            time.sleep(pause)
+            pause = min(2 * pause, 5e-3)
 
 
 def _holds_empty(strings: pa.Array) -> bool:
