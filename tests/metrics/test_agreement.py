@@ -528,3 +528,20 @@ def test_a_judge_file_names_one_rater(tmp_path):
         "F:4: error: rater 'claude' here but 'gpt' on line 2; the judge's file has one rater, the judge"
     )
     assert len(read_ratings(write(tmp_path, "h.csv", text)).raters()) == 3  # a humans' file may have many
+
+
+def test_system_level_kendall_in_blocks_is_scipys_whatever_the_block(monkeypatch):
+    """The pairwise signs go in blocks of resamples sized to the systems (memory bounded for 600
+    systems); each row is still scipy's tau-b, with ties, whatever the block size."""
+    from reteco.metrics import agreement as module
+
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 6, size=(7, 40)).astype(float)
+    y = rng.integers(0, 6, size=(7, 40)).astype(float)
+    y[2] = 1.0  # a constant row: undefined
+    expected = [stats.kendalltau(a, b, variant="b").statistic for a, b in zip(x, y)]
+    for block in (1, 40 * 40 * 3, 2**21):
+        monkeypatch.setattr(module, "_PAIR_BLOCK", block)
+        values, defined = module._kendall_tau_b_of_values(x, y)
+        assert list(defined) == [True, True, False, True, True, True, True]
+        assert values[defined] == pytest.approx(np.array(expected)[defined], abs=1e-12)
