@@ -1,10 +1,11 @@
 """A participant's submission, whatever its container, read safely.
 
-Why one module of 750 lines: one reader for every container a submission comes in (zip, folder,
+Why one module of 900 lines: one reader for every container a submission comes in (zip, folder,
 single or gzipped file, standard input). The safety rules below (the cap enforced while reading,
 the path and link checks, the entries ignored, the messages) must hold alike for every
 container, and the private guards that enforce them (``_read_capped``, ``_Guarded``,
-``_ignore_reason``, ``_finish``) serve all the containers and nothing else.
+``_ignore_reason``, ``_finish``) serve all the containers, and the organizers' bulk download of
+many submissions (``open_archive``) is read with the same guards rather than a second reader.
 
 ``open_submission(path)`` accepts what participants and Codabench actually hand us:
 
