@@ -107,8 +107,11 @@ _SCALE = np.asarray(SCORES, dtype=float)
 _QUADRATIC = (_SCALE[:, None] - _SCALE[None, :]) ** 2
 _CHUNK = 256  # resamples per block in the system-level computation (memory: chunk x 3S)
 # Elements of one block of pairwise sign matrices (resamples x S x S) in the system-level Kendall
-# tau: blocks of resamples are sized to it, so memory stays about 8 bytes x this x 3 whatever S.
+# tau: blocks of resamples are sized to it, so memory stays about 8 bytes x this x 3.
 _PAIR_BLOCK = 2**21
+# Above this many systems the system-level Kendall tau sorts per resample instead of comparing
+# every pair of systems (``_kendall_tau_b_of_values``).
+_PAIRWISE_MAX_SYSTEMS = 64
 #: The most bootstrap resamples ``agreement`` takes: memory grows with resamples x conversations
 #: (the draws, about 24 bytes each), and 20,000 is ten times the default's precision already.
 MAX_RESAMPLES = 20_000
@@ -617,13 +620,19 @@ def _kendall_tau_b(tables: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _kendall_tau_b_of_values(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Kendall's tau-b of (R x S) values, row by row, from the signs of all pairs:
-    sum sx*sy / sqrt(sum sx^2 * sum sy^2) over pairs i < j (a tie has sign 0).
+    """Kendall's tau-b of (R x S) values, row by row.
 
-    Every ordered pair is counted (i < j and j > i alike: each sum doubles, the ratio is the
-    same), with no index copy of the upper triangle; rows go in blocks of ``_PAIR_BLOCK`` pair
-    elements, so memory is bounded whatever the number of systems S (time is S^2 per row)."""
+    Up to ``_PAIRWISE_MAX_SYSTEMS`` systems, from the signs of all pairs, every row at once:
+    sum sx*sy / sqrt(sum sx^2 * sum sy^2) over ordered pairs (a tie has sign 0; counting i < j
+    and j > i alike doubles each sum and leaves the ratio), in blocks of rows of at most
+    ``_PAIR_BLOCK`` pair elements. Beyond, the S^2 pairs would cost time and memory with the
+    square of the systems (600 systems: minutes and gigabytes), so each row goes to
+    ``scipy.stats.kendalltau`` (variant b, sorting: S log S), undefined where it is NaN."""
     rows, n = x.shape
+    if n > _PAIRWISE_MAX_SYSTEMS:
+        values = np.array([stats.kendalltau(a, b, variant="b").statistic for a, b in zip(x, y)], dtype=float)
+        defined = np.isfinite(values)
+        return np.where(defined, values, 0.0), defined
     sums = np.zeros((rows, 3))  # per row: sum sx*sy, untied pairs in x, untied pairs in y
     step = max(1, _PAIR_BLOCK // max(n * n, 1))
     for start in range(0, rows, step):
