@@ -291,3 +291,29 @@ def test_each_refusal_of_the_service_has_its_words(ref_root, tmp_path, server, c
     *_, page, log, reason = _stopped(tmp_path, ref_root, server, capsys)
     assert f"the judge's service {expected} (0 of 51 answered turns" in reason
     assert_nothing_leaks(tmp_path, log, page, server.base_url)
+
+
+def test_the_model_the_server_reports_reaches_the_log_and_page_escaped(ref_root, tmp_path, server, capsys):
+    """A server reporting a model name with terminal escapes (clear screen, set title, bell): it
+    was printed raw into the participant's log and page."""
+    from support.fake_openai_server import fake_judge
+
+    evil = "evil\x1b[2J\x1b]0;pwned\x07model"
+
+    def reply(body):
+        answer = fake_judge(body)
+        if isinstance(answer.body, dict) and "model" in answer.body:
+            answer.body["model"] = evil
+            answer.body["system_fingerprint"] = "fp\x1b[31m"
+        return answer
+
+    server.judge = reply
+    config = judge_yaml(tmp_path, server.base_url)
+    status, scores, details, page, log = run(judged_input(tmp_path, ref_root, "2b", config), tmp_path, capsys)
+    assert status == 0 and set(JUDGE) <= set(scores)
+    assert "\x1b" not in log and "\x07" not in log and "\x1b" not in page and "\x07" not in page
+    assert "reported another model than the configured" in log
+    assert "evil\\x1b[2J\\x1b]0;pwned\\x07model" in log
+    assert html.escape("evil\\x1b[2J\\x1b]0;pwned\\x07model") in page and "fp\\x1b[31m" in page
+    # details.json keeps the server's text as it came (JSON escapes it): the organizers' record.
+    assert evil in details["generation"]["judge"]["provenance"]["reported_models"]

@@ -99,3 +99,28 @@ def test_the_page_is_self_contained_and_plots_every_defined_figure(tmp_path):
     assert page.count(">undefined</text>") == undefined  # the three dimensions nobody rated
     bias = result["dimensions"]["correctness"]["bias"]
     assert f"correctness bias: {bias['value']:.3f} [{bias['ci_low']:.3f}, {bias['ci_high']:.3f}]" in page
+
+
+def test_a_negative_seed_is_a_usage_error_naming_the_option(tmp_path, capsys):
+    j, h = write_files(tmp_path)
+    assert main(["agreement", "--judge", str(j), "--human", str(h), "--out", str(tmp_path / "o"), "--seed", "-1"]) == 2
+    err = capsys.readouterr().err
+    assert "argument --seed: -1 is less than 0" in err and "internal error" not in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_resamples_above_the_maximum_are_refused_before_any_work(tmp_path, capsys):
+    j, h = write_files(tmp_path)
+    assert main(["agreement", "--judge", str(j), "--human", str(h), "--out", str(tmp_path / "o"),
+                 "--resamples", "100000000"]) == 2
+    assert "argument --resamples: 100000000 is more than 20000" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+def test_files_with_no_item_in_common_are_refused_saying_so(tmp_path, capsys):
+    j, h = write_files(tmp_path)
+    h.write_text(h.read_text().replace("\ni", "\nother-i"))  # the same ratings, of other items
+    assert main(["agreement", "--judge", str(j), "--human", str(h), "--out", str(tmp_path / "o")]) == 1
+    err = capsys.readouterr().err
+    assert f"{h}: error: no item is in both files: the judge's file ({j}) has 8 items, this file 8" in err
+    assert not (tmp_path / "o").exists()

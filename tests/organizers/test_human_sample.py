@@ -212,3 +212,21 @@ def test_inputs_that_cannot_be_used_are_refused(release, tmp_path, capsys):
                  "--dimensions", "fluency"]) == 1
     assert "unknown dimension(s) 'fluency'" in capsys.readouterr().err
     assert not (tmp_path / "s.csv").exists()
+
+
+def test_outputs_that_are_one_file_are_refused_before_any_work(release, tmp_path, capsys):
+    """--context equal to --out wrote the context (reference data) over the rating sheet, exit 0."""
+    base = ["human-sample", "--ref", str(release / "ref" / "2b"), "--submissions", str(release / "subs" / "2b"),
+            "--n", "4", "--seed", "1"]
+    sheet = tmp_path / "sheet.csv"
+    (tmp_path / "d").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "d")
+    for out, context in ((sheet, sheet),  # the input that triggered it
+                         (sheet, tmp_path / "d" / ".." / "sheet.csv"),  # another spelling
+                         (tmp_path / "d" / "sheet.csv", tmp_path / "link" / "sheet.csv")):  # through a symbolic link
+        assert main([*base, "--out", str(out), "--context", str(context)]) == 2
+        err = capsys.readouterr().err
+        assert "--context and --out are the same file" in err and str(sheet.name) in err
+    assert main([*base, "--out", str(sheet), "--judge-out", str(tmp_path / "sheet.context.jsonl")]) == 2
+    assert "--judge-out and --context are the same file" in capsys.readouterr().err
+    assert list(tmp_path.glob("**/*.csv")) == [] and list(tmp_path.glob("**/*.jsonl")) == []

@@ -9,7 +9,8 @@ judge's file of the same items). Writes ``DIR/agreement.json`` (``reteco.metrics
 kappa, exact and within-1 agreement, Spearman, Kendall, ordinal alpha, bias, each with a
 bootstrap interval over conversations; the human ceiling; the system-level correlation) and
 ``DIR/agreement.html`` (``reteco.outputs.agreement_page``), and prints a summary. Exit 1 when a
-file cannot be used (the messages name the file and line), 2 on a wrong command line.
+file cannot be used (the messages name the file and line) or no item is in both files, 2 on a
+wrong command line (a negative ``--seed``, ``--resamples`` above ``MAX_RESAMPLES``, 20,000).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 
 from reteco.commands.argument_types import count_argument
 from reteco.formats.jsonl_records import atomic_write
-from reteco.problems import InputError
+from reteco.problems import InputError, UsageError
 
 
 def add_agreement_parser(subparsers) -> argparse.ArgumentParser:
@@ -37,9 +38,11 @@ def add_agreement_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, required=True, help="folder for agreement.json and agreement.html")
     # Defaults are the library's (reteco.metrics.agreement), read when the command runs: importing
     # scipy to build the parser would slow every other command down.
-    p.add_argument("--seed", type=int, help="bootstrap seed (default: reteco.metrics.agreement.DEFAULT_SEED)")
+    p.add_argument("--seed", type=count_argument(0),
+                   help="bootstrap seed, 0 or more (default: reteco.metrics.agreement.DEFAULT_SEED)")
     p.add_argument("--resamples", type=count_argument(1),
-                   help="bootstrap resamples (default: reteco.metrics.agreement.DEFAULT_RESAMPLES)")
+                   help="bootstrap resamples (default: reteco.metrics.agreement.DEFAULT_RESAMPLES; at most "
+                   "reteco.metrics.agreement.MAX_RESAMPLES, 20000: memory grows with them)")
     p.set_defaults(func=cmd_agreement)
     return p
 
@@ -48,9 +51,12 @@ def cmd_agreement(args) -> int:
     """Run the command (module docstring)."""
     from reteco.commands.output_folder import check_output_folder
     from reteco.formats.ratings import read_ratings
-    from reteco.metrics.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, agreement
+    from reteco.metrics.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, MAX_RESAMPLES, agreement
     from reteco.outputs.agreement_page import render
 
+    if args.resamples is not None and args.resamples > MAX_RESAMPLES:
+        raise UsageError(f"argument --resamples: {args.resamples} is more than {MAX_RESAMPLES}: memory grows with the "
+                         f"resamples (the default is {DEFAULT_RESAMPLES})")
     check_output_folder(args.out, "--out")
     judge = read_ratings(args.judge, single_rater=True)
     humans = read_ratings(args.human)

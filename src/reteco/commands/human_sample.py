@@ -6,7 +6,8 @@
 
 What is sampled, how, and what each file holds (the sheet holds no reference data; the context
 file does and goes to the annotators only): ``reteco.organizers.human_sample``. Exit 1 when an
-input cannot be used; 4 when ``--judge-out`` was asked and some judgments failed (the file holds
+input cannot be used; 2 on a wrong command line (two outputs that are one file, through
+another spelling or a symbolic link too); 4 when ``--judge-out`` was asked and some judgments failed (the file holds
 the others; run again to finish).
 """
 
@@ -48,10 +49,15 @@ def add_human_sample_parser(subparsers) -> argparse.ArgumentParser:
 
 def cmd_human_sample(args) -> int:
     """Run the command (module docstring)."""
+    from reteco.commands.output_folder import check_distinct_outputs
     from reteco.formats.reference import Reference
     from reteco.judge.config import judge_available, load_judge_config
     from reteco.organizers import human_sample as hs
 
+    context = args.context or args.out.with_name(args.out.stem + ".context.jsonl")
+    record_path = args.out.with_name(args.out.stem + ".sample.json")
+    check_distinct_outputs({"--out": args.out, "--context": context, "the sample record (SHEET.sample.json)": record_path,
+                            "--judge-out": args.judge_out})
     reference = Reference.read(args.ref)
     dimensions = hs.check_dimensions([d.strip() for d in args.dimensions.split(",") if d.strip()]) \
         if args.dimensions else list(hs.DIMENSIONS)
@@ -60,8 +66,6 @@ def cmd_human_sample(args) -> int:
     for line in problems.lines():
         print(line, file=sys.stderr)
     items, record = hs.sample(reference, systems, args.n, args.seed)
-    context = args.context or args.out.with_name(args.out.stem + ".context.jsonl")
-    record_path = args.out.with_name(args.out.stem + ".sample.json")
     inputs = {d: config.prompts.dimensions[d].inputs for d in dimensions}
     record["dimensions"] = dimensions
     try:

@@ -38,7 +38,7 @@ from pathlib import Path
 from reteco.commands.argument_types import count_argument
 from reteco.commands.judge_options import add_judge_cache_option, add_judge_config_option
 from reteco.formats.jsonl_records import atomic_write
-from reteco.problems import EXIT_INCOMPLETE, EXIT_OK, InputError, Problems, UsageError
+from reteco.problems import EXIT_INCOMPLETE, EXIT_OK, InputError, Problems, UsageError, printable
 
 _EPILOG = """\
 items: one JSON object per line: {"key", "dimension", "query", "history", "answer",
@@ -252,7 +252,8 @@ def _print_provenance(stats) -> None:
     from reteco.judge.report import model_mismatch_warning
 
     p = stats.provenance
-    models = ", ".join(f"{m} x {n}" for m, n in p["reported_models"].items()) or "none (no verdict came from a reply)"
+    models = ", ".join(f"{printable(m)} x {n}" for m, n in p["reported_models"].items()) \
+        or "none (no verdict came from a reply)"
     print(f"endpoint {p['endpoint']}: configured model {p['configured_model']}; reported: {models}; "
           f"{stats.http_requests} HTTP requests (preflight {stats.calls.preflight})", file=sys.stderr)
     mismatch = model_mismatch_warning(p)

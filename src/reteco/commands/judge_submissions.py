@@ -30,7 +30,7 @@ from pathlib import Path
 
 from reteco.commands.judge_options import add_judge_cache_option, add_judge_config_option
 from reteco.commands.output_folder import check_output_folder
-from reteco.problems import EXIT_INCOMPLETE, EXIT_OK, InputError
+from reteco.problems import EXIT_INCOMPLETE, EXIT_OK, InputError, quoted
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -92,6 +92,8 @@ def cmd_judge_submissions(args) -> int:
             kept, superseded = js.last_per_team(bulk.submissions)
             for name in bulk.skipped:
                 print(f"{sub}: skipped {name}: not named as Codabench's bulk download names submissions", file=sys.stderr)
+            for name, why in bulk.refused:
+                print(f"{sub}: refused {quoted(name)}: {why}", file=sys.stderr)
             for line in bulk.not_fetched:
                 print(f"{sub}: warning: not in the download (Codabench could not fetch it): {line}", file=sys.stderr)
             rows = js.judge_bulk(sub, ref_dir, kept, options, jobs=args.jobs, progress=progress)

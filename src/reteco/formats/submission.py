@@ -1,10 +1,11 @@
 """A participant's submission, whatever its container, read safely.
 
-Why one module of 750 lines: one reader for every container a submission comes in (zip, folder,
+Why one module of 900 lines: one reader for every container a submission comes in (zip, folder,
 single or gzipped file, standard input). The safety rules below (the cap enforced while reading,
 the path and link checks, the entries ignored, the messages) must hold alike for every
 container, and the private guards that enforce them (``_read_capped``, ``_Guarded``,
-``_ignore_reason``, ``_finish``) serve all the containers and nothing else.
+``_ignore_reason``, ``_finish``) serve all the containers, and the organizers' bulk download of
+many submissions (``open_archive``) is read with the same guards rather than a second reader.
 
 ``open_submission(path)`` accepts what participants and Codabench actually hand us:
 
@@ -42,6 +43,10 @@ Safety:
   are also refused up front, before anything is decompressed;
 - a corrupt zip, corrupt gzip data or an encrypted member raises ``InputError`` with a message
   for the participant, never a traceback.
+
+``open_archive`` opens a zip of many submissions (an organizer's bulk download) with the same
+checks, except that an unsafe or repeated entry is listed as refused instead of refusing the
+whole zip; ``Submission.copy_stored`` copies one of its members, as stored, under a per-member cap.
 
 Memory: ``read_bytes`` holds one member at a time, built in a growing buffer whose bytes are
 handed over without a final copy, so reading a member needs about its size (at most ~2x) plus
@@ -491,18 +496,35 @@ class Submission:
 
         return self._decode(name, read)
 
-    def _decode(self, name: str, consume):
-        """Open member ``name``, decompress it if gzipped, and hand the stream to
-        ``consume(stream, limit, gzipped)`` (``limit``: the bytes left under the cap), which
-        returns the bytes or their count; every failure becomes the ``InputError`` the
-        participant reads."""
+    def copy_stored(self, name: str, sink: BinaryIO, *, limit: int, advice: str) -> int:
+        """Copy member ``name`` into ``sink`` as stored (a gzipped member stays gzipped: it is a
+        file to be opened later, e.g. a submission inside an organizer's bulk download), chunk by
+        chunk; returns its size. Over ``limit`` bytes (or the total cap), damaged, or encrypted:
+        ``InputError`` naming the member, with ``advice`` after a size refusal. The zip's CRC is
+        checked as the last chunk is read."""
+        return self._decode(
+            name, lambda stream, left, _gzipped: _copy_capped(stream, left, sink),
+            gunzip=False, member_limit=limit, advice=advice,
+        )
+
+    def _decode(self, name: str, consume, *, gunzip: bool = True, member_limit: int | None = None,
+                advice: str = _HOW_TO_FIT):
+        """Open member ``name``, decompress it if gzipped (and ``gunzip``), and hand the stream to
+        ``consume(stream, limit, gzipped)`` (``limit``: the bytes left under the cap, and under
+        ``member_limit`` if given), which returns the bytes or their count; every failure
+        becomes the ``InputError`` the participant reads."""
         member = self._members[name]
         display = self.display_name(name)
         others = sum(size for key, size in self._read.items() if key != name)
         limit = self.max_bytes - others
+        per_member = member_limit is not None and member_limit < limit
+        if per_member:
+            limit = member_limit  # type: ignore[assignment]
         try:
             with self._open_raw(member, display) as raw:
                 stream = _Guarded(raw)
+                if not gunzip:
+                    return self._count(name, consume(stream, limit, False))
                 gzipped = stream.peek(2)[:2] == _GZIP_MAGIC
                 if not gzipped and name.lower().endswith(".gz"):
                     raise InputError(
@@ -515,7 +537,9 @@ class Submission:
                 else:
                     data = consume(stream, limit, False)
         except _TooLarge:
-            if others == 0:
+            if per_member:
+                message = f"larger than the limit of {_limit_text(limit)} per file"
+            elif others == 0:
                 message = f"larger than the limit of {_limit_text(self.max_bytes)} once decompressed"
             else:
                 before = _list_names([self.display_name(k) for k in self._read if k != name])
@@ -523,7 +547,7 @@ class Submission:
                     f"with the files read before it ({before}), the submission is over the limit "
                     f"of {_limit_text(self.max_bytes)} once decompressed"
                 )
-            raise InputError(f"{message}; {_HOW_TO_FIT}", display) from None
+            raise InputError(f"{message}; {advice}", display) from None
         except _ContainerError as exc:
             if member.info is not None:
                 message = f"cannot be read from the zip ({printable(str(exc))}); the zip is damaged, create it again"
@@ -535,6 +559,10 @@ class Submission:
                 f"not valid gzip data ({printable(str(exc))}); compress it again with gzip, or submit it uncompressed",
                 display,
             ) from None
+        return self._count(name, data)
+
+    def _count(self, name: str, data):
+        """Record what reading member ``name`` gave (its bytes or their count) against the cap."""
         self._read[name] = data if isinstance(data, int) else len(data)
         return data
 
@@ -690,32 +718,79 @@ def _split_zip_name(raw: str, label: str) -> tuple[str, ...]:
 
 
 def _open_zip(zip_path: Path | bytes, label: str, ignored: list[str], max_bytes: int) -> Submission:
-    try:
-        with zipfile.ZipFile(_zip_source(zip_path)) as archive:
-            infos = archive.infolist()
-    except _READ_ERRORS as exc:
-        raise InputError(f"not a valid zip file ({printable(str(exc))}); create the zip again", label) from None
-    if len(infos) > MAX_ENTRIES:
-        raise InputError(f"the zip holds {len(infos)} entries, more than {MAX_ENTRIES}; zip only the files to score", label)
-    members: list[_Member] = []
-    seen: set[tuple[str, ...]] = set()
-    for info in infos:
-        # Checked for every entry, ignored ones included: an unsafe path is never innocent.
-        parts = _split_zip_name(info.filename, label)
-        if info.is_dir() or info.filename.endswith("\\") or not parts:
-            continue
-        if parts in seen:
-            raise InputError(f"member {quoted(info.filename)} appears twice in the zip; zip it again", label)
-        seen.add(parts)
-        if _ignore_reason(parts):
-            ignored.append(f"{label}:{info.filename}")
-            continue
-        members.append(_Member(name="/".join(parts), original=info.filename, declared=info.file_size, info=info))
+    members = _zip_members(zip_path, label, ignored, None)
     if len(members) == 1 and members[0].name.lower().endswith(".zip"):
         raise InputError(
             f"the zip holds only another zip ({quoted(members[0].original)}); zip the files themselves", label
         )
     return _finish(label, members, ignored, max_bytes, zip_path=zip_path)
+
+
+def _zip_members(
+    zip_path: Path | bytes, label: str, ignored: list[str], refused: list[tuple[str, str]] | None
+) -> list[_Member]:
+    """The candidate members of a zip, every entry's path checked. An unsafe path or a name
+    that appears twice refuses the whole zip, or, with ``refused`` given, is appended to it as
+    (name, why) and left out (every entry of a repeated name: which one is meant cannot be told)."""
+    try:
+        with zipfile.ZipFile(_zip_source(zip_path)) as archive:
+            infos = archive.infolist()
+    except UnicodeDecodeError as exc:
+        # zipfile decodes every name flagged UTF-8 (bit 11) while listing: the zip cannot be listed.
+        raise InputError(
+            f"member {quoted(exc.object)} has a name marked as UTF-8 that is not valid UTF-8, so the zip "
+            "cannot be listed; create the zip again",
+            label,
+        ) from None
+    except _READ_ERRORS as exc:
+        raise InputError(f"not a valid zip file ({printable(str(exc))}); create the zip again", label) from None
+    if len(infos) > MAX_ENTRIES:
+        raise InputError(f"the zip holds {len(infos)} entries, more than {MAX_ENTRIES}; zip only the files to score", label)
+    counts: dict[tuple[str, ...], int] = {}
+    kept: list[tuple[zipfile.ZipInfo, tuple[str, ...]]] = []
+    for info in infos:
+        # Checked for every entry, ignored ones included: an unsafe path is never innocent.
+        try:
+            parts = _split_zip_name(info.filename, label)
+        except InputError:
+            if refused is None:
+                raise
+            refused.append((info.filename, "an unsafe path (absolute, a drive letter, or '..')"))
+            continue
+        if info.is_dir() or info.filename.endswith("\\") or not parts:
+            continue
+        counts[parts] = counts.get(parts, 0) + 1
+        if counts[parts] == 2 and refused is None:
+            raise InputError(f"member {quoted(info.filename)} appears twice in the zip; zip it again", label)
+        kept.append((info, parts))
+    members: list[_Member] = []
+    for info, parts in kept:
+        if counts[parts] > 1:
+            assert refused is not None
+            refused.append((info.filename, f"appears {counts[parts]} times in the zip: which one is meant cannot be told"))
+            continue
+        if _ignore_reason(parts):
+            ignored.append(f"{label}:{info.filename}")
+            continue
+        members.append(_Member(name="/".join(parts), original=info.filename, declared=info.file_size, info=info))
+    return members
+
+
+def open_archive(path: Path, *, max_bytes: int, refused: list[tuple[str, str]], advice: str) -> Submission:
+    """A zip of several submissions (an organizer's bulk download), opened with the checks of a
+    submission's zip (``open_submission``), except that an entry with an unsafe path or a
+    repeated name is appended to ``refused`` as (name, why) and left out instead of refusing the
+    whole zip, and no top folder is stripped. ``max_bytes`` caps the total read; declared sizes
+    over it are refused at once (``advice`` says how to get under it). Read its members with
+    ``Submission.copy_stored``.
+
+    ``InputError`` naming the zip when it cannot be listed at all (not a zip, damaged, a name
+    that cannot be decoded)."""
+    path = Path(path)
+    ignored: list[str] = []
+    members = _zip_members(path, path.name, ignored, refused)
+    _check_declared(path.name, members, max_bytes, advice)
+    return Submission(path.name, members, ignored, max_bytes, zip_path=path)
 
 
 def _open_folder(root: Path, max_bytes: int) -> Submission:
@@ -795,14 +870,19 @@ def _finish(
     if not members:
         said = f" (ignored: {_list_names(ignored)})" if ignored else ""
         raise InputError(f"no file found in the submission{said}; submit the run file, e.g. run.txt", label)
+    _check_declared(label, members, max_bytes)
+    return Submission(label, _strip_top_folders(members), ignored, max_bytes, zip_path=zip_path)
+
+
+def _check_declared(label: str, members: list[_Member], max_bytes: int, advice: str = _HOW_TO_FIT) -> None:
+    """Refuse, before anything is decompressed, members whose declared sizes sum over the cap."""
     declared = sum(m.declared for m in members)
     if declared > max_bytes:
         raise InputError(
             f"the files in the submission declare {_limit_text(declared)} in total, over the limit "
-            f"of {_limit_text(max_bytes)}; {_HOW_TO_FIT}",
+            f"of {_limit_text(max_bytes)}; {advice}",
             label,
         )
-    return Submission(label, _strip_top_folders(members), ignored, max_bytes, zip_path=zip_path)
 
 
 def _strip_top_folders(members: list[_Member]) -> list[_Member]:

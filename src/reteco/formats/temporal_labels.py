@@ -1,7 +1,7 @@
 """Frozen temporal labels of Track 1: per-document verdicts, keyed by the reference's query key
 ``<domain>/<query id>``. The required periods they refer to are ``reteco.formats.temporal_periods``.
 
-Why one module of 407 lines: one format, whose reader, append-only writer (locked, the manifest
+Why one module of 460 lines: one format, whose reader, append-only writer (locked, the manifest
 updated with each change) and manifest checks share the rules below, so that no edit can bypass
 them.
 
@@ -34,6 +34,15 @@ A frozen label folder ``temporal_labels/`` (format ``reteco-temporal-labels/1``)
    folder the label folder is verified by this manifest alone (``reference.json`` lists only
    the folder's own files), since labelling adds to it after ``reteco prepare``.
 
+Concurrency. Changing the folder replaces labels.jsonl and then manifest.json (each atomically),
+so a reader between the two would see a labels.jsonl its manifest does not describe. Writers
+(``create``, ``append``) hold an exclusive ``fcntl.flock`` on ``.lock`` in the folder, readers
+(``read``) a shared one, so a read sees the folder before or after a change, never halfway. The
+wait is bounded (``LOCK_WAIT_S``): past it, ``LabelsBusyError`` names the folder and says that
+another process is writing (a ``ReferenceDataError``: the organizers', never a team's, problem).
+A folder where ``.lock`` cannot be created (read only, as on a scoring worker) is read without
+it: no reteco process can be writing there either.
+
 Messages about these files name the file, the line and the field, never a document id or a
 label: a scoring log can be shown to participants.
 """
@@ -43,6 +52,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -61,7 +71,7 @@ from reteco.formats.jsonl_records import (
     string_list,
 )
 from reteco.formats.temporal_periods import QueryPeriods, read_periods
-from reteco.problems import InputError
+from reteco.problems import InputError, ReferenceDataError
 
 try:  # advisory locking of a label folder while it changes; absent on Windows
     import fcntl
@@ -75,6 +85,15 @@ LABELS_MANIFEST = "manifest.json"
 LABEL_PERIODS = "periods.jsonl"
 LABEL_ROWS = "labels.jsonl"
 SOURCES = ("llm", "human")
+LOCK_FILE = ".lock"
+#: How long reading or changing a label folder waits for another process's change to finish.
+LOCK_WAIT_S = 120.0
+_LOCK_POLL_S = 0.02
+
+
+class LabelsBusyError(ReferenceDataError):
+    """Another process held the label folder's lock for longer than ``LOCK_WAIT_S``: the
+    organizers' labelling is under way, no fault of a submission (exit 1, naming the folder)."""
 
 
 # What a damaged label folder's message says to do about it.
@@ -137,10 +156,18 @@ class TemporalLabels:
 
     @classmethod
     def read(cls, root: Path) -> TemporalLabels:
+        """The folder at ``root``, verified against its manifest, read under a shared lock
+        (module docstring: Concurrency). InputError naming the file when it cannot be used;
+        ``LabelsBusyError`` when a change by another process does not end in time."""
         root = Path(root)
-        manifest_path = root / LABELS_MANIFEST
-        if not manifest_path.is_file():
+        if not (root / LABELS_MANIFEST).is_file():
             raise InputError(f"no {LABELS_MANIFEST}: not a temporal label folder", str(root))
+        with _locked(root, shared=True):
+            return cls._read_unlocked(root)
+
+    @classmethod
+    def _read_unlocked(cls, root: Path) -> TemporalLabels:
+        manifest_path = root / LABELS_MANIFEST
         try:
             manifest = json.loads(manifest_path.read_bytes().decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError):
@@ -185,17 +212,18 @@ class TemporalLabels:
             raise InputError("a temporal label folder already exists here", str(root))
         root.mkdir(parents=True, exist_ok=True)
         records = list(periods)
-        atomic_write(root / LABEL_PERIODS, "".join(dumps(r.to_json(oracle=False)) + "\n" for r in records))
-        atomic_write(root / LABEL_ROWS, "")
-        manifest = {
-            "format": LABELS_FORMAT,
-            "split": split,
-            "created_by": f"reteco {__version__}",
-            "created_at": utc_now(),
-            "history": [],
-        }
-        labels = cls(root, manifest, {r.query: r for r in records})
-        labels._seal(note, 0)
+        with _locked(root):
+            atomic_write(root / LABEL_PERIODS, "".join(dumps(r.to_json(oracle=False)) + "\n" for r in records))
+            atomic_write(root / LABEL_ROWS, "")
+            manifest = {
+                "format": LABELS_FORMAT,
+                "split": split,
+                "created_by": f"reteco {__version__}",
+                "created_at": utc_now(),
+                "history": [],
+            }
+            labels = cls(root, manifest, {r.query: r for r in records})
+            labels._seal(note, 0)
         return labels
 
     # ----------------------------------------------------------------- querying
@@ -374,16 +402,50 @@ def _check_succession(row: LabelRow, previous: LabelRow | None, where: str) -> N
 
 
 @contextlib.contextmanager
-def _locked(root: Path):
-    """An exclusive lock on a label folder while it is changed (advisory; POSIX only)."""
-    with open(root / ".lock", "a+b") as handle:
-        if fcntl is not None:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+def _locked(root: Path, *, shared: bool = False):
+    """A lock on a label folder: exclusive while it is changed, ``shared`` while it is read
+    (advisory; POSIX only). Waits at most ``LOCK_WAIT_S`` (``LabelsBusyError`` after). A reader
+    in a folder where the lock file cannot be created reads without it (module docstring)."""
+    path = root / LOCK_FILE
+    try:
+        handle = open(path, "a+b")
+    except OSError:
+        if not shared:
+            raise
+        try:
+            handle = open(path, "rb")  # made by a writer, in a folder this process cannot write
+        except OSError:
+            handle = None
+    if handle is None:
+        yield
+        return
+    with handle:
+        if fcntl is None:  # pragma: no cover (Windows: no advisory lock)
+            yield
+            return
+        _wait_for_lock(handle.fileno(), fcntl.LOCK_SH if shared else fcntl.LOCK_EX, root)
         try:
             yield
         finally:
-            if fcntl is not None:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def _wait_for_lock(fd: int, mode: int, root: Path) -> None:
+    """Take the flock ``mode`` on ``fd``, polling until ``LOCK_WAIT_S`` has passed."""
+    deadline = time.monotonic() + LOCK_WAIT_S
+    while True:
+        try:
+            fcntl.flock(fd, mode | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise LabelsBusyError(
+                    f"another process is writing the temporal labels (it has held {LOCK_FILE} for more than "
+                    f"{LOCK_WAIT_S:g} s): wait for it (reteco label-temporal or label-import) to finish, then run "
+                    "this again; no submission is at fault",
+                    str(root),
+                ) from None
+            time.sleep(_LOCK_POLL_S)
 
 
 def _replace_line(row: LabelRow, line: int) -> LabelRow:

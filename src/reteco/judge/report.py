@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 from reteco.judge.config import PACKAGED_CONFIG
 from reteco.judge.golden import THRESHOLDS_FILE, golden_dir
 from reteco.judge.meta_evaluation import DIMENSION_CHECKS, INJECTION_CHECKS, format_figure, load_thresholds, threshold_failure
+from reteco.problems import printable
 
 NOT_REPORTED = "(not reported)"
 
@@ -46,16 +47,18 @@ def judge_provenance(outcomes: Iterable[Any], config: Any) -> dict[str, Any]:
 
 def model_mismatch_warning(provenance: dict[str, Any]) -> str | None:
     """One sentence when the server reported another model than the configured one, else None. It
-    names no endpoint: the scoring log is shown to participants (details.json records it)."""
+    names no endpoint: the scoring log is shown to participants (details.json records it). The
+    models are the server's text: escaped (``reteco.problems.printable``: control characters such
+    as a terminal's ESC as ``\\xNN``, cut at 80 characters), as every participant-visible value is."""
     models = provenance.get("reported_models") or {}
     configured = provenance.get("configured_model")
     other = {m: n for m, n in models.items() if m != configured}
     if not other:
         return None
     total = sum(models.values())
-    listed = ", ".join(f"{m} ({n})" for m, n in other.items())
+    listed = ", ".join(f"{printable(m)} ({n})" for m, n in other.items())
     return (
-        f"the judge's server reported another model than the configured {configured} for "
+        f"the judge's server reported another model than the configured {printable(str(configured))} for "
         f"{sum(other.values())} of {total} verdicts: {listed}; each verdict records the reported model"
     )
 
@@ -325,8 +328,8 @@ def _judgments_markdown(jd: dict) -> list[str]:
                  empty)
     rows = []
     for f in files:
-        reported = ", ".join(f"{m} x {n}" for m, n in (f.get("reported_models") or {}).items()) or "-"
-        prints = ", ".join(f.get("system_fingerprints") or {}) or "-"
+        reported = ", ".join(f"{printable(m)} x {n}" for m, n in (f.get("reported_models") or {}).items()) or "-"
+        prints = ", ".join(printable(str(fp)) for fp in f.get("system_fingerprints") or {}) or "-"
         ran_cell = "yes" if f["ran"] else f"no: {f.get('reason', '')}"
         rows.append([f["file"], ran_cell, f"`{f.get('signature', '-')}`", "yes" if f["same_judge"] else "NO",
                      f.get("endpoint") or "-", reported, prints])

@@ -1,6 +1,6 @@
 """Agreement of the LLM judge with human raters, per dimension, with bootstrap intervals.
 
-Why one module of 666 lines: one metric family, the judge-human agreement figures. Every figure,
+Why one module of 700 lines: one metric family, the judge-human agreement figures. Every figure,
 the point estimate and its bootstrap resamples alike, is computed from the same weighted tables
 of one cluster bootstrap (below); the figures share those vectorised helpers and are checked
 together against scikit-learn, scipy and ``krippendorff``.
@@ -105,7 +105,16 @@ _LEVEL_TO_SCORE = np.zeros((_LEVELS, _K))
 _LEVEL_TO_SCORE[np.arange(_LEVELS), _ROUNDED_OF_LEVEL] = 1.0
 _SCALE = np.asarray(SCORES, dtype=float)
 _QUADRATIC = (_SCALE[:, None] - _SCALE[None, :]) ** 2
-_CHUNK = 256  # resamples per block in the system-level computation (memory: chunk x S x S)
+_CHUNK = 256  # resamples per block in the system-level computation (memory: chunk x 3S)
+# Elements of one block of pairwise sign matrices (resamples x S x S) in the system-level Kendall
+# tau: blocks of resamples are sized to it, so memory stays about 8 bytes x this x 3.
+_PAIR_BLOCK = 2**21
+# Above this many systems the system-level Kendall tau sorts per resample instead of comparing
+# every pair of systems (``_kendall_tau_b_of_values``).
+_PAIRWISE_MAX_SYSTEMS = 64
+#: The most bootstrap resamples ``agreement`` takes: memory grows with resamples x conversations
+#: (the draws, about 24 bytes each), and 20,000 is ten times the default's precision already.
+MAX_RESAMPLES = 20_000
 
 PAIR_FIGURES = ("kappa_quadratic", "exact", "within_1", "spearman", "kendall_tau_b")
 ITEM_FIGURES = PAIR_FIGURES + ("bias",)
@@ -144,11 +153,16 @@ def agreement(
          "method": {"seed", "resamples", "interval", "median_rounding", "alpha_level", ...}}
 
     ``judge`` must name one rater; an item's conversation (and system) must be the same in both
-    files (InputError naming the lines otherwise). ``resamples`` must be at least 1.
+    files (InputError naming the lines otherwise); at least one item must be in both files
+    (InputError saying how many each has otherwise). ``resamples`` must be 1 to
+    ``MAX_RESAMPLES``, ``seed`` not negative (ValueError otherwise: the caller checks them).
     """
-    if resamples < 1:
-        raise ValueError(f"resamples must be at least 1, not {resamples}")
+    if not 1 <= resamples <= MAX_RESAMPLES:
+        raise ValueError(f"resamples must be 1 to {MAX_RESAMPLES}, not {resamples}")
+    if seed < 0:
+        raise ValueError(f"the seed must not be negative, not {seed}")
     require_single_rater(judge)
+    _require_shared_items(judge, humans)
     conversation_of, system_of = _items_of_both(judge, humans)
     has_system = judge.has_system or humans.has_system
     dimensions: dict[str, dict] = {}
@@ -216,6 +230,18 @@ def _method(judge: Ratings, humans: Ratings, seed: int, resamples: int) -> dict:
 
 # ---------------------------------------------------------------------------------------------
 # Inputs
+
+
+def _require_shared_items(judge: Ratings, humans: Ratings) -> None:
+    """InputError when no item is in both files: every figure would be undefined."""
+    judge_items = {r.item_id for r in judge.rows}
+    human_items = {r.item_id for r in humans.rows}
+    if judge_items.isdisjoint(human_items):
+        raise InputError(
+            f"no item is in both files: the judge's file ({judge.file}) has {len(judge_items)} items, this file "
+            f"{len(human_items)}, and no item_id is shared; give the human ratings of the items the judge rated",
+            humans.file,
+        )
 
 
 def _items_of_both(judge: Ratings, humans: Ratings) -> tuple[dict[str, str], dict[str, str]]:
@@ -594,14 +620,32 @@ def _kendall_tau_b(tables: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _kendall_tau_b_of_values(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Kendall's tau-b of (R x S) values, row by row, from the signs of all pairs:
-    sum sx*sy / sqrt(sum sx^2 * sum sy^2) over pairs i < j (a tie has sign 0)."""
-    upper = np.triu_indices(x.shape[1], k=1)
-    sx = np.sign(x[:, :, None] - x[:, None, :])[:, upper[0], upper[1]]
-    sy = np.sign(y[:, :, None] - y[:, None, :])[:, upper[0], upper[1]]
-    untied_x, untied_y = (sx * sx).sum(axis=1), (sy * sy).sum(axis=1)
+    """Kendall's tau-b of (R x S) values, row by row.
+
+    Up to ``_PAIRWISE_MAX_SYSTEMS`` systems, from the signs of all pairs, every row at once:
+    sum sx*sy / sqrt(sum sx^2 * sum sy^2) over ordered pairs (a tie has sign 0; counting i < j
+    and j > i alike doubles each sum and leaves the ratio), in blocks of rows of at most
+    ``_PAIR_BLOCK`` pair elements. Beyond, the S^2 pairs would cost time and memory with the
+    square of the systems (600 systems: minutes and gigabytes), so each row goes to
+    ``scipy.stats.kendalltau`` (variant b, sorting: S log S), undefined where it is NaN."""
+    rows, n = x.shape
+    if n > _PAIRWISE_MAX_SYSTEMS:
+        values = np.array([stats.kendalltau(a, b, variant="b").statistic for a, b in zip(x, y)], dtype=float)
+        defined = np.isfinite(values)
+        return np.where(defined, values, 0.0), defined
+    sums = np.zeros((rows, 3))  # per row: sum sx*sy, untied pairs in x, untied pairs in y
+    step = max(1, _PAIR_BLOCK // max(n * n, 1))
+    for start in range(0, rows, step):
+        block = slice(start, start + step)
+        sx = np.sign(x[block, :, None] - x[block, None, :])
+        sy = np.sign(y[block, :, None] - y[block, None, :])
+        sums[block, 0] = np.einsum("rij,rij->r", sx, sy)
+        sums[block, 1] = np.count_nonzero(sx, axis=(1, 2))
+        sums[block, 2] = np.count_nonzero(sy, axis=(1, 2))
+        del sx, sy
+    untied_x, untied_y = sums[:, 1], sums[:, 2]
     defined = (untied_x > 0) & (untied_y > 0)
-    return np.where(defined, (sx * sy).sum(axis=1) / np.sqrt(np.where(defined, untied_x * untied_y, 1.0)), 0.0), defined
+    return np.where(defined, sums[:, 0] / np.sqrt(np.where(defined, untied_x * untied_y, 1.0)), 0.0), defined
 
 
 def _unit_coincidences(value_counts: np.ndarray) -> np.ndarray:

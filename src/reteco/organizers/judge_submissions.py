@@ -18,6 +18,19 @@ by ``_``, and ``failed.txt`` listing those it could not fetch. So an entry reads
 ``123_alice_PhaseId7_2027-01-20_05-33_answers.zip``. The time part is minutes and seconds only
 (``%M-%S``), so the order of a team's submissions is that of their ids, which grow with time.
 
+Reading the download. ``bulk_submissions.zip`` is opened with the submissions' own safe opener
+(``reteco.formats.submission.open_archive``) and each file is copied to disk chunk by chunk,
+never whole in memory. Caps: each file at most ``MAX_MEMBER_BYTES`` (2 GiB, a submission's own
+limit) and all of them together ``MAX_BULK_BYTES`` (64 GiB); declared sizes over the total refuse
+the download before anything is read (exit 1, naming it). A file that cannot be read (its CRC
+wrong, encrypted, over its cap, a compression method unknown) is reported for its submission,
+which is then "not scored" with that message, and the others are still judged; an entry with
+an unsafe path (``../x``, absolute) or a name that appears twice (which copy is meant cannot be
+told) is listed as refused, never read. A zip that cannot be listed at all (not a zip, cut
+short, a name flagged UTF-8 that is not: Python's zipfile decodes every name when it opens the
+zip) is exit 1 naming it and, where it can, the entry. A name too long for the file system is
+read under a short local name (its id and extension); messages keep the entry's name.
+
 What is scored. Each team's (owner's) last submission per phase, the one ``Force_Last`` keeps on
 the leaderboard (the highest id); the earlier ones are listed as superseded. Every submission
 goes through the leaderboard's scoring path (``reteco.organizers.leaderboard.score_entries``:
@@ -34,8 +47,9 @@ import io
 import math
 import re
 import zipfile
+import dataclasses
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from reteco.organizers.leaderboard import (
     Entry,
@@ -45,6 +59,7 @@ from reteco.organizers.leaderboard import (
     ranking_candidate,
     score_entries,
 )
+from reteco.formats.submission import DEFAULT_MAX_BYTES, open_archive
 from reteco.problems import InputError, quoted
 from reteco.subtracks import KEYS, SUBTRACKS
 
@@ -54,6 +69,17 @@ FAILED_LIST = "failed.txt"
 BULK_NAME = re.compile(
     r"^(?P<id>\d+)_(?P<owner>.+?)_PhaseId(?P<phase>\d+)_(?P<date>\d{4}-\d{2}-\d{2})_(?P<time>\d{2}-\d{2})_(?P<file>.+)$"
 )
+# The caps on reading a bulk download: each file at most a submission's own limit (2 GiB, it is one
+# submission's upload), all of them together at most MAX_BULK_BYTES. Declared sizes over the total are
+# refused before anything is read; each file is copied to disk chunk by chunk and stopped at its cap.
+MAX_MEMBER_BYTES = DEFAULT_MAX_BYTES
+MAX_BULK_BYTES = 64 * 1024**3
+# failed.txt lists a few names; more than this is not Codabench's.
+MAX_FAILED_LIST_BYTES = 1024**2
+# A file is written under its entry's name when the file system can hold it (255 bytes at most).
+MAX_LOCAL_NAME_BYTES = 200
+_SIZE_ADVICE = "download fewer submissions at a time, or judge the files from a folder"
+_MEMBER_ADVICE = "no submission Codabench accepts is that large: download it again"
 CSV_NAME = "judged_submissions_{sub}.csv"
 MARKDOWN_NAME = "judged_submissions_{sub}.md"
 
@@ -69,6 +95,7 @@ class BulkSubmission:
     phase_id: int
     uploaded: str  # "YYYY-MM-DD MM-SS" as Codabench writes it (minutes and seconds, no hour)
     file: str
+    problem: str | None = None  # why its file could not be read from the download (then it is not scored)
 
 
 @dataclass
@@ -78,6 +105,7 @@ class BulkDownload:
     submissions: list[BulkSubmission]
     not_fetched: list[str]  # failed.txt's lines: submissions Codabench's page could not fetch
     skipped: list[str]  # entries whose name is not a bulk download's
+    refused: list[tuple[str, str]] = dataclasses.field(default_factory=list)  # (entry, why) never read
 
 
 def parse_bulk_name(name: str) -> dict | None:
@@ -94,45 +122,96 @@ def parse_bulk_name(name: str) -> dict | None:
     return parts
 
 
-def read_bulk_download(source: Path, work: Path) -> BulkDownload:
-    """The submissions of ``bulk_submissions.zip`` (extracted into ``work``) or of a folder of
-    its files. InputError when there is none."""
+def read_bulk_download(source: Path, work: Path, *, max_member_bytes: int = MAX_MEMBER_BYTES,
+                       max_bulk_bytes: int = MAX_BULK_BYTES) -> BulkDownload:
+    """The submissions of ``bulk_submissions.zip`` (copied into ``work``) or of a folder of
+    its files. InputError when there is none, or when the zip itself cannot be read.
+
+    The zip is read with the submissions' own safe opener (``formats.submission.open_archive``):
+    an entry with an unsafe path or a repeated name is listed in ``refused``; a file that cannot
+    be read (damaged, encrypted, over ``max_member_bytes``) keeps its submission with the
+    ``problem`` said, so that submission is reported and the others are still judged."""
     source = Path(source)
     if source.is_file():
         if not zipfile.is_zipfile(source):
             raise InputError(f"not a zip: give {BULK_ZIP} as downloaded, or a folder of its files", str(source))
-        folder = Path(work) / "bulk"
-        folder.mkdir(parents=True, exist_ok=True)
-        with zipfile.ZipFile(source) as archive:
-            for info in archive.infolist():
-                name = info.filename
-                # The browser writes flat names; anything else is not its entry (and no path escapes).
-                if info.is_dir() or "/" in name or "\\" in name or name in ("", ".", ".."):
-                    continue
-                (folder / name).write_bytes(archive.read(info))
-    elif source.is_dir():
-        folder = source
-    else:
+        return _read_bulk_zip(source, Path(work) / "bulk", max_member_bytes, max_bulk_bytes)
+    if not source.is_dir():
         raise InputError("no such file or folder", str(source))
     submissions, skipped, not_fetched = [], [], []
-    for path in sorted(folder.iterdir(), key=lambda p: p.name):
+    for path in sorted(source.iterdir(), key=lambda p: p.name):
         if path.name == FAILED_LIST:
-            text = path.read_text(encoding="utf-8", errors="replace")
-            not_fetched += [line.strip() for line in text.splitlines()[1:] if line.strip()]
+            with open(path, "rb") as listing:
+                not_fetched += _failed_lines(listing.read(MAX_FAILED_LIST_BYTES))
+        elif not path.name.startswith("."):
+            _add_entry(path.name, path, None, submissions, skipped)
+    return _bulk_download(submissions, not_fetched, skipped, [], source)
+
+
+def _read_bulk_zip(source: Path, folder: Path, max_member_bytes: int, max_bulk_bytes: int) -> BulkDownload:
+    refused: list[tuple[str, str]] = []
+    archive = open_archive(source, max_bytes=max_bulk_bytes, refused=refused, advice=_SIZE_ADVICE)
+    folder.mkdir(parents=True, exist_ok=True)
+    submissions: list[BulkSubmission] = []
+    skipped: list[str] = []
+    not_fetched: list[str] = []
+    for name in archive.files:
+        if "/" in name:  # the browser writes flat names; anything else is not its entry
+            skipped.append(name)
             continue
-        if path.name.startswith("."):
+        if name == FAILED_LIST:
+            listing = io.BytesIO()
+            try:
+                archive.copy_stored(name, listing, limit=MAX_FAILED_LIST_BYTES, advice="it is not Codabench's")
+            except InputError as exc:
+                refused.append((name, "; ".join(exc.problems.lines())))
+            not_fetched += _failed_lines(listing.getvalue())
             continue
-        parts = parse_bulk_name(path.name)
-        if parts is None:
-            skipped.append(path.name)
-            continue
-        submissions.append(BulkSubmission(path, path.name, parts["id"], parts["owner"], parts["phase"],
-                                          f"{parts['date']} {parts['time']}", parts["file"]))
+        parts = parse_bulk_name(name)
+        local = folder / (name if len(name.encode("utf-8")) <= MAX_LOCAL_NAME_BYTES else _short_name(parts, len(submissions)))
+        problem = None
+        if parts is not None:
+            try:
+                with open(local, "wb") as sink:
+                    archive.copy_stored(name, sink, limit=max_member_bytes, advice=_MEMBER_ADVICE)
+            except InputError as exc:
+                local.unlink(missing_ok=True)
+                problem = "; ".join(exc.problems.lines())
+        _add_entry(name, local, problem, submissions, skipped)
+    skipped += archive.ignored
+    return _bulk_download(submissions, not_fetched, skipped, refused, source)
+
+
+def _add_entry(name: str, path: Path, problem: str | None, submissions: list[BulkSubmission], skipped: list[str]) -> None:
+    parts = parse_bulk_name(name)
+    if parts is None:
+        skipped.append(name)
+        return
+    submissions.append(BulkSubmission(path, name, parts["id"], parts["owner"], parts["phase"],
+                                      f"{parts['date']} {parts['time']}", parts["file"], problem))
+
+
+def _bulk_download(submissions, not_fetched, skipped, refused, source: Path) -> BulkDownload:
     if not submissions:
+        said = "".join(f"; refused {quoted(name)}: {why}" for name, why in refused[:5])
         raise InputError(
             "no submission named as Codabench's bulk download names them "
-            "(<id>_<owner>_PhaseId<phase>_<date>_<time>_<file>)", str(source))
-    return BulkDownload(submissions, not_fetched, skipped)
+            f"(<id>_<owner>_PhaseId<phase>_<date>_<time>_<file>){said}", str(source))
+    return BulkDownload(sorted(submissions, key=lambda s: s.name), not_fetched, skipped, refused)
+
+
+def _failed_lines(data: bytes) -> list[str]:
+    """failed.txt's lines after its heading: the submissions Codabench's page could not fetch."""
+    text = data.decode("utf-8", errors="replace")
+    return [line.strip() for line in text.splitlines()[1:] if line.strip()]
+
+
+def _short_name(parts: dict | None, index: int) -> str:
+    """A local file name for an entry whose name is too long for the file system: its id and
+    the extension of its file, which tells how the submission is opened."""
+    suffixes = "".join(PurePosixPath(parts["file"]).suffixes[-2:]) if parts else ""
+    suffixes = suffixes if len(suffixes.encode("utf-8")) <= 20 else ""
+    return f"{parts['id'] if parts else 'entry'}_{index}{suffixes}"
 
 
 def last_per_team(submissions: list[BulkSubmission]) -> tuple[list[BulkSubmission], list[tuple[BulkSubmission, int]]]:
@@ -153,8 +232,11 @@ def judge_bulk(subtrack: str, reference_dir: Path, kept: list[BulkSubmission], o
                jobs: int, progress: bool) -> list[dict]:
     """Score (and judge) every kept submission through the leaderboard's scoring path; one row
     per submission, ranked (``table_rows``)."""
-    entries = [Entry(s.path, s.name, s.owner, str(s.submission_id)) for s in kept]
-    outcomes = score_entries(Path(reference_dir), entries, options, jobs=jobs, progress=progress, label=subtrack)
+    readable = [s for s in kept if s.problem is None]
+    entries = [Entry(s.path, s.name, s.owner, str(s.submission_id)) for s in readable]
+    scored = iter(score_entries(Path(reference_dir), entries, options, jobs=jobs, progress=progress, label=subtrack))
+    outcomes = [next(scored) if s.problem is None else {"ok": False, "kind": "input", "errors": [s.problem]}
+                for s in kept]
     return table_rows(subtrack, kept, outcomes)
 
 
@@ -219,6 +301,9 @@ def render_markdown(subtrack: str, rows: list[dict], *, superseded: list[tuple[B
     if bulk.not_fetched:
         lines += ["", f"Not in the download ({FAILED_LIST}: Codabench's page could not fetch them):", ""]
         lines += [f"- {_md(line)}" for line in bulk.not_fetched]
+    if bulk.refused:
+        lines += ["", "Refused (never read from the download):", ""]
+        lines += [f"- {quoted(name)}: {_md(why)}" for name, why in bulk.refused]
     if bulk.skipped:
         lines += ["", "Skipped (not named as a bulk download names submissions):", ""]
         lines += [f"- {_md(name)}" for name in bulk.skipped]

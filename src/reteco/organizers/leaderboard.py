@@ -63,7 +63,7 @@ from reteco import __version__
 from reteco.formats.reference import MANIFEST, Reference
 from reteco.formats.topic_ids import DEPTH_GROUPS
 from reteco.metrics.significance import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, compare_systems
-from reteco.problems import InputError, Problems, quoted
+from reteco.problems import InputError, Problems, ReferenceDataError, quoted
 from reteco.scoring.aggregate import Units
 from reteco.subtracks import DIMENSIONS, IDS, JUDGE, JUDGE_MEAN, KEYS, SUBTRACKS
 
@@ -252,8 +252,10 @@ def score_one(reference: Reference, entry_path: Path, options: ScoringOptions, j
     """Score one submission; return what the leaderboard needs of it, as plain data.
 
     ``{"ok": True, "scores", "warnings", "unit_keys", "unit_values", "unit_values_absent",
-    "per_domain", "per_depth", "judge_reason"}`` or ``{"ok": False, "kind": "input" | "internal",
-    "errors": [lines]}``. An input error's lines are the messages ``reteco score`` prints.
+    "per_domain", "per_depth", "judge_reason"}`` or ``{"ok": False, "kind": "input" | "internal" |
+    "reference", "errors": [lines]}``. An input error's lines are the messages ``reteco score``
+    prints; "reference" is the organizers' data failing (``ReferenceDataError``, e.g. the frozen
+    temporal labels locked by a labelling run), which ``score_entries`` raises for the whole table.
     """
     from reteco.scoring.submission import score_submission
 
@@ -263,6 +265,9 @@ def score_one(reference: Reference, entry_path: Path, options: ScoringOptions, j
             run_judge_now=options.run_judge_now, progress=False, per_topic=True,
         )
         return {"ok": True, **_extract(reference, result.scores, result.details, result.problems)}
+    except ReferenceDataError as exc:  # the organizers' data, not the team's: never "not scored"
+        return {"ok": False, "kind": "reference", "errors": exc.problems.lines(),
+                "problems": [(p.file, p.line, p.message) for p in exc.problems.errors()]}
     except InputError as exc:
         return {"ok": False, "kind": "input", "errors": exc.problems.lines()}
     except Exception as exc:  # a bug of reteco: the organizer sees it, the table lists it
@@ -381,7 +386,9 @@ def score_entries(reference_dir: Path, entries: list[Entry], options: ScoringOpt
     Processes, not threads: scoring is CPU-bound Python and numpy. Each worker reads the
     reference once (``spawn``, so no lock held by pyarrow's threads is inherited by a fork).
     With ``jobs`` 1 everything runs in this process. A worker that dies (killed, out of memory)
-    fails its submission as an internal error; the others are still scored.
+    fails its submission as an internal error; the others are still scored. Reference data that
+    fails while a submission is scored is no submission's fault: ``ReferenceDataError`` (exit 1)
+    for the whole table, with the first such message.
     """
     from tqdm import tqdm
 
@@ -411,6 +418,12 @@ def score_entries(reference_dir: Path, entries: list[Entry], options: ScoringOpt
                     bar.update()
     finally:
         bar.close()
+    failed = next((r for r in results if r is not None and r.get("kind") == "reference"), None)
+    if failed is not None:
+        problems = Problems()
+        for file, line, message in failed["problems"]:
+            problems.error(file, line, message)
+        raise ReferenceDataError(problems)
     return results  # type: ignore[return-value]
 
 

@@ -24,6 +24,7 @@ from reteco.outputs.page_html import (
     table_cell,
     unit_word,
 )
+from reteco.problems import printable
 from reteco.subtracks import DIMENSIONS, JUDGE_MEAN, KEYS, TEMPORAL, TEXT, SubTrack
 
 # What each deterministic-handling count means for the participant (details["counts"] of a run,
@@ -178,7 +179,8 @@ def judge_section(generation: dict, notes) -> str:
             who.append(("Judgments", f"{calls.get('judgments', 0)} ({calls.get('cached', 0)} from the cache, "
                                      f"{calls.get('new', 0)} new)"))  # fmt: skip
         if judge.get("system_fingerprints"):
-            who.append(("System fingerprints", ", ".join(map(str, judge["system_fingerprints"]))))
+            # The server's own text: escaped as every participant-visible value is.
+            who.append(("System fingerprints", ", ".join(printable(str(fp)) for fp in judge["system_fingerprints"])))
         out.append(f"<div class='grid'>{figure_block('The five judge dimensions (normalized (s - 1) / 4)', chart)}")
         out.append(f"<div>{facts_list(who)}</div></div>")
         rows = []
