@@ -16,7 +16,6 @@ import time
 import zipfile
 
 import pytest
-from support.fake_openai_server import FakeOpenAI
 from support.shared_cache import (
     cache_verdicts,
     finish,
@@ -34,18 +33,6 @@ from reteco.llm.cache import ARCHIVE_FILE, CACHE_FILE, JudgeCache
 ITEMS = 24
 
 
-@pytest.fixture(name="slow_random")
-def slow_random_fixture():
-    """A fake server answering at random after 0.1 s: runs started together overlap."""
-    server = FakeOpenAI(latency_s=0.1)
-    server.judge = random_judge
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
 def _judge_runs(tmp_path, server, count: int, cache, items) -> list[tuple[int, str, str]]:
     config = judge_config(tmp_path, server.base_url, concurrency=4)
     runs = [start_reteco(tmp_path, "judge", "--items", str(items), "--out", str(tmp_path / f"out{n}.jsonl"),
@@ -55,11 +42,11 @@ def _judge_runs(tmp_path, server, count: int, cache, items) -> list[tuple[int, s
 
 
 @pytest.mark.parametrize("count", [2, 4])
-def test_judge_runs_on_one_cache_pay_each_judgment_once_and_agree_with_it(tmp_path, slow_random, count):
+def test_judge_runs_on_one_cache_pay_each_judgment_once_and_agree_with_it(tmp_path, slow_random_server, count):
     items = write_items(tmp_path / "items.jsonl", ITEMS)
-    for code, _, err in _judge_runs(tmp_path, slow_random, count, tmp_path / "cache", items):
+    for code, _, err in _judge_runs(tmp_path, slow_random_server, count, tmp_path / "cache", items):
         assert code == 0, err
-    asked = requests_per_body(slow_random)
+    asked = requests_per_body(slow_random_server)
     assert len(asked) == ITEMS and set(asked.values()) == {1}, asked.most_common(3)
     held = cache_verdicts(tmp_path / "cache")
     assert len(held) == ITEMS
@@ -67,27 +54,27 @@ def test_judge_runs_on_one_cache_pay_each_judgment_once_and_agree_with_it(tmp_pa
         assert outcome_lines(tmp_path / f"out{n}.jsonl") == held  # every output is the cache's verdict
 
 
-def test_an_import_during_runs_replaces_nothing_and_reports_its_conflicts(tmp_path, slow_random):
+def test_an_import_during_runs_replaces_nothing_and_reports_its_conflicts(tmp_path, slow_random_server):
     items = write_items(tmp_path / "items.jsonl", ITEMS)
     (tmp_path / "platform").mkdir()
-    assert [c for c, _, _ in _judge_runs(tmp_path / "platform", slow_random, 1, tmp_path / "platform-cache", items)] == [0]
+    assert [c for c, _, _ in _judge_runs(tmp_path / "platform", slow_random_server, 1, tmp_path / "platform-cache", items)] == [0]
     with JudgeCache(tmp_path / "platform-cache") as platform:
         platform.export_archive(tmp_path / ARCHIVE_FILE)
     archived = cache_verdicts(tmp_path / "platform-cache")
-    before = requests_per_body(slow_random)
-    config = judge_config(tmp_path, slow_random.base_url, concurrency=2)
+    before = requests_per_body(slow_random_server)
+    config = judge_config(tmp_path, slow_random_server.base_url, concurrency=2)
     runs = [start_reteco(tmp_path, "judge", "--items", str(items), "--out", str(tmp_path / f"out{n}.jsonl"),
                          "--judge-config", str(config), "--judge-cache", str(tmp_path / "cache"), "--no-progress")
             for n in range(2)]
     deadline = time.monotonic() + 120
-    while sum((requests_per_body(slow_random) - before).values()) < 4 and time.monotonic() < deadline:
+    while sum((requests_per_body(slow_random_server) - before).values()) < 4 and time.monotonic() < deadline:
         time.sleep(0.02)  # the runs have verdicts of their own when the import comes
     importing = start_reteco(tmp_path, "judge", "--import-archive", str(tmp_path / ARCHIVE_FILE),
                              "--judge-cache", str(tmp_path / "cache"))
     (code, _, err), *ends = finish([importing, *runs])
     assert code == 0, err
     assert [c for c, _, _ in ends] == [0, 0], [e for _, _, e in ends]
-    asked = requests_per_body(slow_random) - before
+    asked = requests_per_body(slow_random_server) - before
     assert set(asked.values()) <= {1}, asked.most_common(3)  # none paid twice by the runs
     held = cache_verdicts(tmp_path / "cache")
     assert outcome_lines(tmp_path / "out0.jsonl") == held == outcome_lines(tmp_path / "out1.jsonl")
@@ -112,18 +99,18 @@ def _identical_submissions(tmp_path):
     return ref, lines
 
 
-def test_leaderboard_jobs_4_with_identical_submissions_pays_each_judgment_once(tmp_path, slow_random):
+def test_leaderboard_jobs_4_with_identical_submissions_pays_each_judgment_once(tmp_path, slow_random_server):
     ref, lines = _identical_submissions(tmp_path)
     folder = tmp_path / "subs"
     folder.mkdir()
     for team in ("teamA", "teamB", "teamC", "teamD"):
         (folder / f"{team}.jsonl").write_text(lines, encoding="utf-8")
-    config = judge_config(tmp_path, slow_random.base_url)
+    config = judge_config(tmp_path, slow_random_server.base_url)
     [(code, _, err)] = finish([start_reteco(
         tmp_path, "leaderboard", "--ref", str(ref.root), "--submissions", str(folder), "--out", str(tmp_path / "out"),
         "--jobs", "4", "--resamples", "10", "--judge-config", str(config), "--judge-cache", str(tmp_path / "cache"))])
     assert code == 0, err
-    asked = requests_per_body(slow_random)
+    asked = requests_per_body(slow_random_server)
     assert len(asked) == 15 and set(asked.values()) == {1}  # 3 turns x 5 dimensions, once
     board = json.loads((tmp_path / "out" / "leaderboard.json").read_text())
     rows = board["systems"] + board["unranked"]
@@ -131,9 +118,9 @@ def test_leaderboard_jobs_4_with_identical_submissions_pays_each_judgment_once(t
     assert len(rows) == 4 and len(judged) == 1 and "judge_mean" in rows[0]  # the identical teams' verdicts agree
 
 
-def test_two_judge_submissions_at_once_pay_each_judgment_once(tmp_path, slow_random):
+def test_two_judge_submissions_at_once_pay_each_judgment_once(tmp_path, slow_random_server):
     ref, lines = _identical_submissions(tmp_path)
-    config = judge_config(tmp_path, slow_random.base_url)
+    config = judge_config(tmp_path, slow_random_server.base_url)
     runs = []
     for n in range(2):
         bulk = tmp_path / f"bulk{n}.zip"
@@ -145,7 +132,7 @@ def test_two_judge_submissions_at_once_pay_each_judgment_once(tmp_path, slow_ran
                                  "--judge-cache", str(tmp_path / "cache")))
     for code, _, err in finish(runs):
         assert code == 0, err
-    asked = requests_per_body(slow_random)
+    asked = requests_per_body(slow_random_server)
     assert len(asked) == 15 and set(asked.values()) == {1}
     tables = [(tmp_path / f"out{n}" / "judged_submissions_2b.csv").read_text() for n in range(2)]
     assert tables[0] == tables[1]  # both commands report the verdicts the cache holds
