@@ -238,7 +238,7 @@ class CachedJudgment:
     signature: str
     reported_model: str | None = None  # the model named by the response that gave the verdict
     endpoint: str | None = None  # where that response came from
-    version: str = ""  # the stored row's judged_at and call ids: what a compare-and-swap replaces
+    version: str = ""  # the stored row's judged_at, call ids and rationale: what a compare-and-swap replaces
 
 
 @dataclass(frozen=True)
@@ -391,7 +391,8 @@ class JudgeCache:
         (``renew_claims``) and ends with ``release``, ``close`` or its owner's death."""
         now = time.time()
         with self._write():
-            row = self._sql("SELECT judged_at, call_ids FROM judgments WHERE cache_key = ?", (cache_key,)).fetchone()
+            row = self._sql("SELECT judged_at, call_ids, rationale FROM judgments WHERE cache_key = ?",
+                            (cache_key,)).fetchone()
             if row is not None and (replacing is None or _version(*row) != replacing):
                 return JUDGED, None
             held = self._sql("SELECT owner, expires_at FROM claims WHERE cache_key = ?", (cache_key,)).fetchone()
@@ -553,7 +554,8 @@ class JudgeCache:
             return None
         calls = self._calls_of(row[7])
         last = calls[-1] if calls else (None, None)
-        return CachedJudgment(*row[:7], reported_model=last[0], endpoint=last[1], version=_version(row[8], row[7])), calls
+        verdict = CachedJudgment(*row[:7], reported_model=last[0], endpoint=last[1], version=_version(row[8], row[7], row[3]))
+        return verdict, calls
 
     def _calls_of(self, call_ids_json: str) -> list[tuple[str | None, str | None]]:
         """(reported model, endpoint) of the calls named by a judgment's call_ids, in its order."""
@@ -601,8 +603,8 @@ class JudgeCache:
                 self._sql(
                     "UPDATE judgments SET topic_key = ?, dimension = ?, prompt_version = ?, signature = ?, model = ?, "
                     "status = ?, score = ?, rationale = ?, attempts = ?, system_fingerprint = ?, call_ids = ?, "
-                    "judged_at = ? WHERE cache_key = ? AND status = 'invalid' AND judged_at || '|' || call_ids = ?",
-                    (*values[1:], cache_key, replacing))
+                    "judged_at = ? WHERE cache_key = ? AND status = 'invalid' AND judged_at = ? AND call_ids = ? "
+                    "AND rationale = ?", (*values[1:], cache_key, *json.loads(replacing)))
         held = self.judgment(cache_key)
         assert held is not None  # stored above, and verdicts are never deleted
         return held
@@ -726,9 +728,10 @@ def _is_busy(exc: sqlite3.OperationalError) -> bool:
     return "locked" in text or "busy" in text
 
 
-def _version(judged_at: str, call_ids: str) -> str:
-    """A stored verdict's version: what ``put_judgment``'s compare-and-swap checks."""
-    return f"{judged_at}|{call_ids}"
+def _version(judged_at: str, call_ids: str, rationale: str) -> str:
+    """A stored verdict's version: the columns ``put_judgment``'s compare-and-swap checks (a
+    re-judged verdict has new calls, a new time, and mostly a new rationale)."""
+    return json.dumps([judged_at, call_ids, rationale])
 
 
 def _verdict_json(verdict: Iterable[Any]) -> str:
