@@ -5,6 +5,11 @@ How one judgment ends (the documented fault behaviour; the call loop is
 
 - cached verdict (ok, or invalid unless ``retry_invalid``) of the same request to the same
   endpoint: returned, no HTTP call.
+- being judged by another process sharing the cache (its claim, ``reteco.llm.cache``): waited
+  for, and its verdict returned, no HTTP call; taken over when that process gave up or died.
+  Waiting longer than the cache's claim wait raises JudgeCacheBusy naming the holder; the
+  deadline ends the wait as "error". A verdict this run gets is stored unless one was stored
+  first, and the outcome is always the stored one (first verdict wins).
 - 429, 408, 409, 5xx, timeout, connection error, or a 200 whose body is not a chat completion:
   retried up to ``max_retries`` times; the wait is the server's Retry-After (``retry-after-ms``
   or ``retry-after``, seconds or HTTP date) when given, else exponential backoff with jitter,

@@ -1,9 +1,9 @@
 """The judge's persistent cache and audit trail: one SQLite file, outside any output folder.
 
-Why one module of 510 lines: one SQLite file's schema and every query on it. The verdict cache,
-the audit trail and the archives that carry them between machines share the tables below, and
-importing an archive keeps the cache's own rules (a verdict never served for another endpoint,
-never replaced silently).
+Why one module of 780 lines: one SQLite file's schema and every query on it. The verdict cache,
+the audit trail, the claims that let several processes share it and the archives that carry it
+between machines share the tables below, and importing an archive keeps the cache's own rules (a
+verdict never served for another endpoint, never replaced).
 
 Tables (``judge-cache.sqlite`` in the cache folder):
 
@@ -22,6 +22,24 @@ Tables (``judge-cache.sqlite`` in the cache folder):
   transport errors are not (the next run tries again). The model the server reported, its
   system fingerprint and the endpoint of a verdict are read from its calls (``judgment``).
 - ``batches``: Batch API jobs, so a rerun collects a running batch instead of paying twice.
+- ``claims``: the judgments being asked right now, each with its ``owner`` (host/pid/random
+  token of the connection) and ``expires_at`` (a lease, renewed while the owner works).
+- ``conflicts``: verdicts an imported archive brought that differ from the one held: the key,
+  the archive, both verdicts (status, score, rationale), when.
+
+Several processes share one cache (``leaderboard --jobs N``, two ``reteco judge``, an import
+during a run). A judgment is paid for once among them: before its request is sent it is claimed
+(``claim``); a process wanting a judgment another live process has claimed waits for that
+verdict, polling the cache (the runner, ``reteco.judge.runner``), and takes the claim over when
+the owner gave it up or died (its lease ran out). The first verdict stored wins (``put_judgment``:
+insert-or-ignore, then the held verdict is read back and returned), so every output reports what
+the cache holds and nothing is ever replaced, except an invalid verdict re-judged on purpose
+(``retry_invalid``), and then only through a compare-and-swap on the row read: two retries pay
+once. Every wait is bounded: a statement waits ``RETECO_JUDGE_CACHE_WAIT_S`` (default 60 s) for
+another process's write lock, a claimed judgment is waited for ``RETECO_JUDGE_CLAIM_WAIT_S``
+(default 900 s); past them ``JudgeCacheBusy`` names the file and the holder (the claim's owner,
+or another process's write transaction), and the commands turn it into exit 1 naming
+``--judge-cache`` (``reteco.commands.main``).
 
 Rows written before the endpoint was part of the key (reteco 0.x caches, same schema 1) stay
 in the file untouched and readable by every query here and by SQL. Their verdicts are keyed
@@ -37,12 +55,16 @@ passed through the key redactor before it is stored.
 Archives. A cache is carried from one machine to another as one self-contained SQLite file of
 the same schema (``export_archive``: ``VACUUM INTO``, a consistent snapshot in rollback-journal
 mode, so no ``-wal`` or ``-shm`` file has to travel with it). The Codabench scoring program
-writes its run's cache as ``judge_archive.sqlite`` (``ARCHIVE_FILE``) into its scoring output;
-``import_archive`` merges such a file into the organizers' cache (``reteco judge
---import-archive``): requests by hash, calls and failures unless the same row is there already,
-verdicts unless the cache has one for the same key (a verdict already in the cache is kept and a
-different one in the archive is counted as a conflict, never silently replaced). The imported
-verdicts then answer the same requests to the same endpoint without a call.
+judges straight into ``judge_archive.sqlite`` (``ARCHIVE_FILE``) in its scoring output: a
+``JudgeCache`` opened on a ``.sqlite`` file is that one file in rollback-journal mode with
+``synchronous=FULL``, each row committed as it arrives, so the file is a valid archive whenever
+the program is killed (a hot ``-journal`` may be left beside it). ``import_archive`` merges such a
+file into the organizers' cache (``reteco judge --import-archive``), rolling a hot journal back
+on a private copy first: requests by hash, calls and failures unless the same row is there
+already, verdicts unless the cache has one for the same key (a verdict already in the cache is
+kept; a different one in the archive is recorded in ``conflicts``). It writes in transactions of
+``IMPORT_CHUNK_ROWS`` rows, so a run sharing the cache waits for one chunk, never the whole
+import. The imported verdicts then answer the same requests to the same endpoint without a call.
 """
 
 from __future__ import annotations
@@ -475,7 +497,8 @@ class JudgeCache:
                                     f"VALUES ({', '.join('?' * len(_CALL_COLUMNS))})", values)
                     call_ids[old] = int(cur.lastrowid)
                     counts["calls"] += 1
-        for chunk in self._chunks(archive.execute(f"SELECT {', '.join(_FAILURE_COLUMNS)} FROM failures ORDER BY id")):  # noqa: S608
+        failures = archive.execute(f"SELECT {', '.join(_FAILURE_COLUMNS)} FROM failures ORDER BY id")  # noqa: S608
+        for chunk in self._chunks(failures):
             with self._write():
                 for values in chunk:
                     found = self._sql("SELECT 1 FROM failures WHERE request_hash = ? AND attempt = ? AND kind = ? "
