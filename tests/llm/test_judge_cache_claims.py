@@ -12,17 +12,8 @@ import subprocess
 import sys
 import time
 
+from support import shared_cache as shared
 from support.fake_openai_server import completion
-from support.shared_cache import (
-    cache_verdicts,
-    finish,
-    judge_config,
-    outcome_lines,
-    random_judge,
-    requests_per_body,
-    start_reteco,
-)
-from support.shared_cache import write_items as write_item_file
 
 from reteco.llm.cache import ARCHIVE_FILE, CLAIMED, HELD, JUDGED, JudgeCache
 
@@ -62,26 +53,26 @@ def test_a_dead_owners_claim_expires_and_is_taken_over(tmp_path, monkeypatch):
 
 
 def test_two_retry_invalid_runs_pay_once_for_each_invalid_verdict(tmp_path, slow_random_server):
-    items = write_item_file(tmp_path / "items.jsonl", 8)
+    items = shared.write_items(tmp_path / "items.jsonl", 8)
     slow_random_server.judge = lambda body: completion("no json")  # every verdict invalid
-    config = judge_config(tmp_path, slow_random_server.base_url, max_reasks=0)
-    [(code, _, err)] = finish([start_reteco(tmp_path, "judge", "--items", str(items), "--out", str(tmp_path / "first.jsonl"),
-                                            "--judge-config", str(config), "--judge-cache", str(tmp_path / "cache"),
-                                            "--no-progress")])
+    config = shared.judge_config(tmp_path, slow_random_server.base_url, max_reasks=0)
+    first = shared.start_reteco(tmp_path, "judge", "--items", str(items), "--out", str(tmp_path / "first.jsonl"),
+                                "--judge-config", str(config), "--judge-cache", str(tmp_path / "cache"), "--no-progress")
+    [(code, _, err)] = shared.finish([first])
     assert code == 0, err
-    assert {v[0] for v in cache_verdicts(tmp_path / "cache").values()} == {"invalid"}
-    slow_random_server.judge = random_judge
-    before = requests_per_body(slow_random_server)
-    runs = [start_reteco(tmp_path, "judge", "--items", str(items), "--out", str(tmp_path / f"out{n}.jsonl"),
-                         "--judge-config", str(config), "--judge-cache", str(tmp_path / "cache"), "--no-progress",
-                         "--retry-invalid") for n in range(2)]
-    for code, _, err in finish(runs):
+    assert {v[0] for v in shared.cache_verdicts(tmp_path / "cache").values()} == {"invalid"}
+    slow_random_server.judge = shared.random_judge
+    before = shared.requests_per_body(slow_random_server)
+    runs = [shared.start_reteco(tmp_path, "judge", "--items", str(items), "--out", str(tmp_path / f"out{n}.jsonl"),
+                                "--judge-config", str(config), "--judge-cache", str(tmp_path / "cache"),
+                                "--no-progress", "--retry-invalid") for n in range(2)]
+    for code, _, err in shared.finish(runs):
         assert code == 0, err
-    asked = requests_per_body(slow_random_server) - before
+    asked = shared.requests_per_body(slow_random_server) - before
     assert len(asked) == 8 and set(asked.values()) == {1}
-    held = cache_verdicts(tmp_path / "cache")
+    held = shared.cache_verdicts(tmp_path / "cache")
     assert {v[0] for v in held.values()} == {"ok"}
-    assert outcome_lines(tmp_path / "out0.jsonl") == held == outcome_lines(tmp_path / "out1.jsonl")
+    assert shared.outcome_lines(tmp_path / "out0.jsonl") == held == shared.outcome_lines(tmp_path / "out1.jsonl")
 
 
 _KILLED_MID_TRANSACTION = """
