@@ -62,3 +62,18 @@ def ref_root(tmp_path_factory) -> Path:
     prepare_release(release, "dev", root / "ref", subtracks=("2b", "2c"))
     return root / "ref"
 
+
+
+@pytest.fixture(name="slow_random_server")
+def slow_random_server_fixture():
+    """A fake server answering at random after 0.1 s (``support.shared_cache.random_judge``):
+    runs started together overlap, and a judgment paid twice shows."""
+    from support.shared_cache import random_judge
+
+    server = FakeOpenAI(latency_s=0.1)
+    server.judge = random_judge
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -29,9 +29,12 @@ here, within the run's time limit (``reteco.codabench.judge_plan``: the deadline
 budget or the judge's service stops writes no judge key: the reason (in the participant's
 words: no address, no key, no server text) and how many turns were judged are in the log and
 the page, the retrieval and text figures are written, and the exit is 0. Every request, reply
-and verdict of the run goes into the scoring output as ``judge_archive.sqlite`` (a judge cache,
-``reteco.llm.cache``), which the organizers import into their cache with ``reteco judge
---import-archive`` to audit, disclose and re-score without paying twice; the phases that judge
+and verdict of the run is written, as it arrives, into the scoring output's
+``judge_archive.sqlite``: the run's judge cache itself (``reteco.llm.cache``, single-file mode:
+rollback journal, ``synchronous=FULL``), so the file is a valid archive holding every verdict
+paid for even when the platform kills the program (a time-out); the organizers import it into
+their cache with ``reteco judge --import-archive`` (a killed run's ``-journal`` beside it is
+rolled back on import) to audit, disclose and re-score without paying twice; the phases that judge
 hide their scoring output from participants (``hide_score_output``, checked by check-bundle).
 Without a judge setup the judge does not run here: its keys are absent with that reason, and
 the organizers judge the answers after the phase (``reteco judge-submissions``).
@@ -48,7 +51,6 @@ import json
 import logging
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -128,11 +130,11 @@ _DROP_LOG_RECORDS = logging.NullHandler()
 
 
 def _score_with_judge(reference, submission: Path, output_dir: Path, phase: dict, config, started: float):
-    """Score with the judge inside the run's limits; the run's cache goes to the output as the
-    archive (module docstring). Prints the plan and what the judge did: never the endpoint."""
+    """Score with the judge inside the run's limits; the run's cache is the output's archive
+    (module docstring). Prints the plan and what the judge did: never the endpoint."""
     from reteco.codabench.judge_plan import plan_judging
     from reteco.formats.phase_record import time_limit
-    from reteco.llm.cache import ARCHIVE_FILE, CACHE_FILE, JudgeCache
+    from reteco.llm.cache import ARCHIVE_FILE
     from reteco.scoring.submission import score_submission
 
     # The judge's log lines name the endpoint and quote the server's answers, and Python's
@@ -147,16 +149,14 @@ def _score_with_judge(reference, submission: Path, output_dir: Path, phase: dict
     print(f"judge: {config.model}, prompt version {config.prompt_version}, signature {config.signature}; up to "
           f"{config.concurrency} requests at once, {budget}; judging ends {max(plan.judging_until_s, 0):.0f} s into "
           f"this run's {plan.limit_s} s")
-    with tempfile.TemporaryDirectory(prefix="reteco-judge-") as cache:
-        try:
-            result = score_submission(
-                reference, submission, per_topic=bool(phase["per_topic"]), judge_config=config, cache_dir=Path(cache),
-                run_judge_now=True, judge_deadline=plan.deadline, judge_max_calls=config.max_calls_per_run,
-            )
-        finally:
-            if (Path(cache) / CACHE_FILE).is_file():  # no file: the submission was refused before judging
-                with JudgeCache(Path(cache)) as archive:
-                    archive.export_archive(output_dir / ARCHIVE_FILE)
+    # The run's cache IS the archive in the output (a .sqlite path: JudgeCache's single-file,
+    # rollback-journal mode): each verdict is on disk as it arrives, so a platform time-out
+    # (a kill) keeps every judgment paid for until then.
+    result = score_submission(
+        reference, submission, per_topic=bool(phase["per_topic"]), judge_config=config,
+        cache_dir=output_dir / ARCHIVE_FILE, run_judge_now=True, judge_deadline=plan.deadline,
+        judge_max_calls=config.max_calls_per_run,
+    )
     judge = result.details.get("generation", {}).get("judge", {})
     run = judge.get("run")
     if run:

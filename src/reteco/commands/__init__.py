@@ -28,6 +28,7 @@ from contextlib import contextmanager
 
 from reteco import __version__
 from reteco.arrow_memory import use_scoring_memory_pool
+from reteco.llm.cache import JudgeCacheError
 from reteco.problems import EXIT_INPUT, EXIT_OK, EXIT_USAGE, InputError, UsageError, internal_error
 
 # command -> (module under reteco.commands, its function that adds the command's parser)
@@ -72,6 +73,9 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"reteco {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except JudgeCacheError as exc:  # the organizer's cache, never a team's fault nor a bug: exit 1 naming it
+        InputError(str(exc), "--judge-cache").problems.print(sys.stderr)
+        return EXIT_INPUT
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # output piped into `head` and the like

@@ -23,8 +23,16 @@ are written, the rest is kept, and running the same command again asks only the 
 scoring output (``judge_archive.sqlite``; give the file, the output folder, or the output's zip as
 downloaded) into the cache (``JudgeCache.import_archive``), so that re-scoring the same answers
 (``reteco judge-submissions``, ``reteco leaderboard``) makes no call for what was judged on the
-platform. Prints what was merged; a verdict the cache already holds is kept, and a different one
-in an archive is counted as a conflict. Exit 0, or 1 when a file is not a judge archive.
+platform. Prints what was merged; a verdict the cache already holds is never replaced: a different
+one in an archive is counted as a conflict and recorded, with both verdicts, in the cache's table
+``conflicts`` (the message says where). An archive left by a scoring program killed mid-run
+(with a ``-journal`` beside it) is read as of its last committed verdict. The import writes in
+short transactions, so runs sharing the cache go on meanwhile. Exit 0, or 1 when a file is not a
+judge archive or the cache stays locked past its wait limit.
+
+``--retry-invalid`` re-judges the verdicts cached as invalid: each is replaced only if it is
+still the row this run read (a compare-and-swap), so two runs retrying at once pay once, and a
+verdict another run stored meanwhile is returned as it is.
 """
 
 from __future__ import annotations
@@ -191,7 +199,7 @@ def import_archives(paths: list[Path], cache_dir: Path) -> int:
     ``cache_dir``; prints what was merged. InputError naming the file that is not an archive."""
     import tempfile
 
-    from reteco.llm.cache import JudgeCache, JudgeCacheError
+    from reteco.llm.cache import JudgeCache, JudgeCacheBusy, JudgeCacheError
 
     try:
         cache = JudgeCache(cache_dir)
@@ -203,6 +211,8 @@ def import_archives(paths: list[Path], cache_dir: Path) -> int:
         for given, archive in found:
             try:
                 merged = cache.import_archive(archive)
+            except JudgeCacheBusy as exc:  # the cache's lock, not the archive's fault
+                raise InputError(str(exc), "--judge-cache") from None
             except JudgeCacheError as exc:
                 raise InputError(str(exc), str(given)) from None
             conflicts = merged.judgments_conflicting
@@ -212,7 +222,9 @@ def import_archives(paths: list[Path], cache_dir: Path) -> int:
                   file=sys.stderr)
             if conflicts:
                 print(f"WARNING: {given}: {len(conflicts)} verdicts differ from those in the cache, e.g. "
-                      f"{', '.join(conflicts[:3])} (cache keys); the cache's are kept", file=sys.stderr)
+                      f"{', '.join(conflicts[:3])} (cache keys); the cache's are kept, both verdicts of each are in "
+                      f"the table conflicts of {cache.path} (sqlite3 {cache.path} 'SELECT * FROM conflicts')",
+                      file=sys.stderr)
     return EXIT_OK
 
 
@@ -240,10 +252,14 @@ def _archive_files(given: Path, tmp: Path) -> list[tuple[str, Path]]:
             raise InputError(f"no {ARCHIVE_FILE} in this zip (the scoring output of a phase that judges holds one)",
                              str(given))
         found = []
+        members = set(archive.namelist())
         for i, name in enumerate(names):
             target = tmp / str(i) / ARCHIVE_FILE
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(archive.read(name))
+            # A run killed while writing leaves a hot journal beside its archive: it travels too.
+            if f"{name}-journal" in members:
+                Path(f"{target}-journal").write_bytes(archive.read(f"{name}-journal"))
             found.append((f"{given}:{name}", target))
     return found
 

@@ -2,7 +2,9 @@
 
 The judge cache (``reteco.llm.cache``) keeps every request and reply sent to the LLM: the
 generation judge's (2b/2c) and the temporal labeller's (``label-temporal``) alike, in one folder,
-by default ``$RETECO_CACHE_DIR``, else ``$XDG_CACHE_HOME/reteco/judge``. Some commands had
+by default ``$RETECO_CACHE_DIR``, else ``$XDG_CACHE_HOME/reteco/judge``. A cache that cannot be
+used (unreadable, locked past its wait limit) stops any command with exit 1 naming the option
+(``reteco.commands.main``), never a submission's row. Some commands had
 another spelling before (``reteco judge --cache``, ``judge-meta`` and ``label-temporal
 --cache-dir``): it still works, so no organizer's script breaks, is left out of --help (which
 names it in the option's help), and says on stderr what the option is now called. The same
@@ -29,6 +31,15 @@ def add_judge_cache_option(parser: argparse.ArgumentParser, *, used_for: str = "
     parser.add_argument(OPTION, type=Path, metavar="DIR", help=f"judge cache folder{used_for} ({DEFAULT}{note})")
     if former:
         add_former_spelling(parser, former, OPTION, "judge_cache")
+
+
+def check_judge_cache(cache_dir: Path) -> None:
+    """Open the judge cache at ``cache_dir`` once, before any work: one that cannot be used
+    (unreadable, not a cache, locked) raises JudgeCacheError, which the command reports naming
+    ``--judge-cache`` (exit 1), instead of failing every submission."""
+    from reteco.llm.cache import JudgeCache
+
+    JudgeCache(cache_dir).close()
 
 
 def add_judge_config_option(parser: argparse.ArgumentParser, *, help_text: str, former: str | None = None) -> None:

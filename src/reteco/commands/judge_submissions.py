@@ -28,7 +28,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from reteco.commands.judge_options import add_judge_cache_option, add_judge_config_option
+from reteco.commands.judge_options import add_judge_cache_option, add_judge_config_option, check_judge_cache
 from reteco.commands.output_folder import check_output_folder
 from reteco.problems import EXIT_INCOMPLETE, EXIT_OK, InputError, quoted
 
@@ -82,6 +82,8 @@ def cmd_judge_submissions(args) -> int:
     if not plan:
         raise InputError("no sub-track's submissions here", str(args.submissions))
     options = ScoringOptions(run_judge_now=True, judge_config=args.judge_config, cache_dir=args.judge_cache)
+    if args.judge_cache is not None:
+        check_judge_cache(args.judge_cache)  # a cache that cannot be used stops the command before any judging
     progress = sys.stderr.isatty() and not args.no_progress
     judge = f"{config.model}, prompt version {config.prompt_version}, signature {config.signature}"
     print(f"judge: {judge}; cache: {args.judge_cache or 'the default cache'}", file=sys.stderr)

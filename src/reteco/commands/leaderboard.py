@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 
 from reteco.commands.argument_types import count_argument
-from reteco.commands.judge_options import add_judge_cache_option, add_judge_config_option
+from reteco.commands.judge_options import add_judge_cache_option, add_judge_config_option, check_judge_cache
 from reteco.commands.output_folder import check_output_folder
 from reteco.problems import EXIT_INCOMPLETE, EXIT_OK, InputError
 
@@ -86,6 +86,8 @@ def cmd_leaderboard(args) -> int:
     options = lb.ScoringOptions(run_judge_now=not args.no_judge, judge_config=args.judge_config,
                                 cache_dir=args.judge_cache)
     lb._judge_config(options)  # a bad judge config is refused before anything is scored
+    if args.judge_cache is not None and not args.no_judge:
+        check_judge_cache(args.judge_cache)  # so is a cache that cannot be used
 
     # Every sub-track's submissions are found (and their names checked) before any is scored.
     plan = []

@@ -160,7 +160,7 @@ def cmd_label_temporal(args) -> int:
     except NotAvailable as exc:
         raise InputError(f"the LLM cannot run: {exc}", "label-temporal") from None
     except JudgeCacheError as exc:
-        raise InputError(f"the judge cache cannot be used: {exc}", "label-temporal") from None
+        raise InputError(f"the judge cache cannot be used: {exc}", "--judge-cache") from None
     print(
         f"{report.pool_pairs} pairs in the pool: {report.already_labelled} already labelled, {report.labelled} labelled "
         f"now, {len(report.faults)} left unlabelled after faults ({report.http_requests} HTTP requests, "

@@ -5,6 +5,11 @@ How one judgment ends (the documented fault behaviour; the call loop is
 
 - cached verdict (ok, or invalid unless ``retry_invalid``) of the same request to the same
   endpoint: returned, no HTTP call.
+- being judged by another process sharing the cache (its claim, ``reteco.llm.cache``): waited
+  for, and its verdict returned, no HTTP call; taken over when that process gave up or died.
+  Waiting longer than the cache's claim wait raises JudgeCacheBusy naming the holder; the
+  deadline ends the wait as "error". A verdict this run gets is stored unless one was stored
+  first, and the outcome is always the stored one (first verdict wins).
 - 429, 408, 409, 5xx, timeout, connection error, or a 200 whose body is not a chat completion:
   retried up to ``max_retries`` times; the wait is the server's Retry-After (``retry-after-ms``
   or ``retry-after``, seconds or HTTP date) when given, else exponential backoff with jitter,
@@ -39,6 +44,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
+import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -50,7 +57,7 @@ from tqdm import tqdm
 from reteco.judge.config import JudgeConfig, judge_available
 from reteco.judge.items import ERROR, INVALID, OK, JudgeItem, JudgeOutcome, validate_items
 from reteco.judge.report import judge_provenance, model_mismatch_warning
-from reteco.llm.cache import CachedJudgment, default_cache_dir, request_hash
+from reteco.llm.cache import CLAIMED, JUDGED, CachedJudgment, JudgeCacheError, default_cache_dir, request_hash
 from reteco.llm.calls import (
     DEADLINE_MARGIN_S,
     CallStats,
@@ -198,15 +205,19 @@ class _Job(StructuredCaller):
 
     async def run(self) -> JudgeOutcomes:
         async with self.session(self.cache_dir):
-            groups = self._groups()
-            if self.config.use_batch_api:
-                from reteco.llm.batch import run_batches
+            renewing = asyncio.create_task(self._renew_claims())
+            try:
+                groups = self._groups()
+                if self.config.use_batch_api:
+                    from reteco.llm.batch import run_batches
 
-                needing = [g for g in groups.values() if self._needs_call(g)]
-                # The preflight goes before a batch is paid for: a refused parameter fails once.
-                if needing and await self.ensure_preflight(needing[0].body):
-                    await run_batches(self, needing)
-            verdicts = await self._judge_groups(list(groups.values()))
+                    needing = [g for g in groups.values() if self._needs_call(g)]
+                    # The preflight goes before a batch is paid for: a refused parameter fails once.
+                    if needing and await self.ensure_preflight(needing[0].body):
+                        await run_batches(self, needing)
+                verdicts = await self._judge_groups(list(groups.values()))
+            finally:
+                renewing.cancel()
         out = []
         for item in self.items:
             key = self._keys[id(item)]
@@ -273,13 +284,7 @@ class _Job(StructuredCaller):
         )
 
         async def one(group: _Group) -> None:
-            stored = self._usable_judgment(group)
-            if stored is not None:
-                verdict = _Verdict(stored.status, stored.score, stored.rationale, stored.attempts,
-                                   stored.system_fingerprint, cached=True, reported_model=stored.reported_model)
-            else:
-                async with semaphore:
-                    verdict = await self._judge(group)
+            verdict = await self._claimed_verdict(group, semaphore)
             verdicts[group.cache_key] = verdict
             if verdict.status != OK:
                 not_ok[verdict.status] += len(group.items)
@@ -293,9 +298,59 @@ class _Job(StructuredCaller):
             bar.close()
         return verdicts
 
+    async def _renew_claims(self) -> None:
+        """Renew this run's claims while it works, so that only a dead run's claims expire."""
+        while True:
+            await asyncio.sleep(self.cache.lease_s / 4)
+            try:
+                self.cache.renew_claims()
+            except JudgeCacheError:
+                pass  # the cache is locked for now: the next renewal comes well within the lease
+
+    async def _claimed_verdict(self, group: _Group, semaphore: asyncio.Semaphore) -> _Verdict:
+        """The group's verdict, paid for at most once across every process sharing the cache.
+
+        A verdict held is returned. Else the judgment is claimed in the cache before its request
+        is sent (``JudgeCache.claim``); a judgment claimed by another live process is waited for
+        (the cache polled, outside the concurrency limit) and its verdict returned, or claimed
+        here when that process gave it up or died (its lease expired). Waiting longer than the
+        cache's ``claim_wait_s`` raises JudgeCacheBusy naming the holder; the deadline ends the
+        wait as an unfinished judgment.
+        """
+        first = self._stored(group)
+        # retry_invalid re-judges the invalid verdict read now, and only it (compare-and-swap).
+        replacing = first.version if first is not None and first.status == INVALID and self.retry_invalid else None
+        waiting_since: float | None = None
+        while True:
+            stored = first if waiting_since is None else self._stored(group)
+            if stored is not None and (replacing is None or stored.version != replacing):
+                return _Verdict(stored.status, stored.score, stored.rationale, stored.attempts,
+                                stored.system_fingerprint, cached=True, reported_model=stored.reported_model)
+            holder = self.cache.claim_holder(group.cache_key)
+            if holder is None:
+                async with semaphore:
+                    state, holder = self.cache.claim(group.cache_key, replacing=replacing)
+                    if state == CLAIMED:
+                        try:
+                            return await self._judge(group, replacing)
+                        finally:
+                            self.cache.release(group.cache_key)
+                if state == JUDGED:
+                    waiting_since = waiting_since or time.monotonic()
+                    continue
+            now = time.monotonic()
+            waiting_since = waiting_since or now
+            if now - waiting_since > self.cache.claim_wait_s:
+                raise self.cache.claim_timeout(group.cache_key, holder)
+            cut = self._cut()
+            if cut is not None and now >= cut:
+                return _Verdict(ERROR, None, f"deadline reached while another process ({holder}) judged it", 0, None,
+                                cached=True)
+            await asyncio.sleep(random.uniform(0.05, 0.25))
+
     # --- one judgment ----------------------------------------------------------------------
 
-    async def _judge(self, group: _Group) -> _Verdict:
+    async def _judge(self, group: _Group, replacing: str | None = None) -> _Verdict:
         item = group.items[0]
         if group.cache_key in self.batch_pending:
             return _Verdict(ERROR, None, self.batch_pending[group.cache_key], 0, None, cached=False)
@@ -306,7 +361,7 @@ class _Job(StructuredCaller):
             cache_version=self.config.prompt_version, label=f"{item.key} {item.dimension}",
         )
         # A re-judged invalid verdict must come from new calls.
-        reply = await self.ask(request, fresh=self._fresh(group), cache_key=group.cache_key)
+        reply = await self.ask(request, fresh=replacing is not None or self._fresh(group), cache_key=group.cache_key)
         attempts = sum(max(a, 1) for a in reply.ask_attempts)  # an ask answered from the cache counts 1
         made_calls = any(a > 0 or h in self.batch_filled for a, h in zip(reply.ask_attempts, reply.request_hashes))
         fingerprint = reply.system_fingerprint
@@ -320,14 +375,16 @@ class _Job(StructuredCaller):
         value = reply.value if reply.status == OK else (None, reply.detail)
         score, rationale = value
         rationale = self.redact(rationale) or ""
-        self.cache.put_judgment(
+        # What the cache holds afterwards is the outcome: another process's verdict, when it
+        # stored one first (an import, a run whose claim had expired), so every output agrees.
+        held = self.cache.put_judgment(
             cache_key=group.cache_key, topic_key=item.key, dimension=item.dimension,
             prompt_version=self.config.prompt_version, signature=self.config.signature, model=self.config.model,
             status=reply.status, score=score, rationale=rationale, attempts=attempts, system_fingerprint=fingerprint,
-            call_ids=reply.call_ids,
+            call_ids=reply.call_ids, replacing=replacing,
         )
-        return _Verdict(reply.status, score, rationale, attempts, fingerprint, cached=not made_calls,
-                        reported_model=reply.reported_model)
+        return _Verdict(held.status, held.score, held.rationale, held.attempts, held.system_fingerprint,
+                        cached=not made_calls, reported_model=held.reported_model)
 
     def _not_sent(self) -> _Verdict:
         return _Verdict(ERROR, None, f"not sent: {self.abort_reason}", 0, None, cached=True)

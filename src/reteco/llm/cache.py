@@ -1,9 +1,9 @@
 """The judge's persistent cache and audit trail: one SQLite file, outside any output folder.
 
-Why one module of 510 lines: one SQLite file's schema and every query on it. The verdict cache,
-the audit trail and the archives that carry them between machines share the tables below, and
-importing an archive keeps the cache's own rules (a verdict never served for another endpoint,
-never replaced silently).
+Why one module of 780 lines: one SQLite file's schema and every query on it. The verdict cache,
+the audit trail, the claims that let several processes share it and the archives that carry it
+between machines share the tables below, and importing an archive keeps the cache's own rules (a
+verdict never served for another endpoint, never replaced).
 
 Tables (``judge-cache.sqlite`` in the cache folder):
 
@@ -22,6 +22,24 @@ Tables (``judge-cache.sqlite`` in the cache folder):
   transport errors are not (the next run tries again). The model the server reported, its
   system fingerprint and the endpoint of a verdict are read from its calls (``judgment``).
 - ``batches``: Batch API jobs, so a rerun collects a running batch instead of paying twice.
+- ``claims``: the judgments being asked right now, each with its ``owner`` (host/pid/random
+  token of the connection) and ``expires_at`` (a lease, renewed while the owner works).
+- ``conflicts``: verdicts an imported archive brought that differ from the one held: the key,
+  the archive, both verdicts (status, score, rationale), when.
+
+Several processes share one cache (``leaderboard --jobs N``, two ``reteco judge``, an import
+during a run). A judgment is paid for once among them: before its request is sent it is claimed
+(``claim``); a process wanting a judgment another live process has claimed waits for that
+verdict, polling the cache (the runner, ``reteco.judge.runner``), and takes the claim over when
+the owner gave it up or died (its lease ran out). The first verdict stored wins (``put_judgment``:
+insert-or-ignore, then the held verdict is read back and returned), so every output reports what
+the cache holds and nothing is ever replaced, except an invalid verdict re-judged on purpose
+(``retry_invalid``), and then only through a compare-and-swap on the row read: two retries pay
+once. Every wait is bounded: a statement waits ``RETECO_JUDGE_CACHE_WAIT_S`` (default 60 s) for
+another process's write lock, a claimed judgment is waited for ``RETECO_JUDGE_CLAIM_WAIT_S``
+(default 900 s); past them ``JudgeCacheBusy`` names the file and the holder (the claim's owner,
+or another process's write transaction), and the commands turn it into exit 1 naming
+``--judge-cache`` (``reteco.commands.main``).
 
 Rows written before the endpoint was part of the key (reteco 0.x caches, same schema 1) stay
 in the file untouched and readable by every query here and by SQL. Their verdicts are keyed
@@ -37,12 +55,16 @@ passed through the key redactor before it is stored.
 Archives. A cache is carried from one machine to another as one self-contained SQLite file of
 the same schema (``export_archive``: ``VACUUM INTO``, a consistent snapshot in rollback-journal
 mode, so no ``-wal`` or ``-shm`` file has to travel with it). The Codabench scoring program
-writes its run's cache as ``judge_archive.sqlite`` (``ARCHIVE_FILE``) into its scoring output;
-``import_archive`` merges such a file into the organizers' cache (``reteco judge
---import-archive``): requests by hash, calls and failures unless the same row is there already,
-verdicts unless the cache has one for the same key (a verdict already in the cache is kept and a
-different one in the archive is counted as a conflict, never silently replaced). The imported
-verdicts then answer the same requests to the same endpoint without a call.
+judges straight into ``judge_archive.sqlite`` (``ARCHIVE_FILE``) in its scoring output: a
+``JudgeCache`` opened on a ``.sqlite`` file is that one file in rollback-journal mode with
+``synchronous=FULL``, each row committed as it arrives, so the file is a valid archive whenever
+the program is killed (a hot ``-journal`` may be left beside it). ``import_archive`` merges such a
+file into the organizers' cache (``reteco judge --import-archive``), rolling a hot journal back
+on a private copy first: requests by hash, calls and failures unless the same row is there
+already, verdicts unless the cache has one for the same key (a verdict already in the cache is
+kept; a different one in the archive is recorded in ``conflicts``). It writes in transactions of
+``IMPORT_CHUNK_ROWS`` rows, so a run sharing the cache waits for one chunk, never the whole
+import. The imported verdicts then answer the same requests to the same endpoint without a call.
 """
 
 from __future__ import annotations
@@ -50,8 +72,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
+import secrets
+import shutil
+import socket
 import sqlite3
-from collections.abc import Iterable, Mapping
+import tempfile
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -125,11 +154,60 @@ CREATE TABLE IF NOT EXISTS batches(
     output_file_id TEXT,
     error_file_id TEXT
 );
+CREATE TABLE IF NOT EXISTS claims(
+    cache_key TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    claimed_at TEXT NOT NULL,
+    expires_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS conflicts(
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    cache_key TEXT NOT NULL,
+    archive TEXT NOT NULL,
+    held_json TEXT NOT NULL,
+    archived_json TEXT NOT NULL,
+    at TEXT NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS conflicts_once ON conflicts(cache_key, archived_json);
 """
+_TABLES = frozenset({"meta", "requests", "calls", "failures", "judgments", "batches", "claims", "conflicts"})
 
 
 class JudgeCacheError(RuntimeError):
-    """The cache cannot be opened (unwritable folder, not a cache file, another schema)."""
+    """The cache cannot be used (unwritable folder, not a cache file, another schema, locked)."""
+
+
+class JudgeCacheBusy(JudgeCacheError):
+    """The cache stayed locked longer than the wait limit: by another process's write
+    transaction, or a judgment by another process's claim. The message names the file and the
+    holder."""
+
+
+# How long one statement waits for another process's write lock (SQLite's busy timeout), how
+# long a judgment claimed by another live process is waited for, and a claim's lease (renewed
+# while its owner works; a dead owner's claims expire). Environment variables, so that every
+# process of a command (the leaderboard's workers too) keeps the same limits.
+WAIT_ENV = "RETECO_JUDGE_CACHE_WAIT_S"
+CLAIM_WAIT_ENV = "RETECO_JUDGE_CLAIM_WAIT_S"
+LEASE_ENV = "RETECO_JUDGE_CLAIM_LEASE_S"
+DEFAULT_WAIT_S = 60.0
+DEFAULT_CLAIM_WAIT_S = 900.0
+DEFAULT_LEASE_S = 60.0
+IMPORT_CHUNK_ROWS = 500  # rows per import transaction: a run sharing the cache waits for one chunk, not the import
+
+# What ``JudgeCache.claim`` found.
+CLAIMED = "claimed"  # the key is this cache's to judge: ask, store, release
+JUDGED = "judged"  # a verdict is there (read it)
+HELD = "held"  # another live process judges it: wait for its verdict
+
+
+def seconds_from_env(name: str, default: float) -> float:
+    """A positive number of seconds from the environment variable ``name``, else ``default``."""
+    try:
+        value = float(os.environ.get(name, ""))
+    except ValueError:
+        return default
+    return value if value > 0 else default
 
 
 def default_cache_dir() -> Path:
@@ -182,6 +260,7 @@ class CachedJudgment:
     signature: str
     reported_model: str | None = None  # the model named by the response that gave the verdict
     endpoint: str | None = None  # where that response came from
+    version: str = ""  # the stored row's judged_at, call ids and rationale: what a compare-and-swap replaces
 
 
 @dataclass(frozen=True)
@@ -218,30 +297,152 @@ class BatchRecord:
 
 
 class JudgeCache:
-    """The SQLite cache in ``directory`` (created if needed). Use from one thread."""
+    """The SQLite cache in ``directory`` (created if needed). Use from one thread.
+
+    ``directory`` naming a ``.sqlite`` file opens that file itself as the cache, in
+    rollback-journal mode with ``synchronous=FULL``: every committed row is on disk and the file
+    is a valid judge archive whatever moment its process is killed at (a leftover hot
+    ``-journal`` beside it is rolled back by whoever opens it next, ``import_archive`` too).
+    The Codabench scoring program judges straight into its output's archive this way.
+    """
 
     def __init__(self, directory: Path):
-        self.directory = Path(directory)
-        self.path = self.directory / CACHE_FILE
+        location = Path(directory)
+        self.single_file = location.suffix == ".sqlite"
+        self.directory = location.parent if self.single_file else location
+        self.path = location if self.single_file else location / CACHE_FILE
+        self.wait_s = seconds_from_env(WAIT_ENV, DEFAULT_WAIT_S)
+        self.claim_wait_s = seconds_from_env(CLAIM_WAIT_ENV, DEFAULT_CLAIM_WAIT_S)
+        self.lease_s = seconds_from_env(LEASE_ENV, DEFAULT_LEASE_S)
+        # Who holds this connection's claims: readable in a lock message, unique per open.
+        self.owner = f"{socket.gethostname()}/pid {os.getpid()}/{secrets.token_hex(4)}"
+        row = None
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            # Several scoring processes may share one cache: WAL lets readers run beside a
-            # writer, and the busy timeout makes a second writer wait instead of failing.
-            self._conn = sqlite3.connect(self.path, timeout=60, isolation_level=None)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.executescript(_SCHEMA)
-            row = self._conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-            if row is None:
-                self._conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
+            # Several processes may share one cache: WAL lets readers run beside a writer, and
+            # the busy timeout makes a second writer wait (up to wait_s) instead of failing.
+            self._conn = sqlite3.connect(self.path, timeout=self.wait_s, isolation_level=None)
+            row = self._set_up()
+        except JudgeCacheError:
+            raise
         except (OSError, sqlite3.Error) as exc:
             raise JudgeCacheError(f"cannot open the judge cache {self.path}: {exc}") from None
         if row is not None and row[0] != SCHEMA_VERSION:
             raise JudgeCacheError(f"{self.path}: judge cache schema {row[0]}, this reteco reads schema {SCHEMA_VERSION}")
 
+    def _set_up(self) -> tuple[str] | None:
+        """Put the file in its journal mode and create the tables it lacks; the stored schema version.
+
+        A cache already set up is only read here. Setting up a new file (or one of an older
+        reteco) writes, and two processes opening it at once race for that write: SQLite answers
+        the loser SQLITE_BUSY at once, without consulting the busy handler, where waiting could
+        deadlock (changing the journal mode; a read turning into a write). So the setup is
+        retried here, with a short random pause, until ``wait_s`` has passed; each attempt is
+        one transaction, so a lost race leaves nothing half done.
+        """
+        conn = self._conn
+        journal = "delete" if self.single_file else "wal"
+        give_up = time.monotonic() + self.wait_s
+        while True:
+            try:
+                if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != journal:
+                    conn.execute(f"PRAGMA journal_mode={journal}")
+                tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+                if not _TABLES <= tables:
+                    conn.executescript(f"BEGIN IMMEDIATE;{_SCHEMA}"
+                                       "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', "
+                                       f"'{SCHEMA_VERSION}');COMMIT;")
+                conn.execute(f"PRAGMA synchronous={'FULL' if self.single_file else 'NORMAL'}")
+                return conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+            except sqlite3.OperationalError as exc:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                if not _is_busy(exc):
+                    raise
+                if time.monotonic() >= give_up:
+                    raise self._busy() from None
+                time.sleep(random.uniform(0.005, 0.05))
+
+    def _busy(self) -> JudgeCacheBusy:
+        return JudgeCacheBusy(
+            f"the judge cache {self.path} stayed locked for more than {self.wait_s:g} s: another process's write "
+            f"transaction holds it (an archive import or another run); try again when it is done, or raise "
+            f"{WAIT_ENV}")
+
+    def _sql(self, sql: str, params: Iterable[Any] = ()) -> sqlite3.Cursor:
+        """One statement; a lock held past the wait limit is JudgeCacheBusy, any other SQLite
+        failure a JudgeCacheError naming the file."""
+        try:
+            return self._conn.execute(sql, tuple(params))
+        except sqlite3.OperationalError as exc:
+            if _is_busy(exc):
+                raise self._busy() from None
+            raise JudgeCacheError(f"the judge cache {self.path}: {exc}") from None
+        except sqlite3.Error as exc:
+            raise JudgeCacheError(f"the judge cache {self.path}: {exc}") from None
+
+    @contextmanager
+    def _write(self) -> Iterator[None]:
+        """One write transaction, its lock taken first (BEGIN IMMEDIATE: never a read turned
+        into a write, which SQLite would refuse without waiting)."""
+        self._sql("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
+            raise
+        self._sql("COMMIT")
+
     def close(self) -> None:
-        """Close the connection (every row is already committed)."""
+        """Give back this connection's claims and close it (every row is already committed)."""
+        try:
+            self._conn.execute("DELETE FROM claims WHERE owner = ?", (self.owner,))
+        except sqlite3.Error:
+            pass  # locked or read-only: the claims expire with their lease
         self._conn.close()
+
+    # --- claims: a judgment is paid for once, whoever asks --------------------------------
+
+    def claim(self, cache_key: str, *, replacing: str | None = None) -> tuple[str, str | None]:
+        """Claim the judgment ``cache_key`` before asking for it: (CLAIMED, None) when this
+        cache may ask (nobody holds it and it has no verdict), (JUDGED, None) when a verdict is
+        there, (HELD, owner) when another live process holds it. ``replacing``: the version of
+        an invalid verdict to re-judge (``retry_invalid``): claimable only while that very row
+        is stored, so two retries do not both pay. A claim lasts ``lease_s`` unless renewed
+        (``renew_claims``) and ends with ``release``, ``close`` or its owner's death."""
+        now = time.time()
+        with self._write():
+            row = self._sql("SELECT judged_at, call_ids, rationale FROM judgments WHERE cache_key = ?",
+                            (cache_key,)).fetchone()
+            if row is not None and (replacing is None or _version(*row) != replacing):
+                return JUDGED, None
+            held = self._sql("SELECT owner, expires_at FROM claims WHERE cache_key = ?", (cache_key,)).fetchone()
+            if held is not None and held[0] != self.owner and held[1] > now:
+                return HELD, held[0]
+            self._sql("INSERT OR REPLACE INTO claims(cache_key, owner, claimed_at, expires_at) VALUES (?, ?, ?, ?)",
+                      (cache_key, self.owner, now_iso(), now + self.lease_s))
+        return CLAIMED, None
+
+    def claim_holder(self, cache_key: str) -> str | None:
+        """The owner of another process's live claim on ``cache_key``, if any (a read, no lock)."""
+        row = self._sql("SELECT owner FROM claims WHERE cache_key = ? AND owner != ? AND expires_at > ?",
+                        (cache_key, self.owner, time.time())).fetchone()
+        return row[0] if row else None
+
+    def renew_claims(self) -> None:
+        """Extend the lease of every claim of this connection (its owner is still working)."""
+        self._sql("UPDATE claims SET expires_at = ? WHERE owner = ?", (time.time() + self.lease_s, self.owner))
+
+    def release(self, cache_key: str) -> None:
+        """Give back the claim on ``cache_key`` (judged, or given up: another may ask)."""
+        self._sql("DELETE FROM claims WHERE cache_key = ? AND owner = ?", (cache_key, self.owner))
+
+    def claim_timeout(self, cache_key: str, holder: str) -> JudgeCacheBusy:
+        """The error of a judgment claimed by ``holder`` for longer than ``claim_wait_s``."""
+        return JudgeCacheBusy(
+            f"the judge cache {self.path}: judgment {cache_key[:16]} has been claimed by {holder} for more than "
+            f"{self.claim_wait_s:g} s without a verdict; try again when that process is done, or raise {CLAIM_WAIT_ENV}")
 
     # --- archives --------------------------------------------------------------------------
 
@@ -257,66 +458,87 @@ class JudgeCache:
             raise JudgeCacheError(f"cannot write the judge archive {dest}: {exc}") from None
 
     def import_archive(self, source: Path) -> ArchiveImport:
-        """Merge the archive ``source`` (a file ``export_archive`` wrote) into this cache, in one
-        transaction (module docstring). Raises JudgeCacheError when ``source`` is not a judge
-        cache of this schema."""
-        archive = _open_archive(Path(source))
-        try:
-            return self._merge(archive)
-        finally:
-            archive.close()
+        """Merge the archive ``source`` (a file ``export_archive`` wrote, or the archive a killed
+        scoring program left, hot journal and all) into this cache, in transactions of at most
+        ``IMPORT_CHUNK_ROWS`` rows (module docstring). A verdict held is never replaced: a
+        different one in the archive is recorded in ``conflicts``. Raises JudgeCacheError when
+        ``source`` is not a judge cache of this schema, JudgeCacheBusy when this cache stays
+        locked."""
+        with _archive_connection(Path(source)) as archive:
+            return self._merge(archive, str(source))
 
-    def _merge(self, archive: sqlite3.Connection) -> ArchiveImport:
-        conn = self._conn
+    def _chunks(self, rows: sqlite3.Cursor) -> Iterator[list[tuple]]:
+        """The archive's rows in chunks, each to be written in one transaction of this cache."""
+        while chunk := rows.fetchmany(IMPORT_CHUNK_ROWS):
+            yield chunk
+
+    def _merge(self, archive: sqlite3.Connection, name: str) -> ArchiveImport:
         counts = {"requests": 0, "calls": 0, "calls_present": 0, "failures": 0, "imported": 0, "present": 0}
         conflicting: list[str] = []
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            for row in archive.execute("SELECT request_hash, prompt_version, request_json, created_at FROM requests"):
-                cur = conn.execute("INSERT OR IGNORE INTO requests(request_hash, prompt_version, request_json, created_at) "
-                                   "VALUES (?, ?, ?, ?)", row)
-                counts["requests"] += cur.rowcount
-            call_ids: dict[int, int] = {}  # archive call id -> this cache's
-            for row in archive.execute(f"SELECT id, {', '.join(_CALL_COLUMNS)} FROM calls ORDER BY id"):  # noqa: S608
-                old, values = row[0], row[1:]
-                found = conn.execute("SELECT id FROM calls WHERE request_hash = ? AND response_json = ? AND finished_at = ?",
-                                     (values[0], values[1], values[-1])).fetchone()
-                if found is not None:
-                    call_ids[old] = int(found[0])
-                    counts["calls_present"] += 1
-                    continue
-                cur = conn.execute(f"INSERT INTO calls({', '.join(_CALL_COLUMNS)}) "  # noqa: S608 (constant names)
-                                   f"VALUES ({', '.join('?' * len(_CALL_COLUMNS))})", values)
-                call_ids[old] = int(cur.lastrowid)
-                counts["calls"] += 1
-            for values in archive.execute(f"SELECT {', '.join(_FAILURE_COLUMNS)} FROM failures ORDER BY id"):  # noqa: S608
-                found = conn.execute("SELECT 1 FROM failures WHERE request_hash = ? AND attempt = ? AND kind = ? AND at = ?",
-                                     (values[0], values[1], values[2], values[-1])).fetchone()
-                if found is None:
-                    conn.execute(f"INSERT INTO failures({', '.join(_FAILURE_COLUMNS)}) "  # noqa: S608
-                                 f"VALUES ({', '.join('?' * len(_FAILURE_COLUMNS))})", values)
-                    counts["failures"] += 1
-            for row in archive.execute(f"SELECT {', '.join(_JUDGMENT_COLUMNS)} FROM judgments"):  # noqa: S608
-                record = dict(zip(_JUDGMENT_COLUMNS, row))
-                # Ids of calls the archive does not hold are dropped: they would name another call here.
-                ids = [int(i) for i in json.loads(record["call_ids"] or "[]")]
-                record["call_ids"] = json.dumps([call_ids[i] for i in ids if i in call_ids])
-                held = conn.execute("SELECT status, score, rationale FROM judgments WHERE cache_key = ?",
-                                    (record["cache_key"],)).fetchone()
-                if held is None:
-                    conn.execute(f"INSERT INTO judgments({', '.join(_JUDGMENT_COLUMNS)}) "  # noqa: S608
-                                 f"VALUES ({', '.join('?' * len(_JUDGMENT_COLUMNS))})", tuple(record.values()))
-                    counts["imported"] += 1
-                elif tuple(held) == (record["status"], record["score"], record["rationale"]):
-                    counts["present"] += 1
-                else:
+        # Requests and calls first, so that a verdict's calls are here before it is.
+        for chunk in self._chunks(archive.execute("SELECT request_hash, prompt_version, request_json, created_at "
+                                                  "FROM requests")):
+            with self._write():
+                for row in chunk:
+                    counts["requests"] += self._sql("INSERT OR IGNORE INTO requests(request_hash, prompt_version, "
+                                                    "request_json, created_at) VALUES (?, ?, ?, ?)", row).rowcount
+        call_ids: dict[int, int] = {}  # archive call id -> this cache's
+        for chunk in self._chunks(archive.execute(f"SELECT id, {', '.join(_CALL_COLUMNS)} FROM calls ORDER BY id")):  # noqa: S608
+            with self._write():
+                for row in chunk:
+                    old, values = row[0], row[1:]
+                    found = self._sql("SELECT id FROM calls WHERE request_hash = ? AND response_json = ? "
+                                      "AND finished_at = ?", (values[0], values[1], values[-1])).fetchone()
+                    if found is not None:
+                        call_ids[old] = int(found[0])
+                        counts["calls_present"] += 1
+                        continue
+                    cur = self._sql(f"INSERT INTO calls({', '.join(_CALL_COLUMNS)}) "  # noqa: S608 (constant names)
+                                    f"VALUES ({', '.join('?' * len(_CALL_COLUMNS))})", values)
+                    call_ids[old] = int(cur.lastrowid)
+                    counts["calls"] += 1
+        failures = archive.execute(f"SELECT {', '.join(_FAILURE_COLUMNS)} FROM failures ORDER BY id")  # noqa: S608
+        for chunk in self._chunks(failures):
+            with self._write():
+                for values in chunk:
+                    found = self._sql("SELECT 1 FROM failures WHERE request_hash = ? AND attempt = ? AND kind = ? "
+                                      "AND at = ?", (values[0], values[1], values[2], values[-1])).fetchone()
+                    if found is None:
+                        self._sql(f"INSERT INTO failures({', '.join(_FAILURE_COLUMNS)}) "  # noqa: S608
+                                  f"VALUES ({', '.join('?' * len(_FAILURE_COLUMNS))})", values)
+                        counts["failures"] += 1
+        for chunk in self._chunks(archive.execute(f"SELECT {', '.join(_JUDGMENT_COLUMNS)} FROM judgments")):  # noqa: S608
+            with self._write():
+                for row in chunk:
+                    record = dict(zip(_JUDGMENT_COLUMNS, row))
+                    # Ids of calls the archive does not hold are dropped: they would name another call here.
+                    ids = [int(i) for i in json.loads(record["call_ids"] or "[]")]
+                    record["call_ids"] = json.dumps([call_ids[i] for i in ids if i in call_ids])
+                    # The first verdict stored wins, whoever stored it: a run of this cache or an import.
+                    cur = self._sql(f"INSERT OR IGNORE INTO judgments({', '.join(_JUDGMENT_COLUMNS)}) "  # noqa: S608
+                                    f"VALUES ({', '.join('?' * len(_JUDGMENT_COLUMNS))})", tuple(record.values()))
+                    if cur.rowcount:
+                        counts["imported"] += 1
+                        continue
+                    held = self._sql("SELECT status, score, rationale FROM judgments WHERE cache_key = ?",
+                                     (record["cache_key"],)).fetchone()
+                    archived = (record["status"], record["score"], record["rationale"])
+                    if tuple(held) == archived:
+                        counts["present"] += 1
+                        continue
                     conflicting.append(record["cache_key"])
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+                    self._sql("INSERT OR IGNORE INTO conflicts(cache_key, archive, held_json, archived_json, at) "
+                              "VALUES (?, ?, ?, ?, ?)", (record["cache_key"], name, _verdict_json(held),
+                                                         _verdict_json(archived), now_iso()))
         return ArchiveImport(counts["imported"], counts["present"], tuple(conflicting), counts["calls"],
                              counts["calls_present"], counts["requests"], counts["failures"])
+
+    def conflicts(self) -> list[dict[str, Any]]:
+        """The verdicts imports brought that differ from those held, oldest first: cache key,
+        archive, the held and the archived verdict (status, score, rationale)."""
+        rows = self._sql("SELECT cache_key, archive, held_json, archived_json, at FROM conflicts ORDER BY id").fetchall()
+        return [{"cache_key": r[0], "archive": r[1], "held": json.loads(r[2]), "archived": json.loads(r[3]), "at": r[4]}
+                for r in rows]
 
     def __enter__(self) -> Self:
         return self
@@ -346,8 +568,8 @@ class JudgeCache:
     def _judgment_and_calls(self, cache_key: str) -> tuple[CachedJudgment, list[tuple[str | None, str | None]]] | None:
         """The stored verdict of ``cache_key`` (as ``judgment`` returns it) and the (reported
         model, endpoint) of each of its calls, read once."""
-        row = self._conn.execute(
-            "SELECT cache_key, status, score, rationale, attempts, system_fingerprint, signature, call_ids "
+        row = self._sql(
+            "SELECT cache_key, status, score, rationale, attempts, system_fingerprint, signature, call_ids, judged_at "
             "FROM judgments WHERE cache_key = ?",
             (cache_key,),
         ).fetchone()
@@ -355,7 +577,8 @@ class JudgeCache:
             return None
         calls = self._calls_of(row[7])
         last = calls[-1] if calls else (None, None)
-        return CachedJudgment(*row[:7], reported_model=last[0], endpoint=last[1]), calls
+        verdict = CachedJudgment(*row[:7], reported_model=last[0], endpoint=last[1], version=_version(row[8], row[7], row[3]))
+        return verdict, calls
 
     def _calls_of(self, call_ids_json: str) -> list[tuple[str | None, str | None]]:
         """(reported model, endpoint) of the calls named by a judgment's call_ids, in its order."""
@@ -363,7 +586,7 @@ class JudgeCache:
         if not ids:
             return []
         marks = ",".join("?" * len(ids))
-        found = {r[0]: (r[1], r[2]) for r in self._conn.execute(
+        found = {r[0]: (r[1], r[2]) for r in self._sql(
             f"SELECT id, model, endpoint FROM calls WHERE id IN ({marks})", ids  # noqa: S608 (placeholders only)
         )}
         return [found[i] for i in ids if i in found]
@@ -383,23 +606,37 @@ class JudgeCache:
         attempts: int,
         system_fingerprint: str | None,
         call_ids: Iterable[int],
-    ) -> None:
-        """Store (or replace, after ``retry_invalid``) a verdict."""
-        self._conn.execute(
-            "INSERT OR REPLACE INTO judgments(cache_key, topic_key, dimension, prompt_version, signature, model, "
-            "status, score, rationale, attempts, system_fingerprint, call_ids, judged_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                cache_key, topic_key, dimension, prompt_version, signature, model, status, score, rationale,
-                attempts, system_fingerprint, json.dumps(list(call_ids)), now_iso(),
-            ),
-        )
+        replacing: str | None = None,
+    ) -> CachedJudgment:
+        """Store a verdict unless the cache holds one, and return the verdict the cache holds
+        after it: the first verdict stored wins, so every caller reports the same one.
+
+        ``replacing`` (``retry_invalid`` only): the version of the invalid verdict this one
+        re-judges; it is replaced only if that very row is still stored (a compare-and-swap),
+        never a verdict that another process stored meanwhile.
+        """
+        values = (cache_key, topic_key, dimension, prompt_version, signature, model, status, score, rationale,
+                  attempts, system_fingerprint, json.dumps(list(call_ids)), now_iso())
+        with self._write():
+            inserted = self._sql(
+                "INSERT OR IGNORE INTO judgments(cache_key, topic_key, dimension, prompt_version, signature, model, "
+                "status, score, rationale, attempts, system_fingerprint, call_ids, judged_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", values).rowcount
+            if not inserted and replacing is not None:
+                self._sql(
+                    "UPDATE judgments SET topic_key = ?, dimension = ?, prompt_version = ?, signature = ?, model = ?, "
+                    "status = ?, score = ?, rationale = ?, attempts = ?, system_fingerprint = ?, call_ids = ?, "
+                    "judged_at = ? WHERE cache_key = ? AND status = 'invalid' AND judged_at = ? AND call_ids = ? "
+                    "AND rationale = ?", (*values[1:], cache_key, *json.loads(replacing)))
+        held = self.judgment(cache_key)
+        assert held is not None  # stored above, and verdicts are never deleted
+        return held
 
     # --- calls -----------------------------------------------------------------------------
 
     def put_request(self, request_hash_: str, prompt_version: int, body: Mapping[str, Any]) -> None:
         """Store a request body once (it holds no credentials)."""
-        self._conn.execute(
+        self._sql(
             "INSERT OR IGNORE INTO requests(request_hash, prompt_version, request_json, created_at) VALUES (?, ?, ?, ?)",
             (request_hash_, prompt_version, canonical_json(body), now_iso()),
         )
@@ -417,7 +654,7 @@ class JudgeCache:
         started_at: str | None,
     ) -> int:
         """Store one received response (already redacted); returns its row id."""
-        cur = self._conn.execute(
+        cur = self._sql(
             "INSERT INTO calls(request_hash, response_json, http_status, system_fingerprint, model, via, endpoint, "
             "started_at, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (request_hash_, response_json, http_status, system_fingerprint, model, via, endpoint, started_at, now_iso()),
@@ -426,7 +663,7 @@ class JudgeCache:
 
     def latest_call(self, request_hash_: str) -> tuple[int, str] | None:
         """(call id, raw response JSON) of the newest response to a request, if any."""
-        row = self._conn.execute(
+        row = self._sql(
             "SELECT id, response_json FROM calls WHERE request_hash = ? ORDER BY id DESC LIMIT 1", (request_hash_,)
         ).fetchone()
         return (int(row[0]), row[1]) if row else None
@@ -443,7 +680,7 @@ class JudgeCache:
         endpoint: str | None,
     ) -> None:
         """Record one failed attempt (already redacted) and the wait chosen after it."""
-        self._conn.execute(
+        self._sql(
             "INSERT INTO failures(request_hash, attempt, kind, http_status, message, wait_s, endpoint, at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (request_hash_, attempt, kind, http_status, message, wait_s, endpoint, now_iso()),
@@ -451,7 +688,7 @@ class JudgeCache:
 
     def failures(self, request_hash_: str) -> list[dict[str, Any]]:
         """The failed attempts recorded for a request, oldest first."""
-        cur = self._conn.execute(
+        cur = self._sql(
             "SELECT attempt, kind, http_status, message, wait_s, at FROM failures WHERE request_hash = ? ORDER BY id",
             (request_hash_,),
         )
@@ -462,7 +699,7 @@ class JudgeCache:
 
     def add_batch(self, batch_id: str, input_file_id: str, endpoint: str | None, status: str, hashes: Iterable[str]) -> None:
         """Record a submitted batch and the requests it carries."""
-        self._conn.execute(
+        self._sql(
             "INSERT OR REPLACE INTO batches(batch_id, input_file_id, endpoint, status, request_hashes, created_at) "
             "VALUES (?, ?, ?, ?, ?, ?)",
             (batch_id, input_file_id, endpoint, status, json.dumps(sorted(hashes)), now_iso()),
@@ -471,7 +708,7 @@ class JudgeCache:
     def update_batch(self, batch_id: str, status: str, *, collected: bool = False,
                      output_file_id: str | None = None, error_file_id: str | None = None) -> None:
         """Record a batch's status; ``collected`` once its results are in ``calls``."""
-        self._conn.execute(
+        self._sql(
             "UPDATE batches SET status = ?, collected_at = CASE WHEN ? THEN ? ELSE collected_at END, "
             "output_file_id = COALESCE(?, output_file_id), error_file_id = COALESCE(?, error_file_id) WHERE batch_id = ?",
             (status, collected, now_iso(), output_file_id, error_file_id, batch_id),
@@ -479,20 +716,18 @@ class JudgeCache:
 
     def open_batches(self) -> list[BatchRecord]:
         """Batches submitted but not yet collected (a crash or a timeout left them running)."""
-        rows = self._conn.execute(
+        rows = self._sql(
             "SELECT batch_id, input_file_id, status, request_hashes, collected_at FROM batches "
             "WHERE collected_at IS NULL ORDER BY created_at"
         ).fetchall()
         return [BatchRecord(r[0], r[1], r[2], tuple(json.loads(r[3])), r[4] is not None) for r in rows]
 
 
-def _open_archive(path: Path) -> sqlite3.Connection:
-    """A read-only connection to a judge archive, checked to be a cache of this schema."""
-    if not path.is_file():
-        raise JudgeCacheError(f"no judge archive {path}")
+def _open_archive(path: Path, uri: str) -> sqlite3.Connection:
+    """A connection to the judge archive ``path`` at ``uri``, checked to be a cache of this schema."""
     conn = None
     try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
+        conn = sqlite3.connect(uri, uri=True)
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         missing = {"meta", "requests", "calls", "failures", "judgments"} - tables
         version = None if missing else conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
@@ -508,3 +743,47 @@ def _open_archive(path: Path) -> sqlite3.Connection:
         conn.close()
         raise JudgeCacheError(f"{path}: judge archive schema {version[0]}, this reteco reads schema {SCHEMA_VERSION}")
     return conn
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    """Whether SQLite refused for a lock another connection holds."""
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+def _version(judged_at: str, call_ids: str, rationale: str) -> str:
+    """A stored verdict's version: the columns ``put_judgment``'s compare-and-swap checks (a
+    re-judged verdict has new calls, a new time, and mostly a new rationale)."""
+    return json.dumps([judged_at, call_ids, rationale])
+
+
+def _verdict_json(verdict: Iterable[Any]) -> str:
+    """(status, score, rationale) as the JSON of a ``conflicts`` row."""
+    return canonical_json(dict(zip(("status", "score", "rationale"), verdict)))
+
+
+@contextmanager
+def _archive_connection(path: Path) -> Iterator[sqlite3.Connection]:
+    """A connection to a judge archive, checked to be a cache of this schema.
+
+    An archive with a ``-journal`` (or ``-wal``) beside it was left by a process killed while
+    writing: it is copied with that file into a temporary folder and opened there, where SQLite
+    rolls the hot journal back (or replays the WAL), so what is read is the last committed
+    state; the given files are left as they are. Any other archive is read in place, read-only.
+    """
+    if not path.is_file():
+        raise JudgeCacheError(f"no judge archive {path}")
+    leftovers = [Path(f"{path}{suffix}") for suffix in ("-journal", "-wal") if Path(f"{path}{suffix}").is_file()]
+    with tempfile.TemporaryDirectory(prefix="reteco-archive-") as tmp:
+        if leftovers:
+            copy = Path(tmp) / path.name
+            for source in (path, *leftovers):
+                shutil.copyfile(source, Path(tmp) / source.name)
+            uri = f"{copy.resolve().as_uri()}?mode=rw"
+        else:
+            uri = f"{path.resolve().as_uri()}?mode=ro&immutable=1"
+        conn = _open_archive(path, uri)
+        try:
+            yield conn
+        finally:
+            conn.close()

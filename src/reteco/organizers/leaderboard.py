@@ -62,6 +62,7 @@ import numpy as np
 from reteco import __version__
 from reteco.formats.reference import MANIFEST, Reference
 from reteco.formats.topic_ids import DEPTH_GROUPS
+from reteco.llm.cache import JudgeCacheError
 from reteco.metrics.significance import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, compare_systems
 from reteco.problems import InputError, Problems, ReferenceDataError, quoted
 from reteco.scoring.aggregate import Units
@@ -270,6 +271,8 @@ def score_one(reference: Reference, entry_path: Path, options: ScoringOptions, j
                 "problems": [(p.file, p.line, p.message) for p in exc.problems.errors()]}
     except InputError as exc:
         return {"ok": False, "kind": "input", "errors": exc.problems.lines()}
+    except JudgeCacheError:
+        raise  # the organizers' cache (locked, unreadable): it stops the command, no team's row
     except Exception as exc:  # a bug of reteco: the organizer sees it, the table lists it
         print(f"{entry_path}: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
         if os.environ.get("RETECO_DEBUG"):
@@ -388,7 +391,9 @@ def score_entries(reference_dir: Path, entries: list[Entry], options: ScoringOpt
     With ``jobs`` 1 everything runs in this process. A worker that dies (killed, out of memory)
     fails its submission as an internal error; the others are still scored. Reference data that
     fails while a submission is scored is no submission's fault: ``ReferenceDataError`` (exit 1)
-    for the whole table, with the first such message.
+    for the whole table, with the first such message. Nor is a judge cache that cannot be used
+    (JudgeCacheError: locked past the wait limit, unreadable): it is raised, and the submissions
+    not yet started are not scored.
     """
     from tqdm import tqdm
 
@@ -411,6 +416,9 @@ def score_entries(reference_dir: Path, entries: list[Entry], options: ScoringOpt
                     i = futures[future]
                     try:
                         results[i] = future.result()
+                    except JudgeCacheError:
+                        pool.shutdown(wait=True, cancel_futures=True)
+                        raise
                     except Exception as exc:  # the worker process died, or could not start
                         print(f"{entries[i].path}: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
                         results[i] = {"ok": False, "kind": "internal", "errors": [
