@@ -158,6 +158,10 @@ def _score_with_judge(reference, submission: Path, output_dir: Path, phase: dict
                 with JudgeCache(Path(cache)) as archive:
                     archive.export_archive(output_dir / ARCHIVE_FILE)
     judge = result.details.get("generation", {}).get("judge", {})
+    if "window" in judge:  # the plan beside what the text metrics took before judging (judge_plan)
+        judge["plan"] = plan.as_dict()
+        print(f"judge: the text metrics took {judge['window']['text_metrics_s']:.1f} s before judging, which had "
+              f"{max(judge['window']['judging_window_s'], 0):.0f} s left")
     run = judge.get("run")
     if run:
         print(f"judge: {run['judgments']} judgments: {run['judged_now']} judged now with {run['http_requests']} HTTP "
