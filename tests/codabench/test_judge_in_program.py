@@ -291,3 +291,14 @@ def test_each_refusal_of_the_service_has_its_words(ref_root, tmp_path, server, c
     *_, page, log, reason = _stopped(tmp_path, ref_root, server, capsys)
     assert f"the judge's service {expected} (0 of 51 answered turns" in reason
     assert_nothing_leaks(tmp_path, log, page, server.base_url)
+
+
+def test_the_token_budget_stops_the_judging_with_its_own_reason(ref_root, tmp_path, server, capsys):
+    scores, details, page, log, reason = _stopped(tmp_path, ref_root, server, capsys, max_tokens_per_run=6000,
+                                                  concurrency=1)
+    assert "the judge's budget of 6000 tokens for one submission was used up before every answer was judged" in reason
+    stopped = details["generation"]["judge"]["stopped"]
+    assert stopped["kind"] == "budget" and stopped["detail"] == "token budget reached (6000 tokens)"
+    assert stopped["tokens"] <= 6000 and 0 < server.chat_calls < 51 * len(DIMENSIONS)
+    assert "at most 511 requests and 6000 tokens" in log
+    assert_nothing_leaks(tmp_path, log, page, server.base_url)
