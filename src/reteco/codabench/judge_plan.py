@@ -22,13 +22,16 @@ computes them *before* judging, so the deadline, fixed from ``started``, leaves 
 whatever they did not use, measured on this submission on this machine whatever its load.
 An estimate kept back instead would have to hold for every answer the format accepts (32,000
 characters, 4,000 words: ``reteco.formats.answers``), and their cost is far from linear in the
-characters. Measured (one core of 2, ``bench/bench_scoring_program_judge.py --long``): a
+characters. Measured in one process on the development machine (2 cores, shared): a
 4,000-word English answer against a 60-word reference takes ~0.2 s of ROUGE-L and ~0.2 s of
 METEOR, against a 400-word reference ~0.9 s of ROUGE-L (its LCS grows with the product of the
 two token counts), while a 32,000-character CJK answer takes ~5 ms (no token for ROUGE-L, one
 long word for METEOR): seconds per character vary by two orders of magnitude between answers of
-one size. ``details["generation"]["judge"]["window"]`` records what the text metrics took and
-the window left to judging; ``plan`` (``JudgePlan.as_dict``) the figures above.
+one size. For a whole run, ``bench/bench_scoring_program_judge.py --long`` (figures in
+``bench/README.md``): 20 answers of 4,000 words took 21 s of text metrics on the loaded machine,
+twice the 10.2 s the plan keeps back after judging. ``details["generation"]["judge"]["window"]``
+records what the text metrics took and the window left to judging; ``plan``
+(``JudgePlan.as_dict``) the figures above.
 
 ``run_judge`` starts no request after ``deadline - 1 s`` and cuts the one in flight at the
 deadline; what it leaves unjudged makes the judge keys absent with the reason
