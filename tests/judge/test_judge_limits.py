@@ -120,6 +120,8 @@ def test_limits_cannot_be_kept_with_the_batch_api(judge_config, tmp_path):
         judge(config, tmp_path, deadline=time.monotonic() + 60)
     with pytest.raises(ValueError, match="Batch API"):
         judge(dataclasses.replace(config, max_calls_per_run=5), tmp_path)
+    with pytest.raises(ValueError, match="token budget cannot be kept with the Batch API"):
+        judge(dataclasses.replace(config, max_tokens_per_run=50_000), tmp_path)
 
 
 # ---------------------------------------------------------------------------------------------
