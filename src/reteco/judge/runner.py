@@ -107,6 +107,7 @@ class JudgeRunStats:
             "judgments": self.judgments, "judged": self.judged, "judged_now": self.judged_now,
             "from_cache": self.from_cache, "unfinished": self.unfinished,
             "http_requests": self.calls.http_requests, "max_calls": self.calls.max_calls,
+            "max_tokens": self.calls.max_tokens, "tokens": self.calls.tokens,
             "preflight": self.calls.preflight, "preflight_detail": self.calls.preflight_detail,
             "stopped": self.calls.stopped, **self.provenance,
         }
