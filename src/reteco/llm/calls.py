@@ -282,7 +282,7 @@ class StructuredCaller:
         self.http_requests = 0  # chat completion requests made in this run
         self.max_tokens: int | None = config.max_tokens_per_run
         self.tokens = 0  # counted against max_tokens: estimates before sending, then the reported usage
-        self.limit_reached: str | None = None  # "deadline reached" or "call budget reached (...)"
+        self.limit_reached: str | None = None  # "deadline reached", "call budget reached (...)", "token budget ..."
         self.preflight_status = PREFLIGHT_PENDING
         self.preflight_detail = ""
         self.preflight_model: str | None = None
