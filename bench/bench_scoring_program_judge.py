@@ -1,7 +1,7 @@
 """The Codabench scoring program judging a test-set-sized 2b submission within the phase's limit.
 
     .venv/bin/python bench/bench_scoring_program_judge.py [--turns 200] [--latency 0.5,1.5]
-        [--concurrency 16] [--limit 600] [--seed 7] [--out DIR] [--json FILE]
+        [--concurrency 16] [--limit 600] [--seed 7] [--long] [--out DIR] [--json FILE]
 
 Builds a 2b reference of TURNS turns (3 domains, 2 gold passages of ~1,200 characters per turn,
 a history, a reference answer) and an answer to every turn, writes the judge's setup into the
@@ -14,7 +14,11 @@ drawn uniformly from the LATENCY range (seeded). Reports the run's wall time aga
 limit, the judging window for this limit and turn count (``reteco.codabench.judge_plan.plan_judging``,
 the function the program plans with, from its own start time), the HTTP
 requests, whether all five dimensions were written, and the same run without the judge (what
-the rest of the scoring costs).
+the rest of the scoring costs). ``--long`` makes every answer as long as the format accepts in
+words (4,000 English words, under 32,000 characters: ROUGE-L's and METEOR's costliest answer),
+and the table then also gives what the text metrics took before judging (details.json,
+``generation.judge.window``) beside what the plan keeps back after judging (``FINISH_S`` + 10 ms
+a turn, which held the text metrics before they moved ahead of judging).
 """
 
 from __future__ import annotations
@@ -36,7 +40,8 @@ from support.fake_openai_server import FakeOpenAI, fake_judge  # noqa: E402
 from support.paths import REPO_ROOT  # noqa: E402
 
 from reteco.codabench import competition as definition  # noqa: E402
-from reteco.codabench.judge_plan import plan_judging  # noqa: E402
+from reteco.codabench.judge_plan import FINISH_PER_TURN_S, FINISH_S, plan_judging  # noqa: E402
+from reteco.formats.answers import MAX_ANSWER_CHARS, MAX_ANSWER_WORDS  # noqa: E402
 from reteco.codabench.judge_setup import JUDGE_DIR, count_turns, load_for_bundle, write_judge_setup  # noqa: E402
 from reteco.formats.passages import create_passages  # noqa: E402
 from reteco.formats.reference import PASSAGES, TURNS, DocIdIndex, Judgment, Reference, Topic  # noqa: E402
@@ -77,6 +82,14 @@ def write_reference(folder: Path, turns: int) -> list[str]:
     return [r["key"] for r in records]
 
 
+def longest_answer(i: int) -> str:
+    """An answer at the format's word limit (4,000 words, under 32,000 characters)."""
+    words = (f"Answer {i}: " + SENTENCE * (MAX_ANSWER_WORDS // len(SENTENCE.split()) + 1)).split()[:MAX_ANSWER_WORDS]
+    text = " ".join(words)
+    assert len(text) <= MAX_ANSWER_CHARS
+    return text
+
+
 def _serve(low: float, high: float, seed: int, conn) -> None:
     """The fake server in its own process; every chat reply held for uniform(low, high) s."""
     rng = random.Random(seed)
@@ -110,6 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", default="16", help="comma-separated levels (default: the config's 16)")
     parser.add_argument("--limit", type=int, default=600, help="phase.json's time_limit_s")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--long", action="store_true", help="every answer 4,000 words (the format's limit)")
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "bench" / "out" / "scoring_program_judge")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
@@ -121,7 +135,8 @@ def main(argv: list[str] | None = None) -> int:
     keys = write_reference(input_dir / "ref", args.turns)
     (input_dir / "res").mkdir(parents=True)
     (input_dir / "res" / "answers.jsonl").write_text("".join(
-        json.dumps({"turn_id": k, "answer": f"Answer {i}: because the bearings are the only parts that rub. " * 4}) + "\n"
+        json.dumps({"turn_id": k, "answer": longest_answer(i) if args.long else
+                    f"Answer {i}: because the bearings are the only parts that rub. " * 4}) + "\n"
         for i, k in enumerate(keys)), encoding="utf-8")
     phase = next(p for p in definition.PHASES if p.key == "evaluation")
     (input_dir / "ref" / "phase.json").write_text(
@@ -149,6 +164,7 @@ def main(argv: list[str] | None = None) -> int:
             conn.send("calls")
             calls = conn.recv() - before
             scores = json.loads((args.out / f"output-c{level}" / "scores.json").read_text())
+            window = json.loads((args.out / f"output-c{level}" / "details.json").read_text())["generation"]["judge"]["window"]
             plan = plan_judging(0.0, args.limit, count_turns(input_dir / "ref"))
             judgments = len(DIMENSIONS) * args.turns
             rows.append({
@@ -157,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
                 "judging_window_s": round(plan.judging_until_s, 1), "rest_of_scoring_s": round(without, 1),
                 "ideal_judging_s": round((judgments + 1) * (low + high) / 2 / level, 1),
                 "five_dimensions": set(JUDGE) <= set(scores),
+                "text_metrics_s": round(window["text_metrics_s"], 1),
+                "kept_after_judging_s": round(FINISH_S + args.turns * FINISH_PER_TURN_S, 1),
             })
             shutil.rmtree(input_dir / "ref" / JUDGE_DIR)
     finally:
@@ -164,14 +182,16 @@ def main(argv: list[str] | None = None) -> int:
         server.join(10)
 
     print(f"scoring program, 2b, {args.turns} turns x {len(DIMENSIONS)} dimensions, "
-          f"replies after uniform({low:g}, {high:g}) s, "
+          f"{'answers of 4,000 words, ' if args.long else ''}replies after uniform({low:g}, {high:g}) s, "
           f"limit {args.limit} s (rest of the scoring without the judge: {rows[0]['rest_of_scoring_s']} s)")
     print("| concurrency | judgments | HTTP requests | ideal judging = requests x mean latency / concurrency (s) "
-          "| wall, whole run (s) | judging window (s) | limit (s) | five dimensions written |")
-    print("|---:|---:|---:|---:|---:|---:|---:|:---|")
+          "| wall, whole run (s) | judging window (s) | limit (s) | five dimensions written "
+          "| text metrics, before judging (s) | kept back after judging (s) |")
+    print("|---:|---:|---:|---:|---:|---:|---:|:---|---:|---:|")
     for r in rows:
         print(f"| {r['concurrency']} | {r['judgments']} | {r['http_requests']} | {r['ideal_judging_s']} | {r['wall_s']} "
-              f"| {r['judging_window_s']} | {r['limit_s']} | {'yes' if r['five_dimensions'] else 'no'} |")
+              f"| {r['judging_window_s']} | {r['limit_s']} | {'yes' if r['five_dimensions'] else 'no'} "
+              f"| {r['text_metrics_s']} | {r['kept_after_judging_s']} |")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
     return 0

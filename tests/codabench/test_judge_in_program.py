@@ -317,3 +317,14 @@ def test_the_model_the_server_reports_reaches_the_log_and_page_escaped(ref_root,
     assert html.escape("evil\\x1b[2J\\x1b]0;pwned\\x07model") in page and "fp\\x1b[31m" in page
     # details.json keeps the server's text as it came (JSON escapes it): the organizers' record.
     assert evil in details["generation"]["judge"]["provenance"]["reported_models"]
+
+
+def test_the_token_budget_stops_the_judging_with_its_own_reason(ref_root, tmp_path, server, capsys):
+    scores, details, page, log, reason = _stopped(tmp_path, ref_root, server, capsys, max_tokens_per_run=6000,
+                                                  concurrency=1)
+    assert "the judge's budget of 6000 tokens for one submission was used up before every answer was judged" in reason
+    stopped = details["generation"]["judge"]["stopped"]
+    assert stopped["kind"] == "budget" and stopped["detail"] == "token budget reached (6000 tokens)"
+    assert stopped["tokens"] <= 6000 and 0 < server.chat_calls < 51 * len(DIMENSIONS)
+    assert "at most 511 requests and 6000 tokens" in log
+    assert_nothing_leaks(tmp_path, log, page, server.base_url)

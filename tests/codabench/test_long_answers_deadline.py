@@ -3,12 +3,15 @@ run as the worker runs it (``scoring_program/score.py INPUT OUTPUT``, a child pr
 time measured from before the process starts), on 2b and 2c submissions whose answers are at
 the limits of ``docs/participants/submission_format.md`` (32,000 characters of CJK text; 4,000
 English words, the most ROUGE-L's LCS and METEOR cost per answer), judged by a slow fake judge
-(0.5 s a request) in a 40 s phase.
+(1 s a request, 4 at a time) in a 60 s phase, the limit of the reported overrun (60.24 s).
 
 The margin covers a loaded machine: the text metrics run before judging (their real cost comes
 out of the judging window, ``reteco.codabench.judge_plan``), so what can be late is only what
-the fixed reserve covers (the interpreter's start, the outputs). Run with two busy loops on the
-2 cores of the development machine (``python -c 'while 1: pass'`` x2), it finished in 25-30 s.
+the fixed reserve covers (the interpreter's start, the outputs). The child process uses about
+8 s of CPU (WordNet's loading 4.5 s, the four 4,000-word answers ~2 s): with two busy loops on
+the 2 cores of the development machine it gets 2/3 of a core, ~12 s of wall time before the
+deadline at 41.5 s. What no margin can cover is a machine so loaded that those 8 CPU-seconds
+take the whole limit (measured: 65-71 s at a load average of 14 on 2 cores, 1/8 of a core).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from support.paths import REPO_ROOT
 from reteco.formats.answers import MAX_ANSWER_CHARS, MAX_ANSWER_WORDS
 from reteco.subtracks import JUDGE
 
-LIMIT_S = 40
+LIMIT_S = 60  # the limit of the reported overrun (60.24 s)
 LONG_ANSWERS = 4  # of each kind: the rest of the turns keep the sample's answers
 SENTENCE = "The motor's bearings are sealed and pre-greased at the factory, so no oil reaches the housing. "
 
@@ -48,7 +51,7 @@ def longest_cjk() -> str:
 
 @pytest.fixture
 def slow_server():
-    server = FakeOpenAI(latency_s=0.5)
+    server = FakeOpenAI(latency_s=1.0)
     server.start()
     try:
         yield server
@@ -78,7 +81,7 @@ def test_the_largest_answers_are_scored_within_the_limit_with_a_slow_judge(ref_r
     assert wall < LIMIT_S, f"{wall:.1f} s for a {LIMIT_S} s limit\n{log}"
     scores = json.loads((tmp_path / "output" / "scores.json").read_text())
     details = json.loads((tmp_path / "output" / "details.json").read_text())
-    # 255 or more requests at 0.5 s, 4 at a time, need over 30 s: judging is stopped by the deadline.
+    # 255 or more requests at 1 s, 4 at a time, need over 60 s: judging is stopped by the deadline.
     assert not set(JUDGE) & set(scores) and {"rouge_l", "meteor"} <= set(scores)
     reason = details["absent_scores"]["judge_mean"]
     assert reason.startswith("the judge did not finish: judging reached this run's time limit before every answer "

@@ -1,5 +1,5 @@
-"""A run's deadline and call budget (``run_judge(deadline=..., max_calls=...)``,
-``max_calls_per_run``), against a fake server with real latency: the Codabench scoring program
+"""A run's deadline, call budget and token budget (``run_judge(deadline=..., max_calls=...)``,
+``max_calls_per_run``, ``max_tokens_per_run``), against a fake server with real latency: the Codabench scoring program
 judges inside a 600 s limit on this API."""
 
 from __future__ import annotations
@@ -120,3 +120,57 @@ def test_limits_cannot_be_kept_with_the_batch_api(judge_config, tmp_path):
         judge(config, tmp_path, deadline=time.monotonic() + 60)
     with pytest.raises(ValueError, match="Batch API"):
         judge(dataclasses.replace(config, max_calls_per_run=5), tmp_path)
+    with pytest.raises(ValueError, match="token budget cannot be kept with the Batch API"):
+        judge(dataclasses.replace(config, max_tokens_per_run=50_000), tmp_path)
+
+
+# ---------------------------------------------------------------------------------------------
+# The token budget (``max_tokens_per_run``): estimated before sending, the reported usage after
+
+
+def long_items(text: str, n: int = 10) -> list[JudgeItem]:
+    return [JudgeItem(f"law/{i}_turn_1", "relevance", f"question {i}", "", f"{i} {text}", (), "") for i in range(n)]
+
+
+def test_the_token_budget_counts_a_cjk_character_as_a_token_and_four_ascii_ones_as_one(fake_openai, judge_config,
+                                                                                       tmp_path):
+    # 32,000 characters: as ASCII about 8,000 tokens with the prompt and the cap, within 20,000;
+    # as CJK 32,000 tokens at least, past it: the request is not sent (the documented ratio).
+    config = dataclasses.replace(judge_config, max_tokens_per_run=20_000, concurrency=1)
+    ascii_run = judge(config, tmp_path / "ascii", long_items("x" * 32_000, 3))
+    assert [o.status for o in ascii_run] == ["ok"] * 3
+    calls = fake_openai.all_chat_calls
+    cjk_run = judge(config, tmp_path / "cjk", long_items("\u5b57" * 32_000, 3))
+    assert fake_openai.all_chat_calls == calls + 1  # the preflight only
+    reason = "token budget reached (20000 tokens)"
+    assert all(o.status == "error" and o.rationale == f"not sent: {reason}" for o in cjk_run)
+    assert cjk_run.stats.calls.stopped == reason and cjk_run.stats.calls.max_tokens == 20_000
+
+
+def test_the_usage_the_server_reports_replaces_the_estimate(fake_openai, judge_config, tmp_path):
+    # Each request is estimated at ~1,500 tokens (4,000 ASCII characters, the prompt, a cap of
+    # 400): kept, the estimates would pass 6,000 by the fourth request. The fake server reports
+    # 12 + 5 tokens for the preflight and 100 + 20 for each judgment, which is what counts.
+    config = dataclasses.replace(judge_config, max_tokens_per_run=6_000, concurrency=1)
+    outcomes = judge(config, tmp_path, long_items("y" * 4_000))
+    assert [o.status for o in outcomes] == ["ok"] * 10
+    assert outcomes.stats.calls.tokens == 12 + 5 + 10 * (100 + 20)
+
+
+def test_without_reported_usage_the_estimate_counts_and_the_run_stops_within_the_budget(fake_openai, judge_config,
+                                                                                        tmp_path):
+    from support.fake_openai_server import fake_judge
+
+    def no_usage(body):
+        reply = fake_judge(body)
+        reply.body.pop("usage")
+        return reply
+
+    fake_openai.judge = no_usage
+    config = dataclasses.replace(judge_config, max_tokens_per_run=6_000, concurrency=3)
+    outcomes = judge(config, tmp_path, long_items("y" * 4_000))
+    statuses = [o.status for o in outcomes]
+    assert 1 <= statuses.count("ok") < 10 and statuses.count("ok") + statuses.count("error") == 10
+    assert fake_openai.chat_calls == statuses.count("ok")  # no request past the budget was sent
+    assert outcomes.stats.calls.stopped == "token budget reached (6000 tokens)"
+    assert outcomes.stats.calls.tokens <= 6_000

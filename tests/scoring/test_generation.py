@@ -181,6 +181,34 @@ def test_judge_without_a_key_does_not_run_and_says_why(tmp_path, monkeypatch):
     assert any(line.startswith("judge: warning: the judge did not run: no API key") for line in result.problems.lines())
 
 
+def test_the_text_metrics_run_before_the_judge_and_the_window_says_what_they_left(tmp_path, monkeypatch):
+    """Their cost grows with the answers and cannot be cut, so they come first: a judging
+    deadline set from the run's start then leaves them what they need (judge_plan)."""
+    from reteco.scoring import generation
+
+    order = []
+    metrics, judge = generation.text_overlap_values, generation.run_judge_on_answers
+
+    def text_overlap_values(*args, **kwargs):
+        order.append("text metrics")
+        return metrics(*args, **kwargs)
+
+    def run_judge_on_answers(*args, **kwargs):
+        order.append("judge")
+        assert kwargs["deadline"] == 1e9
+        return generation.judge_not_run({"ran": False, "reason": "not in this test"}, args[-1])
+
+    monkeypatch.setattr(generation, "text_overlap_values", text_overlap_values)
+    monkeypatch.setattr(generation, "run_judge_on_answers", run_judge_on_answers)
+    ref = write_tiny_reference(tmp_path / "2b", "2b")
+    answers = read_answers(ANSWERS.encode(), "answers.jsonl", ref)
+    scores, details, _, _ = score_generation(ref, answers, judge_deadline=1e9)
+    assert order == ["text metrics", "judge"]
+    assert set(scores) == {"rouge_l", "meteor"}
+    window = details["judge"]["window"]
+    assert window["text_metrics_s"] >= 0 and 0 < window["judging_window_s"] < 1e9
+
+
 def test_every_score_is_finite(tmp_path):
     ref = write_tiny_reference(tmp_path / "2b", "2b")
     answers = read_answers(ANSWERS.encode(), "answers.jsonl", ref)

@@ -25,8 +25,8 @@ could quote reference data).
 The judge. Where the reference data holds a judge setup (``judge/``, written by ``reteco bundle
 --judge-config``: ``reteco.codabench.judge_setup``, verified before use), 2b and 2c are judged
 here, within the run's time limit (``reteco.codabench.judge_plan``: the deadline given to
-``run_judge``) and the setup's call budget (``max_calls_per_run``). A run that the deadline, the
-budget or the judge's service stops writes no judge key: the reason (in the participant's
+``run_judge``) and the setup's budgets (``max_calls_per_run``, ``max_tokens_per_run``). A run
+that the deadline, a budget or the judge's service stops writes no judge key: the reason (in the participant's
 words: no address, no key, no server text) and how many turns were judged are in the log and
 the page, the retrieval and text figures are written, and the exit is 0. Every request, reply
 and verdict of the run is written, as it arrives, into the scoring output's
@@ -146,6 +146,8 @@ def _score_with_judge(reference, submission: Path, output_dir: Path, phase: dict
         logging.getLogger().addHandler(_DROP_LOG_RECORDS)
     plan = plan_judging(started, time_limit(phase), len(reference.topics))
     budget = "no call budget" if config.max_calls_per_run is None else f"at most {config.max_calls_per_run} requests"
+    if config.max_tokens_per_run is not None:
+        budget += f" and {config.max_tokens_per_run} tokens"
     print(f"judge: {config.model}, prompt version {config.prompt_version}, signature {config.signature}; up to "
           f"{config.concurrency} requests at once, {budget}; judging ends {max(plan.judging_until_s, 0):.0f} s into "
           f"this run's {plan.limit_s} s")
@@ -158,6 +160,10 @@ def _score_with_judge(reference, submission: Path, output_dir: Path, phase: dict
         judge_max_calls=config.max_calls_per_run,
     )
     judge = result.details.get("generation", {}).get("judge", {})
+    if "window" in judge:  # the plan beside what the text metrics took before judging (judge_plan)
+        judge["plan"] = plan.as_dict()
+        print(f"judge: the text metrics took {judge['window']['text_metrics_s']:.1f} s before judging, which had "
+              f"{max(judge['window']['judging_window_s'], 0):.0f} s left")
     run = judge.get("run")
     if run:
         print(f"judge: {run['judgments']} judgments: {run['judged_now']} judged now with {run['http_requests']} HTTP "

@@ -86,7 +86,7 @@ RETRY_RULES = (
     "verdict is reused only for the same request sent to the same endpoint",
 )
 _RETRY_SETTINGS = ("max_retries", "backoff_initial_s", "backoff_max_s", "max_wait_s", "timeout_s", "max_reasks",
-                   "abort_after_errors", "max_calls_per_run")
+                   "abort_after_errors", "max_calls_per_run", "max_tokens_per_run")
 _COUNTS = ("turns", "valid", "invalid", "error", "missing_answer", "turns_averaged")
 AGREEMENT_FIGURES = ("kappa_quadratic", "alpha_ordinal_with_judge", "spearman", "kendall_tau_b", "exact", "bias")
 #: The dimension checks' column names in the Markdown, in the order of judge-meta's own table.

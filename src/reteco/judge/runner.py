@@ -114,6 +114,7 @@ class JudgeRunStats:
             "judgments": self.judgments, "judged": self.judged, "judged_now": self.judged_now,
             "from_cache": self.from_cache, "unfinished": self.unfinished,
             "http_requests": self.calls.http_requests, "max_calls": self.calls.max_calls,
+            "max_tokens": self.calls.max_tokens, "tokens": self.calls.tokens,
             "preflight": self.calls.preflight, "preflight_detail": self.calls.preflight_detail,
             "stopped": self.calls.stopped, **self.provenance,
         }
@@ -160,8 +161,8 @@ def run_judge(
     if not ok:
         raise JudgeNotAvailable(f"the judge cannot run: {why}")
     limited = deadline is not None or max_calls is not None or config.max_calls_per_run is not None
-    if config.use_batch_api and limited:
-        raise ValueError("a deadline or a call budget cannot be kept with the Batch API (use_batch_api)")
+    if config.use_batch_api and (limited or config.max_tokens_per_run is not None):
+        raise ValueError("a deadline, a call budget or a token budget cannot be kept with the Batch API (use_batch_api)")
     directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     job = _Job(items, config, directory, progress, retry_invalid, deadline, max_calls, deadline_margin_s)
     if not items:

@@ -1,10 +1,10 @@
 """Structured Chat Completions calls: the one call loop of the generation judge and its users.
 
-Why one module of 620 lines: one call engine. ``StructuredCaller`` carries out the fault
-behaviour below (cache replay, retries and their waits, re-asks, the preflight, the deadline and
-the call budget) over state that every request of a run shares (the pause after a 429, the
-budget, the failures in a row); the request, reply and statistics records and the readers of
-HTTP errors are its vocabulary and serve nothing else.
+Why one module of 659 lines: one call engine. ``StructuredCaller`` carries out the fault
+behaviour below (cache replay, retries and their waits, re-asks, the preflight, the deadline,
+the call and token budgets) over state that every request of a run shares (the pause after a
+429, the budgets, the failures in a row); the request, reply and statistics records and the
+readers of HTTP errors are its vocabulary and serve nothing else.
 
 A caller prepares ``StructuredRequest`` s (the first request body: model, messages, strict
 json_schema response format, decoding settings; a validator turning a reply's content into a
@@ -41,9 +41,14 @@ Limits of one run (``deadline``, a ``time.monotonic()`` value, and ``max_calls``
 the config's ``max_calls_per_run``): no request starts later than ``deadline -
 deadline_margin_s``, each request's timeout is cut so that it ends by the deadline, a retry
 whose wait would end past it is not made, and no more than the budget's HTTP requests are made
-(the preflight, retries and re-asks count; replies already in the cache do not). A request not
-sent for a limit ends "error" with the reason ("deadline reached", "call budget reached (N
-HTTP requests)"); nothing is cached as a verdict, so the next run finishes the work.
+(the preflight, retries and re-asks count; replies already in the cache do not). The config's
+``max_tokens_per_run`` caps tokens the same way: each request counts, before it is sent, its
+estimated prompt (``estimated_tokens``: ASCII characters of the body / ``CHARS_PER_TOKEN``, every
+other character one token) plus its completion cap, and once answered the usage the server
+reports instead (when it reports one); a request that would take the count past the budget is
+not sent, nor any after it. A request not sent for a limit ends "error" with the reason
+("deadline reached", "call budget reached (N HTTP requests)", "token budget reached (N
+tokens)"); nothing is cached as a verdict, so the next run finishes the work.
 - a reply the validator rejects, or cut off at the token cap: re-asked (the reply and what was
   wrong with it are sent back) up to ``max_reasks`` times; then "invalid".
 - a refusal (``message.refusal``) or ``finish_reason`` "content_filter": "invalid" at once.
@@ -82,6 +87,9 @@ FATAL_STATUS = frozenset({401, 403, 404})
 MAX_STORED_ERROR_TEXT = 2000
 #: No request starts later than this before the deadline: one starting later could not finish.
 DEADLINE_MARGIN_S = 1.0
+#: ASCII characters per token in the token budget's estimate (OpenAI's rule of thumb for English
+#: text); any other character counts one token, as CJK text comes to about one token a character.
+CHARS_PER_TOKEN = 4
 #: The prompt version under which preflight requests are recorded in the cache (no prompt's).
 PREFLIGHT_VERSION = 0
 
@@ -150,6 +158,8 @@ class CallStats:
     preflight_model: str | None  # the model the server named in its preflight reply
     stopped: str | None  # why requests stopped before the end (deadline, budget, refusal, abort)
     max_calls: int | None  # the budget in force (None: no limit)
+    max_tokens: int | None = None  # the token budget in force (None: no limit)
+    tokens: int = 0  # tokens counted against it (estimates, or the usage the server reported)
 
 
 def run_structured_calls(
@@ -270,7 +280,9 @@ class StructuredCaller:
         budgets = [b for b in (config.max_calls_per_run, max_calls) if b is not None]
         self.max_calls: int | None = min(budgets) if budgets else None
         self.http_requests = 0  # chat completion requests made in this run
-        self.limit_reached: str | None = None  # "deadline reached" or "call budget reached (...)"
+        self.max_tokens: int | None = config.max_tokens_per_run
+        self.tokens = 0  # counted against max_tokens: estimates before sending, then the reported usage
+        self.limit_reached: str | None = None  # "deadline reached", "call budget reached (...)", "token budget ..."
         self.preflight_status = PREFLIGHT_PENDING
         self.preflight_detail = ""
         self.preflight_model: str | None = None
@@ -288,7 +300,7 @@ class StructuredCaller:
         """The run's request figures so far."""
         preflight = PREFLIGHT_NOT_NEEDED if self.preflight_status == PREFLIGHT_PENDING else self.preflight_status
         return CallStats(self.endpoint, self.http_requests, preflight, self.preflight_detail, self.preflight_model,
-                         self.abort_reason, self.max_calls)
+                         self.abort_reason, self.max_calls, self.max_tokens, self.tokens)
 
     # --- one request, re-asked until usable ------------------------------------------------
 
@@ -403,9 +415,10 @@ class StructuredCaller:
         """The monotonic time after which no request starts (None: no deadline)."""
         return None if self.deadline is None else self.deadline - self.deadline_margin_s
 
-    def _limit(self) -> str | None:
-        """Why no further request may start (the deadline or the budget), else None; the first
-        time a limit is met, it stops the run (``abort_reason``) and is logged once."""
+    def _limit(self, tokens: int = 0) -> str | None:
+        """Why no further request may start (the deadline or a budget; ``tokens``: the next
+        request's estimate), else None; the first time a limit is met, it stops the run
+        (``abort_reason``) and is logged once."""
         if self.limit_reached:
             return self.limit_reached
         cut = self._cut()
@@ -414,6 +427,8 @@ class StructuredCaller:
             reason = "deadline reached"
         elif self.max_calls is not None and self.http_requests >= self.max_calls:
             reason = f"call budget reached ({self.max_calls} HTTP requests)"
+        elif self.max_tokens is not None and self.tokens + max(tokens, 1) > self.max_tokens:
+            reason = f"token budget reached ({self.max_tokens} tokens)"
         if reason is not None:
             self.limit_reached = reason
             self.abort_reason = self.abort_reason or reason
@@ -439,11 +454,13 @@ class StructuredCaller:
         if via != "preflight":
             await self.ensure_preflight(body)  # refused or failed: abort_reason stops the loop below
         last_failure = ""
+        estimate = estimated_tokens(body, self.config.max_completion_tokens)
         for attempt in range(1, self.config.max_retries + 2):
             await self._wait_for_pause()
-            if self.abort_reason or self._limit():
+            if self.abort_reason or self._limit(estimate):
                 return _Sent(None, None, attempt - 1, self._stopped_detail(attempt - 1, last_failure), stopped=True)
             self.http_requests += 1
+            self.tokens += estimate  # replaced by the reported usage once answered
             timeout = self._timeout()
             started = now_iso()
             status: int | None = None
@@ -454,6 +471,7 @@ class StructuredCaller:
                 status = raw.status_code
                 text = self.redact(raw.text)
                 completion = _chat_completion(text)
+                self.tokens += reported_tokens(completion, estimate) - estimate
                 call_id = self.cache.add_call(
                     request_hash_=h, response_json=text, http_status=status,
                     system_fingerprint=completion.get("system_fingerprint"), model=completion.get("model"),
@@ -541,6 +559,27 @@ class _Sent:
     attempts: int  # HTTP requests made for it
     failure: str  # why it failed ("" when it did not)
     stopped: bool = False  # not (or no more) sent: the run was stopped (limit, abort, refusal)
+
+
+def estimated_tokens(body: dict[str, Any], completion_cap: int) -> int:
+    """What one request counts against the token budget before it is sent: its body's ASCII
+    characters / ``CHARS_PER_TOKEN`` and one token for every other character (the prompt, the
+    schema and the settings: more than the server counts for English text), plus the completion
+    cap (the body's ``max_completion_tokens`` / ``max_tokens``, else ``completion_cap``)."""
+    text = json.dumps(body, ensure_ascii=False)
+    ascii_chars = sum(1 for c in text if c < "\x80")
+    cap = body.get("max_completion_tokens") or body.get("max_tokens") or completion_cap
+    return math.ceil(ascii_chars / CHARS_PER_TOKEN) + (len(text) - ascii_chars) + int(cap)
+
+
+def reported_tokens(completion: dict[str, Any], estimate: int) -> int:
+    """The tokens a reply used by the server's ``usage`` (prompt + completion), else ``estimate``."""
+    usage = completion.get("usage")
+    if isinstance(usage, dict):
+        parts = [usage.get("prompt_tokens"), usage.get("completion_tokens")]
+        if all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in parts):
+            return parts[0] + parts[1]
+    return estimate
 
 
 def _seconds(value: float) -> str:

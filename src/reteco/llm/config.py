@@ -64,6 +64,7 @@ class LLMConfig:
     batch_timeout_s: float = 90000.0
     batch_max_requests: int = 50000
     max_calls_per_run: int | None = None  # HTTP requests one run may make (None: no limit)
+    max_tokens_per_run: int | None = None  # tokens one run may use (reteco.llm.calls; None: no limit)
     source: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
@@ -80,11 +81,10 @@ class LLMConfig:
             problems.append(f"token_limit_param must be one of {', '.join(TOKEN_LIMIT_PARAMS)}")
         if self.response_format not in RESPONSE_FORMATS:
             problems.append(f"response_format must be one of {', '.join(RESPONSE_FORMATS)}")
-        if self.max_calls_per_run is not None and (
-            isinstance(self.max_calls_per_run, bool) or not isinstance(self.max_calls_per_run, int)
-            or self.max_calls_per_run < 0
-        ):
-            problems.append("max_calls_per_run must be an integer >= 0 (or null for no limit)")
+        for name in ("max_calls_per_run", "max_tokens_per_run"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                problems.append(f"{name} must be an integer >= 0 (or null for no limit)")
         for name in ("max_completion_tokens", "concurrency", "batch_max_requests", "abort_after_errors"):
             if not (isinstance(getattr(self, name), int) and getattr(self, name) >= 1):
                 problems.append(f"{name} must be a positive integer")
@@ -142,6 +142,7 @@ class LLMConfig:
             "abort_after_errors": self.abort_after_errors,
             "use_batch_api": self.use_batch_api,
             "max_calls_per_run": self.max_calls_per_run,
+            "max_tokens_per_run": self.max_tokens_per_run,
             "config": Path(self.source).name if self.source else "",  # a name: details.json is shown to participants
         }
 

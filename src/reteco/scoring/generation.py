@@ -1,6 +1,6 @@
 """Generation scoring for 2b (gold-passage generation) and 2c (full conversational RAG).
 
-Why one module of 476 lines: the aggregation of 2b and 2c as one set of rules
+Why one module of 494 lines: the aggregation of 2b and 2c as one set of rules
 (``AGGREGATION_RULES``, repeated in details.json) over the same reference turns: the judge's
 dimensions with their bounded exclusion, judge_mean, the text metrics, the per-domain and
 per-depth groups and the reason of every key left out. Running the judge is ``judge_run``'s.
@@ -69,12 +69,16 @@ reason says which limit or fault stopped it, in words for the participant (no ad
 no server text), and how many answered turns were judged on all five dimensions;
 ``details["judge"]["stopped"]`` keeps the technical detail for the organizers, who judge the
 rest with the cache (``reteco judge-submissions``). Judgments that failed in a run that was not
-stopped are the bounded exclusion above.
+stopped are the bounded exclusion above. The text metrics are computed before the judge runs:
+their cost grows with the answers' length and cannot be cut, so a deadline set from the run's
+start leaves to judging exactly what they did not use (``details["judge"]["window"]``, with a
+deadline: the seconds they took and the window left; ``reteco.codabench.judge_plan``).
 """
 
 from __future__ import annotations
 
 import math
+import time
 from pathlib import Path
 
 import numpy as np
@@ -246,6 +250,21 @@ def score_generation(
     if reference.subtrack == "2c":
         evidence_info["k"] = TOP_K_2C
 
+    # The text metrics come before the judge: their cost grows with the answers' length (ROUGE-L's
+    # LCS with the product of the two texts' tokens: a 4,000-word answer takes ~1 s) and cannot
+    # be cut, while a judge run stops at its deadline. Computed first, they are inside the run's
+    # limit whatever they cost, and the judging window is what is left (judge_plan).
+    references = [t.answer for t in turns]
+    comparable = [bool(r.strip()) for r in references]
+    text_started = time.monotonic()
+    metric_results = text_overlap_values(
+        [a if c else None for a, c in zip(answer_texts, comparable)],
+        references,
+        wordnet_path=wordnet_path,
+        bertscore=bertscore,
+    )
+    text_seconds = time.monotonic() - text_started
+
     if run_judge_now:
         judge_info, outcomes = run_judge_on_answers(
             turns, answer_texts, evidence, gold_evidence, judge_config, cache_dir, progress, problems,
@@ -253,6 +272,13 @@ def score_generation(
         )
     else:
         judge_info, outcomes = judge_not_run({"ran": False, "reason": JUDGE_NOT_CALLED}, problems)
+    if judge_deadline is not None and run_judge_now:
+        # How the deadline was met, for the organizers (reteco.codabench.judge_plan): what the text
+        # metrics took before judging, and what was left of the window when judging started.
+        judge_info["window"] = {
+            "text_metrics_s": round(text_seconds, 3),
+            "judging_window_s": round(judge_deadline - text_started - text_seconds, 3),
+        }
 
     # Per turn, per dimension: status and score.
     statuses = {d: [MISSING] * n for d in DIMENSIONS}
@@ -292,15 +318,7 @@ def score_generation(
             if overall[key] is not None:
                 scores[key] = overall[key]
 
-    # Text-overlap diagnostics against the reference answers.
-    references = [t.answer for t in turns]
-    comparable = [bool(r.strip()) for r in references]
-    metric_results = text_overlap_values(
-        [a if c else None for a, c in zip(answer_texts, comparable)],
-        references,
-        wordnet_path=wordnet_path,
-        bertscore=bertscore,
-    )
+    # Text-overlap diagnostics against the reference answers (computed above).
     text_info: dict[str, dict] = {}
     for name in TEXT_METRICS:
         result = metric_results[name]

@@ -126,7 +126,7 @@ _SERVICE_FAULTS = (
 def judge_stop(stats, outcomes) -> dict | None:
     """Why a judge run ended before every judgment had a verdict, or None when it was not stopped.
 
-    Stopped: the deadline or the call budget was reached (``CallStats.stopped``), the preflight
+    Stopped: the deadline, the call budget or the token budget was reached (``CallStats.stopped``), the preflight
     failed, or the run was aborted (a 401, failures in a row). Returns ``{"kind": "deadline" |
     "budget" | "service", "reason": the participant's words, "answered_turns", "judged_turns":
     answered turns with a verdict on all five dimensions, "judgments", "judged", "unfinished",
@@ -151,6 +151,9 @@ def judge_stop(stats, outcomes) -> dict | None:
     elif calls.preflight != "failed" and detail.startswith("call budget reached"):
         kind, reason = "budget", (f"the judge's budget of {calls.max_calls} requests for one submission was used up "
                                   f"before every answer was judged ({progress})")
+    elif calls.preflight != "failed" and detail.startswith("token budget reached"):
+        kind, reason = "budget", (f"the judge's budget of {calls.max_tokens} tokens for one submission was used up "
+                                  f"before every answer was judged ({progress})")
     else:
         texts = [detail] + [o.rationale for o in outcomes if o.status == "error"]
         what = next((w for pattern, w in _SERVICE_FAULTS if any(pattern in t for t in texts)), "could not be used")
@@ -159,6 +162,7 @@ def judge_stop(stats, outcomes) -> dict | None:
         "kind": kind, "reason": f"{reason}; a partial average is not a figure, so no judge figure is reported",
         "answered_turns": answered, "judged_turns": judged, "judgments": stats.judgments, "judged": stats.judged,
         "unfinished": stats.unfinished, "http_requests": stats.http_requests, "max_calls": calls.max_calls,
+        "max_tokens": calls.max_tokens, "tokens": calls.tokens,
         "detail": detail,
     }
 
