@@ -28,10 +28,12 @@ here, within the run's time limit (``reteco.codabench.judge_plan``: the deadline
 ``run_judge``) and the setup's call budget (``max_calls_per_run``). A run that the deadline, the
 budget or the judge's service stops writes no judge key: the reason (in the participant's
 words: no address, no key, no server text) and how many turns were judged are in the log and
-the page, the retrieval and text figures are written, and the exit is 0. Every request, reply
+the page, the retrieval and text figures are written, and the exit is 0 for 2c (ranked by
+nDCG@10) and 4 for 2b (``refuse_unranked``). Every request, reply
 and verdict of the run goes into the scoring output as ``judge_archive.sqlite`` (a judge cache,
 ``reteco.llm.cache``), which the organizers import into their cache with ``reteco judge
---import-archive`` to audit, disclose and re-score without paying twice; the phases that judge
+--import-archive`` to audit, disclose and re-score without paying twice (a 2b run left without
+its ranked figure is then failed: ``refuse_unranked``); the phases that judge
 hide their scoring output from participants (``hide_score_output``, checked by check-bundle).
 Without a judge setup the judge does not run here: its keys are absent with that reason, and
 the organizers judge the answers after the phase (``reteco judge-submissions``).
@@ -39,7 +41,13 @@ the organizers judge the answers after the phase (``reteco judge-submissions``).
 Exit codes (``reteco.problems``, as for the ``reteco`` command): 0 scored; 1 the submission
 cannot be used (the log and ``detailed_results.html`` say why; no ``scores.json``); 2 the
 program was called wrongly; 3 an internal error of reteco (``reteco.problems.internal_error``; no
-``scores.json`` is written, as it is written last).
+``scores.json`` is written, as it is written last); 4 a judged phase's run whose ranked figure
+is absent (``refuse_unranked``: 2b's judge mean when its judging did not finish), failed so that
+an empty ranked column never reaches the leaderboard, where it would rank first. Codabench's
+worker (``run_wrapper``, ``compute_worker/compute_worker.py``, c7dbc75) posts neither the scores
+nor the output folder of a failed run (only its logs, and the detailed results page it sent
+during the run): such a run's judge archive is not kept by the platform, and the organizers judge
+its answers after the phase from the bulk download (``reteco judge-submissions``).
 """
 
 from __future__ import annotations
@@ -54,12 +62,13 @@ from pathlib import Path
 
 from reteco import __version__
 from reteco.arrow_memory import use_scoring_memory_pool
-from reteco.problems import EXIT_INPUT, EXIT_OK, EXIT_USAGE, InputError, internal_error
+from reteco.problems import EXIT_INCOMPLETE, EXIT_INPUT, EXIT_OK, EXIT_USAGE, InputError, internal_error
+from reteco.subtracks import KEYS, SUBTRACKS
 
 
 def main(argv: list[str]) -> int:
     """Score ``INPUT/res`` against ``INPUT/ref`` into ``OUTPUT``; exit 0, 1 (input), 2 (usage) or
-    3 (internal)."""
+    3 (internal) or 4 (a judged run without its ranked figure: refuse_unranked)."""
     started = time.monotonic()  # the judging deadline counts from here (judge_plan)
     if len(argv) != 2:
         print("usage: score.py INPUT_DIR OUTPUT_DIR (INPUT_DIR holds ref/ and res/)", file=sys.stderr)
@@ -121,7 +130,41 @@ def _main(input_dir: Path, output_dir: Path, started: float) -> int:
     print(json.dumps(result.scores, indent=2))
     for line in absent_lines(absent, result.problems.lines()):
         print(line)
-    return EXIT_OK
+    return refuse_unranked(output_dir, subtrack, result.scores, judged=judge_config is not None)
+
+
+UNRANKED_SCORES = "unranked_scores.json"  # scores.json of a run refused by refuse_unranked
+
+
+def refuse_unranked(output_dir: Path, subtrack: str, scores: dict, *, judged: bool) -> int:
+    """EXIT_OK, or EXIT_INCOMPLETE for a run of a judged phase whose ranked figure is absent.
+
+    The leaderboard orders by the sub-track's ranked column descending, and on PostgreSQL a
+    missing score sorts first (Codabench issues #1284, #2321, #2470, #2512): a 2b run whose
+    judging did not finish (deadline, call budget, the service failing or unreachable, too many
+    invalid judgments) would rank above every judged one. Such a run is failed instead, after
+    everything was written: the log and the detailed results page (which the worker sends during
+    the run) say why, the judge's archive and details.json stay in the output. Its scores.json is
+    renamed ``UNRANKED_SCORES``, so that no worker can post it. Which sub-track's ranked figure
+    can be absent is the table's (``SubTrack.ranked_may_be_absent``). In a phase that does not
+    judge, the judge keys are absent for every run alike: nothing is refused there (the
+    leaderboard is then not a ranking: docs/participants/evaluation.md).
+    """
+    ranked = SUBTRACKS[subtrack].ranked
+    if not judged or not SUBTRACKS[subtrack].ranked_may_be_absent or ranked in scores:
+        return EXIT_OK
+    scores_file = output_dir / "scores.json"
+    if scores_file.is_file():
+        scores_file.replace(output_dir / UNRANKED_SCORES)
+    for line in (
+        f"this submission is not put on the leaderboard: its ranked figure, {KEYS[ranked].title}, is absent "
+        "(the reason is above), and an empty ranked figure would be listed first",
+        "nothing is wrong with your files: the organizers judge this submission after the phase, with the same "
+        "judge, and put its figures on the leaderboard then; until then your previous ranked submission, if any, "
+        "stays there",
+    ):
+        print(line, file=sys.stderr)
+    return EXIT_INCOMPLETE
 
 
 _DROP_LOG_RECORDS = logging.NullHandler()
