@@ -333,7 +333,7 @@ def competition(
         "description": description,
         "image": LOGO,
         "terms": TERMS,
-        "docker_image": image.IMAGE,
+        "docker_image": image.reference(),
         "registration_auto_approve": True,
         "enable_detailed_results": True,
         "show_detailed_results_in_submission_panel": True,

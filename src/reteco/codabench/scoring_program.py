@@ -88,6 +88,8 @@ def _main(input_dir: Path, output_dir: Path, started: float) -> int:
     from reteco.scoring.submission import score_submission
 
     print(f"reteco {__version__}")
+    environment = image_modules()
+    print("modules: " + ", ".join(f"{name} {version}" for name, version in environment.items()))
     _use_vendored_wordnet()
     phase, note = read_phase(input_dir / "ref")
     subtrack = None
@@ -122,6 +124,7 @@ def _main(input_dir: Path, output_dir: Path, started: float) -> int:
 
     for line in result.problems.lines():
         print(line)
+    result.details["environment"] = environment
     try:
         absent = write_results(output_dir, result, subtrack, phase, judge_skipped=judge_config is None)
     except MissingScoreError as exc:
@@ -209,6 +212,30 @@ def _score_with_judge(reference, submission: Path, output_dir: Path, phase: dict
     if judge.get("stopped"):
         print("judge: the judge columns of this submission stay empty; the organizers judge its answers after the phase")
     return result
+
+
+def image_modules() -> dict[str, str]:
+    """Python's version and that of each distribution the program takes from the image
+    (``vendor/VENDOR.json`` ``from_image``; numpy, pandas and pyyaml without one), for the log and
+    ``details.json["environment"]``: a rebuilt image shows here (``reteco.codabench.image``).
+    ``score.py`` has already refused, with exit 3 and the missing names, an image lacking one."""
+    import platform
+    from importlib import metadata
+
+    from reteco.codabench.image import SIMULATED
+
+    manifest = Path(__file__).resolve().parents[2] / "VENDOR.json"  # vendor/VENDOR.json in a bundle
+    try:
+        names = json.loads(manifest.read_text(encoding="utf-8")).get("from_image") or SIMULATED
+    except (OSError, ValueError, AttributeError):
+        names = SIMULATED
+    found = {"python": platform.python_version()}
+    for name in sorted(names):
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = "missing"
+    return found
 
 
 def _use_vendored_wordnet() -> None:
