@@ -140,6 +140,35 @@ def test_without_network_the_judged_2b_runs_are_failed_not_ranked_and_said_so(ju
     assert len(no_ranking) == 1 and "phase 'Development'" in no_ranking[0]
 
 
+def test_check_bundle_warns_of_a_judge_model_leaving_before_a_judged_phase_ends(judged_build, tmp_path):
+    """From the table of announced dates (no network): gpt-4o-2024-08-06 leaves on 2027-01-14,
+    inside Evaluation (to 2027-01-31) and before Post-evaluation's open end."""
+    bundles, _, _ = judged_build
+    report = check_bundle(bundles["2b"], simulate=False)
+    assert not [n for n in report.notes if "announced shutdown date" in n]  # the fake judge model: no date known
+
+    def use_gpt_4o(path: Path):
+        with zipfile.ZipFile(path) as archive:
+            members = {}
+            for phase in JUDGED:
+                name = definition.reference_path(next(p for p in definition.PHASES if p.key == phase), "2b")
+                inner = zipfile.ZipFile(io.BytesIO(archive.read(name)))
+                buffer = io.BytesIO()
+                with zipfile.ZipFile(buffer, "w") as out:
+                    for info in inner.infolist():
+                        data = inner.read(info)
+                        if info.filename == "judge/judge.yaml":
+                            data = data.replace(b"model: fake-judge", b"model: gpt-4o-2024-08-06")
+                        out.writestr(info, data)
+                members[name] = buffer.getvalue()
+        return members
+
+    changed = rewrite(bundles["2b"], tmp_path / "gpt4o.zip", members=use_gpt_4o(bundles["2b"]))
+    notes = [n for n in check_bundle(changed, simulate=False).notes if "announced shutdown date of 2027-01-14" in n]
+    assert len(notes) == 2
+    assert "phase 'Evaluation' ends 2027-01-31 23:59:59 UTC" in notes[0] and "has no end" in notes[1]
+
+
 def test_a_server_that_stalls_past_the_deadline_leaves_the_judge_keys_absent_within_the_limit(judged_build, tmp_path):
     """A small limit (30 s): the server answers the preflight and 40 judgments, then holds every
     reply for a minute; the run ends in time, exit 4 (not ranked), without a judge figure, saying why."""
