@@ -115,6 +115,38 @@ def test_the_default_ranking_columns_are_always_written(slim):
 
 
 # ---------------------------------------------------------------------------------------------
+# Exposure: what participants can reach of the reference data (PR #2348)
+
+
+def test_a_hidden_reference_file_copied_into_the_starting_kit_is_refused(slim, tmp_path):
+    import io
+
+    with zipfile.ZipFile(slim) as archive:
+        hidden = zipfile.ZipFile(io.BytesIO(archive.read(definition.reference_path(definition.PHASES[1], "1a"))))
+        member = max((i for i in hidden.infolist() if not i.is_dir()), key=lambda i: ("qrels" in i.filename, i.file_size))
+        kit = zipfile.ZipFile(io.BytesIO(archive.read(definition.STARTING_KIT)))
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w") as out:
+            for info in kit.infolist():
+                out.writestr(info, kit.read(info))
+            out.writestr("extra/labels.txt", hidden.read(member))
+    report = check_bundle(rewrite(slim, tmp_path / "leaky.zip", members={definition.STARTING_KIT: buffer.getvalue()}),
+                          simulate=False)
+    exposure = [e for e in report.errors if e.startswith("[exposure]")]
+    assert exposure == [f"[exposure] {definition.STARTING_KIT}:extra/labels.txt, which participants can download, is a "
+                        f"copy of evaluation_1a.zip:{member.filename} of task '1a Temporal retrieval: Evaluation''s reference data"]
+
+
+def test_every_default_bundle_exposes_no_hidden_file_and_names_what_pr_2348_exposes(built_all):
+    bundles, _ = built_all
+    for subs, bundle in bundles.items():
+        report = check_bundle(bundle.path, simulate=False)
+        assert not _rule(report.errors, "exposure"), (subs, report.errors)
+        (note,) = [n for n in report.notes if "PR #2348" in n]
+        assert "Evaluation' (hidden labels (split test))" in note and "Post-evaluation' (hidden labels" in note
+
+
+# ---------------------------------------------------------------------------------------------
 # Time limit: min(MAX_EXECUTION_TIME_LIMIT = 600, phase limit) on the default queue
 
 
