@@ -9,8 +9,8 @@ judged phase that ends after the model's announced shutdown date (the endpoint's
 ``shutdown_date``, else ``reteco.llm.model_retirement.KNOWN_SHUTDOWN_DATES``). This machine
 reaching the endpoint says nothing of the worker's network: only the uploaded probe does.
 
-Exit codes: 0 written (warnings included); 1 the judge config cannot be used (no key, unknown
-phase); 2 the command line is wrong.
+Exit codes: 0 written (warnings included); 1 the judge config cannot be used (no key) or a
+phase is unknown; 2 the command line is wrong (no --judge-config).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from reteco.commands.judge_options import add_judge_config_option
-from reteco.problems import EXIT_OK, InputError
+from reteco.problems import EXIT_OK, InputError, UsageError
 
 DEFAULT_PHASES = "evaluation,post_evaluation"  # reteco.codabench.builder.BuildOptions.judge_phases
 
@@ -51,7 +51,7 @@ def cmd_judge_probe(args) -> int:
     from reteco.llm.model_retirement import SOURCE, known_shutdown, retirement_warning
 
     if args.judge_config is None:
-        raise InputError("--judge-config is required: the judge the competition will use")
+        raise UsageError("--judge-config is required: the judge the competition will use")
     phases = tuple(k.strip() for k in args.judge_phases.split(",") if k.strip())
     unknown = [k for k in phases if k not in {p.key for p in PHASES}]
     if unknown or not phases:
