@@ -29,6 +29,7 @@ WORDNET = VENDOR / "nltk_data" / "corpora" / "wordnet"  # the bundle's WordNet 3
 
 # reteco.problems.EXIT_INTERNAL, which cannot be imported when reteco itself cannot.
 EXIT_INTERNAL = 3
+IMAGE_LACKS = "the platform's image"  # ends the message of a module the image should provide
 
 
 def vendor_problem() -> str | None:
@@ -50,7 +51,7 @@ def vendor_problem() -> str | None:
         return f"the bundle's packages (vendor/) are built for {', '.join(platforms) or 'another platform'}"
     missing = [name for name in record.get("from_image", []) if not _installed(name)]
     if missing:
-        return f"Python {running} here lacks {', '.join(missing)}, which the platform's image provides"
+        return f"Python {running} here lacks {', '.join(missing)}, which {IMAGE_LACKS} provides"
     return None
 
 
@@ -70,6 +71,15 @@ def choose_reteco() -> str | None:
         sys.path.insert(0, str(VENDOR))
         return None
     if importlib.util.find_spec("reteco") is None:
+        if problem.endswith(f"which {IMAGE_LACKS} provides") and Path.cwd() == VENDOR.parent:
+            # Run from its own folder, as the worker runs it (cwd /app/program): the competition's
+            # image lacks a module the bundle was built against.
+            return (
+                f"score.py: internal error, not a problem of your submission: {problem}. The competition's "
+                "Docker image (docker_image) does not have what the scoring program was built for; the "
+                "organizers must name the image by the digest the bundle was tested on (docs/organizers.md, "
+                "\"The image\"); please tell them"
+            )
         return (
             f"score.py: cannot score here: {problem}, and no reteco is installed: run it with Python "
             "3.12 with numpy, pandas and pyyaml (the platform's image), or install the scorer first "

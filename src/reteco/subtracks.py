@@ -79,6 +79,21 @@ class SubTrack:
     def optional_keys(self) -> tuple[str, ...]:
         return tuple(k for k in self.keys if KEYS[k].absent_when is not None)
 
+    @property
+    def ranked(self) -> str:
+        """The key the sub-track's leaderboard ranks by (its first key, Codabench's column at
+        ``primary_index`` 0): the official figure, or for 2b, which has none, the judge mean."""
+        return self.keys[0]
+
+    @property
+    def ranked_may_be_absent(self) -> bool:
+        """Whether a successful scoring run can leave the ranked column empty (its key's
+        ``absent_when``). Codabench sorts a missing score first on PostgreSQL (descending, NULLs
+        first), so such a run would rank above every scored one: the scoring program refuses a
+        run of a judged phase whose ranked figure is absent
+        (``reteco.codabench.scoring_program``), and ``check-bundle`` reports where it can happen."""
+        return KEYS[self.ranked].absent_when is not None
+
 
 # The five judge dimensions, in the order of the evaluation plan's table.
 DIMENSIONS = ("correctness", "completeness", "relevance", "coherence", "faithfulness")

@@ -19,7 +19,7 @@ from support.bundle_edits import PYTHON, rewrite
 from support.fake_openai_server import FakeOpenAI, Reply, fake_judge
 
 from reteco.codabench import competition as definition
-from reteco.codabench import vendor
+from reteco.codabench import scoring_program, vendor
 from reteco.codabench import worker_simulation as worker
 from reteco.codabench.builder import BuildOptions, build
 from reteco.codabench.check_bundle import check_bundle
@@ -27,7 +27,7 @@ from reteco.codabench.judge_setup import call_budget, count_turns, load_for_bund
 from reteco.codabench.scoring_check import find_python
 from reteco.commands import main
 from reteco.llm.cache import ARCHIVE_FILE
-from reteco.problems import InputError
+from reteco.problems import EXIT_INCOMPLETE, InputError
 from reteco.subtracks import JUDGE
 
 KEY = "sk-reteco-bundle-KEY-9b8a7c6d5e4f3021"
@@ -125,11 +125,55 @@ def test_without_network_the_judged_runs_score_the_rest_and_leak_nothing(judged_
         assert run["returncode"] == 0 and "ndcg_10" in run["keys"] and not set(JUDGE) & set(run["keys"])
 
 
+def test_without_network_the_judged_2b_runs_are_failed_not_ranked_and_said_so(judged_build):
+    """2b ranks by the judge mean: where the judge cannot be reached, its judged phases' runs
+    exit 4 (never ranked with an empty ranked column); check-bundle notes it and points to the
+    probe; Development, which does not judge, is noted as no ranking."""
+    bundles, root, _ = judged_build
+    report = check_bundle(bundles["2b"], cache=root / "cache")  # no network
+    assert report.errors == []
+    runs = {r["task"].rsplit(": ", 1)[-1]: r["returncode"] for r in report.runs}
+    assert runs == {"Development": 0, "Evaluation": EXIT_INCOMPLETE, "Post-evaluation": EXIT_INCOMPLETE}
+    failed = [n for n in report.notes if "judging did not finish in the simulated worker" in n]
+    assert len(failed) == 2 and all("run the judge probe" in n for n in failed)
+    no_ranking = [n for n in report.notes if "that leaderboard is no ranking" in n]
+    assert len(no_ranking) == 1 and "phase 'Development'" in no_ranking[0]
+
+
+def test_check_bundle_warns_of_a_judge_model_leaving_before_a_judged_phase_ends(judged_build, tmp_path):
+    """From the table of announced dates (no network): gpt-4o-2024-08-06 leaves on 2027-01-14,
+    inside Evaluation (to 2027-01-31) and before Post-evaluation's open end."""
+    bundles, _, _ = judged_build
+    report = check_bundle(bundles["2b"], simulate=False)
+    assert not [n for n in report.notes if "announced shutdown date" in n]  # the fake judge model: no date known
+
+    def use_gpt_4o(path: Path):
+        with zipfile.ZipFile(path) as archive:
+            members = {}
+            for phase in JUDGED:
+                name = definition.reference_path(next(p for p in definition.PHASES if p.key == phase), "2b")
+                inner = zipfile.ZipFile(io.BytesIO(archive.read(name)))
+                buffer = io.BytesIO()
+                with zipfile.ZipFile(buffer, "w") as out:
+                    for info in inner.infolist():
+                        data = inner.read(info)
+                        if info.filename == "judge/judge.yaml":
+                            data = data.replace(b"model: fake-judge", b"model: gpt-4o-2024-08-06")
+                        out.writestr(info, data)
+                members[name] = buffer.getvalue()
+        return members
+
+    changed = rewrite(bundles["2b"], tmp_path / "gpt4o.zip", members=use_gpt_4o(bundles["2b"]))
+    notes = [n for n in check_bundle(changed, simulate=False).notes if "announced shutdown date of 2027-01-14" in n]
+    assert len(notes) == 2
+    assert "phase 'Evaluation' ends 2027-01-31 23:59:59 UTC" in notes[0] and "has no end" in notes[1]
+
+
 def test_a_server_that_stalls_past_the_deadline_leaves_the_judge_keys_absent_within_the_limit(judged_build, tmp_path):
     """A small limit (40 s: 22 s of judging, from which the text metrics, WordNet's loading
     included, take 5 s on an idle machine and 10 s or more on a loaded one): the server answers
     the preflight and 40 judgments, then holds every reply for a minute; the run ends in time,
-    exit 0, without a judge figure, saying why."""
+    exit 4 (2b not ranked without its judge mean), without a judge figure, saying why."""
     bundles, root, _ = judged_build
     stalling = FakeOpenAI()
     answered = []
@@ -161,9 +205,11 @@ def test_a_server_that_stalls_past_the_deadline_leaves_the_judge_keys_absent_wit
         elapsed = time.monotonic() - started
     finally:
         stalling.stop()
-    assert not done.timed_out and done.returncode == 0 and elapsed < 40, done.stderr
+    # 2b ranks by the judge mean: the unjudged run is failed rather than ranked (refuse_unranked).
+    assert not done.timed_out and done.returncode == EXIT_INCOMPLETE and elapsed < 40, done.stderr
     assert len(answered) > 40  # the stall was reached: requests were in flight at the deadline
-    scores = json.loads((done.output / "scores.json").read_text())
+    assert not (done.output / "scores.json").exists()
+    scores = json.loads((done.output / scoring_program.UNRANKED_SCORES).read_text())
     details = json.loads((done.output / "details.json").read_text())
     assert not set(JUDGE) & set(scores) and {"rouge_l", "meteor"} <= set(scores)
     reason = details["absent_scores"]["judge_mean"]

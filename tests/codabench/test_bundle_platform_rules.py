@@ -67,8 +67,10 @@ def test_five_tasks_per_phase_under_force_last_lose_entries(single_slim):
     for name, error in zip(("Development", "Evaluation", "Post-evaluation"), entries):
         assert f"phase '{name}' loses teams' entries: 5 tasks under Force_Last" in error
         assert "LastestModeStrategy.do_execute" in error and "--layout per-subtrack" in error
-    # Nothing else is wrong with the single layout: its only fault is the entries it loses.
-    assert errors == entries
+    # Its other fault: 2b's rows never have the ranking column, nDCG@10 ([ranking]).
+    ranking = [e for e in errors if e.startswith("[ranking]")]
+    assert len(ranking) == 3 and all("(sub-track 2b) never writes the ranking column 'ndcg_10'" in e for e in ranking)
+    assert sorted(errors) == sorted(entries + ranking)
 
 
 def test_force_best_loses_entries_too_and_is_not_the_last_submission(single_slim, tmp_path):
@@ -89,6 +91,59 @@ def test_force_latest_multiple_keeps_every_entry_but_not_one_per_team(single_sli
 
 def test_one_task_per_phase_under_force_last_loses_nothing(slim):
     assert not _rule(_static(slim), "entries")
+
+
+# ---------------------------------------------------------------------------------------------
+# Ranking: Codabench lists an empty ranked score first (PostgreSQL, descending, NULLs first)
+
+
+def test_a_ranking_column_a_submission_can_leave_empty_is_refused(slim, tmp_path):
+    """1a ranked by Temporal Coverage@10, which a run lacks when no query has a required period."""
+
+    def rank_by_tc_10(content):
+        board = content["leaderboards"][0]
+        board["primary_index"] = next(c["index"] for c in board["columns"] if c["key"] == "tc_10")
+
+    errors = _static(rewrite(slim, tmp_path / "tc.zip", content=rank_by_tc_10))
+    ranking = [e for e in errors if e.startswith("[ranking]")]
+    assert len(ranking) == 3, errors  # one per phase's task
+    assert "can leave the ranking column 'tc_10' empty (no query of the reference has a required time period)" in ranking[0]
+
+
+def test_the_default_ranking_columns_are_always_written(slim):
+    assert not _rule(_static(slim), "ranking")
+
+
+# ---------------------------------------------------------------------------------------------
+# Exposure: what participants can reach of the reference data (PR #2348)
+
+
+def test_a_hidden_reference_file_copied_into_the_starting_kit_is_refused(slim, tmp_path):
+    import io
+
+    with zipfile.ZipFile(slim) as archive:
+        hidden = zipfile.ZipFile(io.BytesIO(archive.read(definition.reference_path(definition.PHASES[1], "1a"))))
+        member = max((i for i in hidden.infolist() if not i.is_dir()), key=lambda i: ("qrels" in i.filename, i.file_size))
+        kit = zipfile.ZipFile(io.BytesIO(archive.read(definition.STARTING_KIT)))
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w") as out:
+            for info in kit.infolist():
+                out.writestr(info, kit.read(info))
+            out.writestr("extra/labels.txt", hidden.read(member))
+    report = check_bundle(rewrite(slim, tmp_path / "leaky.zip", members={definition.STARTING_KIT: buffer.getvalue()}),
+                          simulate=False)
+    exposure = [e for e in report.errors if e.startswith("[exposure]")]
+    assert exposure == [f"[exposure] {definition.STARTING_KIT}:extra/labels.txt, which participants can download, is a "
+                        f"copy of evaluation_1a.zip:{member.filename} of task '1a Temporal retrieval: Evaluation''s reference data"]
+
+
+def test_every_default_bundle_exposes_no_hidden_file_and_names_what_pr_2348_exposes(built_all):
+    bundles, _ = built_all
+    for subs, bundle in bundles.items():
+        report = check_bundle(bundle.path, simulate=False)
+        assert not _rule(report.errors, "exposure"), (subs, report.errors)
+        (note,) = [n for n in report.notes if "PR #2348" in n]
+        assert "Evaluation' (hidden labels (split test))" in note and "Post-evaluation' (hidden labels" in note
 
 
 # ---------------------------------------------------------------------------------------------

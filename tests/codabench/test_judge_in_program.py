@@ -2,7 +2,8 @@
 against the fake OpenAI server: the judge's setup in the reference data, its verification, the
 figures (those of ``reteco score``), the archive, and every way a run can end early (deadline,
 budget, refused or unreachable service), each with the judge keys absent, a reason in the
-participant's words, exit 0, and neither the key nor the endpoint in the log or the page."""
+participant's words, exit 0 for 2c and 4 for 2b (whose ranked figure, the judge mean, is then
+absent: test_unranked_runs.py), and neither the key nor the endpoint in the log or the page."""
 
 from __future__ import annotations
 
@@ -30,9 +31,9 @@ from reteco.codabench.judge_setup import (
 )
 from reteco.formats.reference import Reference, ReferenceDataError
 from reteco.llm.cache import ARCHIVE_FILE
-from reteco.problems import InputError
+from reteco.problems import EXIT_INCOMPLETE, InputError
 from reteco.scoring.submission import score_submission
-from reteco.subtracks import DIMENSIONS, JUDGE, JUDGE_MEAN
+from reteco.subtracks import DIMENSIONS, JUDGE, JUDGE_MEAN, SUBTRACKS
 
 
 def run(input_dir: Path, tmp_path: Path, capsys) -> tuple[int, dict, dict, str, str]:
@@ -124,7 +125,14 @@ def test_without_a_judge_setup_the_phase_scores_as_before(ref_root, tmp_path, se
 def _stopped(tmp_path, ref_root, server, capsys, sub="2b", **settings):
     config = judge_yaml(tmp_path, settings.pop("base_url", server.base_url), **settings)
     status, scores, details, page, log = run(judged_input(tmp_path, ref_root, sub, config), tmp_path, capsys)
-    assert status == 0
+    if SUBTRACKS[sub].ranked in JUDGE:
+        # 2b ranks by the judge mean: a run without it is failed, never listed (refuse_unranked);
+        # its figures stay in the output for the organizers.
+        assert status == EXIT_INCOMPLETE and scores == {}
+        assert "is not put on the leaderboard: its ranked figure, Judge mean (0-1), is absent" in log
+        scores = json.loads((tmp_path / "output" / scoring_program.UNRANKED_SCORES).read_text())
+    else:
+        assert status == 0
     assert not set(JUDGE) & set(scores), "a stopped run writes no judge figure, not even a partial one"
     assert {"rouge_l", "meteor"} <= set(scores)  # the rest is scored
     reasons = {details["absent_scores"][k] for k in JUDGE}

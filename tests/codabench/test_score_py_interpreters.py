@@ -54,11 +54,11 @@ def _clean_environment() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "RETECO_"))}
 
 
-def _run(python: Path | str, script: Path, ref: Path, tmp_path: Path) -> subprocess.CompletedProcess:
+def _run(python: Path | str, script: Path, ref: Path, tmp_path: Path, cwd: Path | None = None) -> subprocess.CompletedProcess:
     shutil.copytree(ref, tmp_path / "input" / "ref")
     shutil.copytree(SAMPLES / "1a", tmp_path / "input" / "res")
     return subprocess.run([str(python), str(script), str(tmp_path / "input"), str(tmp_path / "output")],
-                          capture_output=True, text=True, env=_clean_environment(), timeout=300, check=False)
+                          capture_output=True, text=True, env=_clean_environment(), timeout=300, check=False, cwd=cwd)
 
 
 def test_vendor_for_another_python_is_left_aside_for_the_installed_reteco(ref, tmp_path):
@@ -111,3 +111,15 @@ def test_the_right_python_lacking_an_image_package_is_said_too(ref, tmp_path, se
     assert len(lines) == 1, done.stderr
     assert f"score.py: cannot score here: Python {version} here lacks " in lines[0]
     assert "reteco-test-absent-package, which the platform's image provides, and no reteco is installed" in lines[0]
+
+
+def test_on_the_worker_an_image_lacking_a_module_is_the_organizers_internal_error(ref, tmp_path, second_python):
+    """Run from its own folder, as the worker runs it (cwd /app/program): the message names the
+    module, says it is not the participant's fault and what the organizers must do; exit 3."""
+    python, version = second_python
+    script = _program(tmp_path, version, from_image=("numpy", "reteco-test-absent-package"))
+    done = _run(python, script, ref, tmp_path, cwd=script.parent)
+    assert done.returncode == EXIT_INTERNAL
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("score.py: internal error, not a problem of your submission: ")
+    assert "reteco-test-absent-package" in line and "name the image by the digest" in line

@@ -1,7 +1,8 @@
 """A real HTTP server on 127.0.0.1 speaking enough of the OpenAI API to test the judge.
 
 Endpoints: POST /v1/chat/completions; POST /v1/files (multipart), GET /v1/files/{id},
-GET /v1/files/{id}/content; POST /v1/batches, GET /v1/batches/{id}.
+GET /v1/files/{id}/content; POST /v1/batches, GET /v1/batches/{id}; GET /v1/models/{id} (a
+Model object; ``server.models`` gives ids their fields, e.g. ``shutdown_date``).
 
 What a chat request gets, first match wins: the next scripted ``Reply`` (``server.script``,
 FIFO); the first rule whose predicate accepts the request (``server.rules``: (predicate on the
@@ -185,6 +186,9 @@ class FakeOpenAI:
         self.batch_final_status = "completed"
         self.batch_skip: Callable[[str], bool] = lambda custom_id: False  # lines left out of the output
         self.batch_create_reply: Reply | None = None  # set: POST /v1/batches answers this instead
+        # GET /v1/models/{id}: None answers every id with a plain Model object (no shutdown_date);
+        # a dict answers its ids (each object's fields added, e.g. shutdown_date) and 404 otherwise.
+        self.models: dict[str, dict] | None = None
         self.in_flight = 0
         self.max_in_flight = 0  # the most chat requests the server was answering at once
         self._lock = threading.Lock()
@@ -441,6 +445,15 @@ class _Handler(BaseHTTPRequestHandler):
             if ready and batch["status"] == "in_progress":
                 self.fake._run_batch(batch, self.headers.get("Authorization", ""))
             self._send(Reply(200, _public_batch(batch)))
+        elif len(parts) >= 3 and parts[:2] == ["v1", "models"]:
+            model = "/".join(parts[2:])  # an id may hold a slash (meta-llama/...)
+            models = self.fake.models
+            if models is not None and model not in models:
+                self._send(http_error(404, f"The model `{model}` does not exist", code="model_not_found"))
+            else:
+                time.sleep(self.fake.latency_s)
+                self._send(Reply(200, {"id": model, "object": "model", "created": 1700000000, "owned_by": "fake",
+                                       **((models or {}).get(model) or {})}))
         elif len(parts) == 4 and parts[:2] == ["v1", "files"] and parts[3] == "content" and parts[2] in self.fake.files:
             self._send(Reply(200, self.fake.files[parts[2]]["content"]))
         elif len(parts) == 3 and parts[:2] == ["v1", "files"] and parts[2] in self.fake.files:

@@ -14,4 +14,8 @@
   upload stores, and ``scoring_check`` runs every solution through ``worker_simulation``.
 - ``scoring_program``: the scoring program's body; the ``detailed_results.html`` page it writes is
   ``reteco.outputs.detailed_results``.
+- ``judge_probe`` and ``judge_probe_bundle``: ``reteco judge-probe``, a small competition whose
+  scoring program reports whether the judge's endpoint answers from the worker.
+- ``exposure_rules``: check-bundle's ``[exposure]`` rules (what participants can reach of the
+  reference data).
 """

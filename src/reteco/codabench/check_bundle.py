@@ -7,7 +7,8 @@ Two passes; every problem is reported at once, each prefixed with the rule it br
    solutions, fact sheet) and on its phases and leaderboard (``competition_rules``: dates, the
    effective time limit, who sees what, the submission rule, entries a layout would lose,
    columns and keys), and on the judge's setup where a task judges (``judge_rules``: its key in
-   no other file, its phase's scoring output hidden). Then what one upload stores
+   no other file, its phase's scoring output hidden, its model's shutdown date), and on what
+   participants can reach of the reference data (``exposure_rules``). Then what one upload stores
    (``upload_storage``), reported, not judged.
 2. The simulated compute worker (``scoring_check``, on ``worker_simulation``): every solution of
    every task, and the checks of each run's output (a judged task's key in no log or output).
@@ -23,7 +24,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from reteco.codabench import competition_rules, judge_rules, scoring_check, unpacker_rules
+from reteco.codabench import competition_rules, exposure_rules, judge_rules, scoring_check, unpacker_rules
 from reteco.codabench.check_report import Report
 from reteco.codabench.competition_rules import PLATFORM_TIME_LIMIT
 from reteco.codabench.scoring_check import find_python, scoring_output_errors
@@ -66,6 +67,7 @@ def check_bundle(
         competition_rules.check_phases(content, root, tasks, report, time_limit=time_limit)
         competition_rules.check_leaderboards(content, tasks, report)
         judge_rules.check_judged_tasks(root, tasks, report)
+        exposure_rules.check_exposure(content, root, tasks, report)
         unpacker_rules.check_fact_sheet(content.get("fact_sheet"), report)
         report.storage = upload_storage(content, root, Path(bundle))
         if simulate and not report.errors:

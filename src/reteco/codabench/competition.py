@@ -249,6 +249,12 @@ def competition(
             f"Sub-track {SUBTRACK_ROWS[subtrack].name} of RETECO, ranked by {ranking_key(subtrack)}. Each "
             "sub-track is a competition of its own, so that your last submission counts in each."
         )
+        if SUBTRACK_ROWS[subtrack].ranked_may_be_absent:  # 2b: the judge mean (leaderboards module docstring)
+            description += (
+                " The ranking figure comes from the LLM judge: where the judge does not run (Development) "
+                "the leaderboard is no ranking, and a submission whose judging could not finish is shown as "
+                "failed and judged by the organizers after the phase (Evaluation page)."
+            )
         leaderboard_key = f"reteco_{subtrack}"
     else:
         subs = tuple(s for s in SUBTRACKS if s in subtracks)
@@ -333,7 +339,7 @@ def competition(
         "description": description,
         "image": LOGO,
         "terms": TERMS,
-        "docker_image": image.IMAGE,
+        "docker_image": image.reference(),
         "registration_auto_approve": True,
         "enable_detailed_results": True,
         "show_detailed_results_in_submission_panel": True,

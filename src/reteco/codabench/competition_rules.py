@@ -22,6 +22,9 @@ Read from Codabench's source (commit c7dbc75, 2026-03-13):
   (``submission_rule_problem``, ``lost_entries``).
 - ``[keys]``: every leaderboard key of every task's sub-track has a column (else its score is
   dropped silently); a one-sub-track competition has exactly its keys, official first.
+- ``[ranking]`` (``src/apps/api/serializers/leaderboards.py``, ``get_submissions``): no task's
+  submission can reach the leaderboard with the ranking column (``primary_index``) empty, which
+  PostgreSQL would list first (``_check_ranking``).
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from reteco.codabench.competition import HIDDEN_SPLITS
 from reteco.codabench.leaderboards import MAX_KEY_LENGTH, ranking_key
 from reteco.codabench.unpacker_rules import bundle_file, unknown
 from reteco.formats.phase_record import DEFAULT_TIME_LIMIT_S
-from reteco.subtracks import SUBTRACKS
+from reteco.subtracks import JUDGE, KEYS, SUBTRACKS
 
 PHASE_KEYS = {
     "index", "name", "description", "start", "end", "tasks", "max_submissions_per_day", "max_submissions",
@@ -308,7 +311,40 @@ def _check_keys(board: dict, indexes: dict[int, dict], tasks: dict, report: Repo
                 report.error("keys", f"a {sub} competition's columns must be exactly {', '.join(SUBTRACKS[sub].keys)}")
             if ranked != ranking_key(sub):
                 report.error("keys", f"the ranking column (index {primary}) is {ranked!r}, not {ranking_key(sub)!r}")
-    elif subtracks:
-        empty = sorted(s for s in subtracks if s in SUBTRACKS and ranked not in SUBTRACKS[s].keys)
-        if empty:
-            report.note(f"the ranking column {ranked!r} stays empty for sub-track(s) {', '.join(empty)} in this layout")
+    _check_ranking(ranked, primary, tasks, report)
+
+
+def _check_ranking(ranked, primary: int, tasks: dict, report: Report) -> None:
+    """``[ranking]``: no submission can reach the leaderboard with the ranked column empty.
+
+    Codabench orders by the ranked column descending (``LeaderboardSerializer.get_submissions``,
+    ``src/apps/api/serializers/leaderboards.py``) and PostgreSQL puts a missing score first, so
+    such a row ranks above every scored one (issues #1284, #2321, #2470, #2512). Whether a
+    sub-track's key can be absent is the table's (``reteco.subtracks``, ``absent_when``). The
+    one absence allowed is the sub-track's own ranked figure (``SubTrack.ranked``) where the
+    scoring program guards it: in a judged task it fails a run without it
+    (``scoring_program.refuse_unranked``); in a task that does not judge, a judge key is absent
+    for every run alike, so the phase's leaderboard is no ranking (noted).
+    """
+    if not isinstance(ranked, str):
+        return
+    for task in tasks.values():
+        row = SUBTRACKS.get(task.subtrack or "")
+        if row is None:
+            continue
+        what = f"task {task.name!r} (sub-track {row.id})"
+        if ranked not in row.keys:
+            report.error("ranking", f"{what} never writes the ranking column {ranked!r} (index {primary}): its rows "
+                         "would have it empty, and Codabench lists an empty ranked score first (PostgreSQL sorts "
+                         "NULL first in a descending order), above every scored row")
+        elif KEYS[ranked].absent_when is None or (ranked == row.ranked and task.judged):
+            continue
+        elif ranked == row.ranked and ranked in JUDGE:
+            phase = (task.phase or {}).get("name")
+            report.note(f"{what}: the judge does not run in phase {phase!r}, so every row's ranking column "
+                        f"{ranked!r} is empty there: that leaderboard is no ranking (Codabench then orders by the "
+                        "next columns, ROUGE-L first)")
+        else:
+            report.error("ranking", f"{what}: a scored submission can leave the ranking column {ranked!r} empty "
+                         f"({KEYS[ranked].absent_when}), and Codabench would list it first, above every scored row; "
+                         f"rank by a figure every run writes")

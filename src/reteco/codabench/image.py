@@ -1,6 +1,6 @@
 """The compute worker's Docker image: the stock ``codalab/codalab-legacy:py312``.
 
-Decision: the scoring program runs on Codabench's stock image, with no network, carrying in
+Decision: the scoring program runs on Codabench's stock image, carrying in
 ``vendor/`` the wheels of what the image lacks (see ``reteco.codabench.vendor``). A custom image
 would keep the bundle smaller but must be built, pushed to a public registry and kept alive
 by the organizers for years of re-scoring; the stock image is Codabench's own to maintain.
@@ -15,6 +15,31 @@ from __future__ import annotations
 
 IMAGE = "codalab/codalab-legacy:py312"
 PYTHON = "3.12"  # the image's interpreter: the default target of vendored wheels
+REPOSITORY = IMAGE.split(":", 1)[0]
+# The tag moves: codalab/codalab-legacy:py312 was rebuilt twice since March 2026, and the worker
+# pulls the competition's docker_image before every run (``_get_container_image``, docker-py's
+# ``APIClient.pull``, compute_worker.py at c7dbc75), so a rebuilt tag changes the numpy, pandas,
+# pyyaml, scipy and joblib that vendor/ relies on, under a bundle already uploaded. A digest does
+# not move, and the worker accepts one: ``pull`` splits ``repo@sha256:...`` into the repository
+# and the digest (docker-py ``parse_repository_tag``), which the Docker engine pulls as such;
+# ``Competition.docker_image`` holds 128 characters (``repo@sha256:`` and 64 hex digits: 94).
+# Set DIGEST to the digest of the image you tested the bundle on (``docker pull IMAGE`` then
+# ``docker inspect --format '{{index .RepoDigests 0}}' IMAGE``); check-bundle notes a tag.
+DIGEST: str | None = None
+DIGEST_PATTERN = r"sha256:[0-9a-f]{64}"
+
+
+def reference(digest: str | None = None) -> str:
+    """What competition.yaml's ``docker_image`` names: ``REPOSITORY@DIGEST`` once a digest is
+    recorded (``digest`` or ``DIGEST``), else the moving tag ``IMAGE``."""
+    import re
+
+    digest = digest or DIGEST
+    if digest is None:
+        return IMAGE
+    if not re.fullmatch(DIGEST_PATTERN, digest):
+        raise ValueError(f"not an image digest (sha256: and 64 hex digits): {digest!r}")
+    return f"{REPOSITORY}@{digest}"
 
 # The image's own pins (pip install in its Dockerfile).
 PINNED = {

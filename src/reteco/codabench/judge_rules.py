@@ -10,6 +10,9 @@ scoring program, with the API key in that reference data. Then:
   (``_send_to_compute_worker``, ``src/apps/competitions/tasks.py``, sends the ingestion program
   to the scoring step only with that flag; ``compute_worker.py`` mounts ``/app/input`` for it);
 - the scoring program carries openai (``vendor/VENDOR.json``);
+- the judge model's announced shutdown date (``reteco.llm.model_retirement``'s table, no
+  network) is not before the end of the task's phase: otherwise a note (the probe asks the
+  endpoint itself: ``reteco.codabench.judge_probe``);
 - the key is in no other file of the bundle: every member, and every member of every zip in it,
   is searched for each judged task's key, except the reference data that carry it. A key shorter
   than ``MIN_SECRET_LENGTH`` is a placeholder (vLLM's "EMPTY") and is not searched.
@@ -56,6 +59,7 @@ def check_judged_tasks(root: Path, tasks: dict, report: Report) -> None:
         if program is not None and not _vendors_openai(program):
             report.error("judge", f"{what} judges in the scoring program, but the program does not carry openai "
                          "(vendor/VENDOR.json): build the bundle with --judge-config")
+        _check_shutdown(task, report)
         key = read_key(task.files["reference_data"])
         if key is None:
             report.error("judge", f"{what}: its reference data has {JUDGE_DIR}/ but no {KEY_MEMBER}")
@@ -70,6 +74,45 @@ def check_judged_tasks(root: Path, tasks: dict, report: Report) -> None:
         name = path.relative_to(root).as_posix()
         for where in _found(path.read_bytes(), name, keys, 0):
             report.error("judge", f"the judge's key is in {where}: it may only be in the judged phases' reference data")
+
+
+def _check_shutdown(task, report: Report) -> None:
+    """A note when the judge model's announced shutdown date (``model_retirement``'s table: no
+    network here) falls before the end of the task's phase, or the phase has no end."""
+    from reteco.llm.model_retirement import SOURCE, known_shutdown, retirement_warning
+
+    model = read_judge_setting(task.files["reference_data"], "model")
+    phase = task.phase or {}
+    if not isinstance(model, str) or task.phase is None:
+        return
+    end = phase.get("end") if isinstance(phase.get("end"), str) else None
+    try:
+        warning = retirement_warning(model, known_shutdown(model), str(phase.get("name")), end,
+                                     f"reteco's table of announced dates: {SOURCE}")
+    except ValueError:
+        return  # a malformed end: the [date] rules report it
+    if warning:
+        report.note(f"task {task.name!r}: {warning}; the probe (reteco judge-probe) asks the endpoint itself")
+
+
+def read_judge_setting(reference_data: Path, name: str):
+    """A setting of ``judge/judge.yaml`` in a reference data zip or folder, or None."""
+    import yaml
+
+    from reteco.codabench.judge_setup import JUDGE_CONFIG
+
+    member = f"{JUDGE_DIR}/{JUDGE_CONFIG}"
+    path = Path(reference_data)
+    try:
+        if path.is_dir():
+            text = (path / member).read_text(encoding="utf-8")
+        else:
+            with zipfile.ZipFile(path) as archive:
+                text = archive.read(member).decode("utf-8")
+        record = yaml.safe_load(text)
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile, yaml.YAMLError):
+        return None
+    return record.get(name) if isinstance(record, dict) else None
 
 
 def read_key(reference_data: Path) -> str | None:

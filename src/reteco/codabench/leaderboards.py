@@ -5,8 +5,15 @@
 is Codabench's: a column's index, sorting and precision, and the 36-character limit.
 
 A sub-track's keys are ordered official figure first: in a per-sub-track competition that key
-is column index 0, the column Codabench ranks by. 2b has no official figure; its first key, the
-judge mean, ranks its leaderboard (reported, not an official ranking).
+(``SubTrack.ranked``) is column index 0, the column Codabench ranks by. 2b has no official
+figure; its first key, the judge mean, ranks its leaderboard (reported, not an official
+ranking). The judge mean can be absent (``SubTrack.ranked_may_be_absent``), and Codabench orders
+by the ranked column descending, then by the other columns in index order, then by submission
+time (``LeaderboardSerializer.get_submissions``, ``src/apps/api/serializers/leaderboards.py``),
+with a missing score first on PostgreSQL: so a judged phase's scoring program fails a 2b run it
+could not judge (it never reaches the leaderboard), and in a phase that does not judge every 2b
+row's judge mean is empty and the order of the rows is ROUGE-L's, not a ranking (the
+participants' Evaluation page says so). 2c ranks by nDCG@10, which every scored run has.
 """
 
 from __future__ import annotations
@@ -39,7 +46,7 @@ class Column:
 
 def ranking_key(subtrack: str) -> str:
     """The key Codabench ranks a per-sub-track competition by (index 0)."""
-    return SUBTRACKS[subtrack].keys[0]
+    return SUBTRACKS[subtrack].ranked
 
 
 def columns(subtracks: tuple[str, ...] | list[str]) -> list[Column]:

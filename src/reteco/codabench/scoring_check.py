@@ -28,7 +28,7 @@ from reteco.codabench import image, judge_rules, vendor
 from reteco.codabench import worker_simulation as worker
 from reteco.codabench.check_report import BundleTask, Report
 from reteco.codabench.competition_rules import PLATFORM_TIME_LIMIT, effective_time_limit
-from reteco.problems import InputError
+from reteco.problems import EXIT_INCOMPLETE, InputError
 from reteco.subtracks import KEYS as SCORE_KEYS
 from reteco.subtracks import SUBTRACKS
 
@@ -216,6 +216,14 @@ def _run_one(task: BundleTask, solution: dict, submission: Path, extracted, pyth
     entry = {"task": task.name, "solution": solution.get("name"), "returncode": run.returncode, "seconds": round(seconds, 2),
              "keys": _written_keys(run.output)}
     report.runs.append(entry)
+    if task.judged and run.returncode == EXIT_INCOMPLETE and not run.timed_out:
+        # The judge did not finish (unreachable with network "none"): the program failed the run
+        # rather than rank it without its ranked figure (scoring_program.refuse_unranked).
+        report.note(f"{label}: judging did not finish in the simulated worker (network: {network}), so the run was "
+                    "failed, not ranked (exit 4): where the real worker cannot reach the judge, every submission of "
+                    "this phase whose ranking needs the judge fails and is judged after the phase; run the judge probe "
+                    "on the real queue before the phase (docs/codabench_judge.md)")
+        return
     if not _failed(run, "scoring", label, limit, report):
         check_outputs(task, label, run.output, report)
 

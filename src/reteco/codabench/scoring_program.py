@@ -28,13 +28,16 @@ here, within the run's time limit (``reteco.codabench.judge_plan``: the deadline
 ``run_judge``) and the setup's budgets (``max_calls_per_run``, ``max_tokens_per_run``). A run
 that the deadline, a budget or the judge's service stops writes no judge key: the reason (in the participant's
 words: no address, no key, no server text) and how many turns were judged are in the log and
-the page, the retrieval and text figures are written, and the exit is 0. Every request, reply
-and verdict of the run is written, as it arrives, into the scoring output's
-``judge_archive.sqlite``: the run's judge cache itself (``reteco.llm.cache``, single-file mode:
-rollback journal, ``synchronous=FULL``), so the file is a valid archive holding every verdict
-paid for even when the platform kills the program (a time-out); the organizers import it into
-their cache with ``reteco judge --import-archive`` (a killed run's ``-journal`` beside it is
-rolled back on import) to audit, disclose and re-score without paying twice; the phases that judge
+the page, the retrieval and text figures are written, and the exit is 0 for 2c (ranked by
+nDCG@10) and 4 for 2b (``refuse_unranked``: a 2b run left without its ranked figure is failed,
+never ranked with an empty column). Every request, reply and verdict of the run is written, as it
+arrives, into the scoring output's ``judge_archive.sqlite``: the run's judge cache itself
+(``reteco.llm.cache``, single-file mode: rollback journal, ``synchronous=FULL``), so the file is a
+valid archive holding every verdict paid for even when the program is killed; the organizers
+import it into their cache with ``reteco judge --import-archive`` (a killed run's ``-journal``
+beside it is rolled back on import) to audit, disclose and re-score without paying twice. (On
+Codabench the scoring output of a failed or timed-out run is not uploaded: ``run_wrapper`` raises
+before ``push_output``; the archive helps where the output survives.) The phases that judge
 hide their scoring output from participants (``hide_score_output``, checked by check-bundle).
 Without a judge setup the judge does not run here: its keys are absent with that reason, and
 the organizers judge the answers after the phase (``reteco judge-submissions``).
@@ -42,7 +45,13 @@ the organizers judge the answers after the phase (``reteco judge-submissions``).
 Exit codes (``reteco.problems``, as for the ``reteco`` command): 0 scored; 1 the submission
 cannot be used (the log and ``detailed_results.html`` say why; no ``scores.json``); 2 the
 program was called wrongly; 3 an internal error of reteco (``reteco.problems.internal_error``; no
-``scores.json`` is written, as it is written last).
+``scores.json`` is written, as it is written last); 4 a judged phase's run whose ranked figure
+is absent (``refuse_unranked``: 2b's judge mean when its judging did not finish), failed so that
+an empty ranked column never reaches the leaderboard, where it would rank first. Codabench's
+worker (``run_wrapper``, ``compute_worker/compute_worker.py``, c7dbc75) posts neither the scores
+nor the output folder of a failed run (only its logs, and the detailed results page it sent
+during the run): such a run's judge archive is not kept by the platform, and the organizers judge
+its answers after the phase from the bulk download (``reteco judge-submissions``).
 """
 
 from __future__ import annotations
@@ -56,12 +65,13 @@ from pathlib import Path
 
 from reteco import __version__
 from reteco.arrow_memory import use_scoring_memory_pool
-from reteco.problems import EXIT_INPUT, EXIT_OK, EXIT_USAGE, InputError, internal_error
+from reteco.problems import EXIT_INCOMPLETE, EXIT_INPUT, EXIT_OK, EXIT_USAGE, InputError, internal_error
+from reteco.subtracks import KEYS, SUBTRACKS
 
 
 def main(argv: list[str]) -> int:
     """Score ``INPUT/res`` against ``INPUT/ref`` into ``OUTPUT``; exit 0, 1 (input), 2 (usage) or
-    3 (internal)."""
+    3 (internal) or 4 (a judged run without its ranked figure: refuse_unranked)."""
     started = time.monotonic()  # the judging deadline counts from here (judge_plan)
     if len(argv) != 2:
         print("usage: score.py INPUT_DIR OUTPUT_DIR (INPUT_DIR holds ref/ and res/)", file=sys.stderr)
@@ -81,6 +91,8 @@ def _main(input_dir: Path, output_dir: Path, started: float) -> int:
     from reteco.scoring.submission import score_submission
 
     print(f"reteco {__version__}")
+    environment = image_modules()
+    print("modules: " + ", ".join(f"{name} {version}" for name, version in environment.items()))
     _use_vendored_wordnet()
     phase, note = read_phase(input_dir / "ref")
     subtrack = None
@@ -115,6 +127,7 @@ def _main(input_dir: Path, output_dir: Path, started: float) -> int:
 
     for line in result.problems.lines():
         print(line)
+    result.details["environment"] = environment
     try:
         absent = write_results(output_dir, result, subtrack, phase, judge_skipped=judge_config is None)
     except MissingScoreError as exc:
@@ -123,7 +136,41 @@ def _main(input_dir: Path, output_dir: Path, started: float) -> int:
     print(json.dumps(result.scores, indent=2))
     for line in absent_lines(absent, result.problems.lines()):
         print(line)
-    return EXIT_OK
+    return refuse_unranked(output_dir, subtrack, result.scores, judged=judge_config is not None)
+
+
+UNRANKED_SCORES = "unranked_scores.json"  # scores.json of a run refused by refuse_unranked
+
+
+def refuse_unranked(output_dir: Path, subtrack: str, scores: dict, *, judged: bool) -> int:
+    """EXIT_OK, or EXIT_INCOMPLETE for a run of a judged phase whose ranked figure is absent.
+
+    The leaderboard orders by the sub-track's ranked column descending, and on PostgreSQL a
+    missing score sorts first (Codabench issues #1284, #2321, #2470, #2512): a 2b run whose
+    judging did not finish (deadline, call budget, the service failing or unreachable, too many
+    invalid judgments) would rank above every judged one. Such a run is failed instead, after
+    everything was written: the log and the detailed results page (which the worker sends during
+    the run) say why, the judge's archive and details.json stay in the output. Its scores.json is
+    renamed ``UNRANKED_SCORES``, so that no worker can post it. Which sub-track's ranked figure
+    can be absent is the table's (``SubTrack.ranked_may_be_absent``). In a phase that does not
+    judge, the judge keys are absent for every run alike: nothing is refused there (the
+    leaderboard is then not a ranking: docs/participants/evaluation.md).
+    """
+    ranked = SUBTRACKS[subtrack].ranked
+    if not judged or not SUBTRACKS[subtrack].ranked_may_be_absent or ranked in scores:
+        return EXIT_OK
+    scores_file = output_dir / "scores.json"
+    if scores_file.is_file():
+        scores_file.replace(output_dir / UNRANKED_SCORES)
+    for line in (
+        f"this submission is not put on the leaderboard: its ranked figure, {KEYS[ranked].title}, is absent "
+        "(the reason is above), and an empty ranked figure would be listed first",
+        "nothing is wrong with your files: the organizers judge this submission after the phase, with the same "
+        "judge, and put its figures on the leaderboard then; until then your previous ranked submission, if any, "
+        "stays there",
+    ):
+        print(line, file=sys.stderr)
+    return EXIT_INCOMPLETE
 
 
 _DROP_LOG_RECORDS = logging.NullHandler()
@@ -172,6 +219,30 @@ def _score_with_judge(reference, submission: Path, output_dir: Path, phase: dict
     if judge.get("stopped"):
         print("judge: the judge columns of this submission stay empty; the organizers judge its answers after the phase")
     return result
+
+
+def image_modules() -> dict[str, str]:
+    """Python's version and that of each distribution the program takes from the image
+    (``vendor/VENDOR.json`` ``from_image``; numpy, pandas and pyyaml without one), for the log and
+    ``details.json["environment"]``: a rebuilt image shows here (``reteco.codabench.image``).
+    ``score.py`` has already refused, with exit 3 and the missing names, an image lacking one."""
+    import platform
+    from importlib import metadata
+
+    from reteco.codabench.image import SIMULATED
+
+    manifest = Path(__file__).resolve().parents[2] / "VENDOR.json"  # vendor/VENDOR.json in a bundle
+    try:
+        names = json.loads(manifest.read_text(encoding="utf-8")).get("from_image") or SIMULATED
+    except (OSError, ValueError, AttributeError):
+        names = SIMULATED
+    found = {"python": platform.python_version()}
+    for name in sorted(names):
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = "missing"
+    return found
 
 
 def _use_vendored_wordnet() -> None:

@@ -23,6 +23,9 @@ reported with the rule it breaks:
 - ``[fact-sheet]``: the question format ``CompetitionSerializer.validate_fact_sheet`` accepts,
   ``is_required``/``is_on_leaderboard`` as the strings the site compares, within 4096
   characters, asking what the participation rules require teams to disclose.
+- ``[image]``: ``docker_image`` within 128 characters (``Competition.docker_image``), a digest
+  after ``@`` well formed; a tag is noted (the worker pulls it before every run:
+  ``reteco.codabench.image``).
 
 The phases and the leaderboard are ``competition_rules``'s.
 """
@@ -120,6 +123,9 @@ def check_top_level(content: dict, root: Path, report: Report) -> None:
             "no docker_image: Codabench would default to codalab/codalab-legacy:py37, which the scoring program "
             f"was not built for; set docker_image: {image.IMAGE}",
         )
+    docker_image = content.get("docker_image")
+    if isinstance(docker_image, str) and docker_image:
+        _check_docker_image(docker_image, report)
     if isinstance(content.get("image"), str):
         logo = bundle_file(root, content["image"], "image", report)
         if logo is not None:
@@ -371,3 +377,20 @@ def check_fact_sheet(sheet, report: Report) -> None:
     lacking = [k for k in FACT_SHEET_DISCLOSURE if k not in sheet]
     if lacking:
         report.error("fact-sheet", f"the participation rules require asking for {', '.join(lacking)}")
+
+
+def _check_docker_image(name: str, report: Report) -> None:
+    """``[image]``: a digest that is one, within the 128 characters of ``Competition.docker_image``;
+    a tag noted, since the worker pulls it before every run and a rebuilt tag changes the modules
+    the scoring program takes from the image (``reteco.codabench.image``)."""
+    import re
+
+    if len(name) > 128:
+        report.error("image", f"docker_image is {len(name)} characters: Codabench stores at most 128")
+    if "@" in name:
+        if not re.fullmatch(image.DIGEST_PATTERN, name.rsplit("@", 1)[1]):
+            report.error("image", f"docker_image {name!r}: what follows @ is not sha256: and 64 hex digits")
+        return
+    report.note(f"docker_image {name!r} is a tag: the worker pulls it before every run, so a rebuilt image changes "
+                "the modules the scoring program takes from it under this bundle; record the digest you tested "
+                "(reteco.codabench.image.DIGEST: repository@sha256:...)")

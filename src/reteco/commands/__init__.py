@@ -45,6 +45,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "human-sample": ("human_sample", "add_human_sample_parser"),
     "judge-report": ("judge_report", "add_judge_report_parser"),
     "judge-submissions": ("judge_submissions", "add_parser"),
+    "judge-probe": ("judge_probe", "add_parser"),
     "pool": ("temporal_labels", "add_pool_parser"),
     "label-temporal": ("temporal_labels", "add_label_temporal_parser"),
     "label-export": ("temporal_labels", "add_label_export_parser"),

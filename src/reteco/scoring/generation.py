@@ -95,7 +95,7 @@ from reteco.scoring.rules import RankedRun
 from reteco.subtracks import DIMENSIONS, JUDGE_MEAN, SUBTRACKS
 
 # Why the judge's columns are empty when the caller scores without the judge (the Codabench
-# scoring program, whose worker has no network; `reteco leaderboard --no-judge`): what a
+# scoring program in a phase that does not judge; `reteco leaderboard --no-judge`): what a
 # participant reads in the log and on the page.
 JUDGE_NOT_CALLED = (
     "the LLM judge is not run when a submission is scored; the organizers judge the answers with the "
