@@ -121,6 +121,8 @@ def render(markdown: str, title: str | None = None) -> str:
             flush_text()
             if lists and indent < lists[-1][0]:
                 close_lists(indent)
+            if lists and indent == lists[-1][0] and kind != lists[-1][1]:  # another marker: a new list
+                close_lists(indent - 1)
             if not lists or indent > lists[-1][0]:
                 out.append(f"<{kind}><li>")
                 lists.append((indent, kind))
