@@ -239,10 +239,10 @@ def test_the_build_refuses_what_v15_cannot_do(tmp_path):
 
 
 def test_markdown_subset_renders_to_html():
-    page = render("# T\n\nSome `a<b` and **bold** [x](http://e)\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n"
+    page = render("# T\n\nSome `a<b` and **bold** [x](http://e?a=1&b=2)\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n"
                   "- one\n  two\n- three\n\n  ```\n  code *x*\n  ```\n\n1. first\n")
     assert "<h1>T</h1>" in page and "<code>a&lt;b</code>" in page and "<strong>bold</strong>" in page
-    assert '<a href="http://e">x</a>' in page and "<th>a</th>" in page and "<td>2</td>" in page
+    assert '<a href="http://e?a=1&amp;b=2">x</a>' in page and "<th>a</th>" in page and "<td>2</td>" in page
     assert "<ul><li>\none two\n</li><li>\nthree" in page and "<pre><code>code *x*</code></pre>" in page
     assert "<ol><li>\nfirst" in page
 

@@ -32,7 +32,8 @@ def inline(text: str) -> str:
         return f"\x00{len(spans) - 1}\x00"
 
     text = html.escape(_CODE_SPAN.sub(keep, text), quote=False)
-    text = _LINK.sub(lambda m: f'<a href="{html.escape(m.group(2))}">{m.group(1)}</a>', text)
+    # The text is escaped already (quotes aside): escaping the address again would double its &amp;.
+    text = _LINK.sub(lambda m: f'<a href="{m.group(2).replace(chr(34), "&quot;")}">{m.group(1)}</a>', text)
     text = _BOLD.sub(r"<strong>\1</strong>", text)
     text = _ITALIC.sub(r"<em>\1</em>", text)
     return re.sub("\x00(\\d+)\x00", lambda m: spans[int(m.group(1))], text)
