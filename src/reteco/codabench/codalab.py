@@ -119,7 +119,9 @@ def competition(subtrack: str) -> dict:
         "title": f"RETECO {row.name} (SemEval-2027 Task 1)",
         "description": f"Sub-track {row.name} of RETECO, ranked by {columns((subtrack,))[0].title}.",
         "image": definition.LOGO,
-        "has_registration": True,
+        # False: a participant is approved on accepting the terms (CompetitionViewSet.participate,
+        # apps/api/views/competition_views.py), as Codabench's registration_auto_approve.
+        "has_registration": False,
         "competition_docker_image": image.IMAGE,
         "enable_detailed_results": True,
         # Each finished submission replaces the team's entry: its last submission counts, as on Codabench.
