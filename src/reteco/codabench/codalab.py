@@ -124,7 +124,8 @@ def competition(subtrack: str) -> dict:
         "has_registration": False,
         "competition_docker_image": image.IMAGE,
         "enable_detailed_results": True,
-        # Each finished submission replaces the team's entry: its last submission counts, as on Codabench.
+        # Each finished submission replaces the participant's (or team's) entry: the last one counts,
+        # as on Codabench (update_submission, tasks.py -> add_submission_to_leaderboard, models.py).
         "force_submission_to_leaderboard": True,
         "allow_public_submissions": True,
         "enable_forum": True,
