@@ -21,7 +21,7 @@ import yaml
 from support.bundle_edits import rewrite, zip_bytes
 from support.paths import REPO_ROOT, SAMPLES
 
-from reteco.codabench import codalab
+from reteco.codabench import codalab, codalab_worker
 from reteco.codabench import competition as definition
 from reteco.codabench import scoring_program
 from reteco.codabench.builder import BuildOptions
@@ -222,6 +222,32 @@ def test_a_program_that_writes_no_scores_txt_fails_the_simulated_v15_worker(v15,
     assert len(report.runs) == 3
     errors = [e for e in report.errors if e.startswith("[codalab-scores]") and "no scores.txt" in e]
     assert len(errors) == 3, report.errors
+
+
+def test_a_phase_without_a_solution_is_an_error_of_the_simulation(v15, tmp_path):
+    path, options = v15
+    broken = tmp_path / "broken.zip"
+    with zipfile.ZipFile(path) as source, zipfile.ZipFile(broken, "w") as out:
+        for info in source.infolist():
+            if info.filename != "solutions/test_1a.zip":
+                out.writestr(info, source.read(info))
+    report = check_bundle(broken, cache=options.cache)
+    assert len(report.runs) == 1  # Development's dev solution only
+    missing = [e for e in report.errors if e.startswith("[codalab-worker]") and "solutions/test_1a.zip" in e]
+    assert len(missing) == 2, report.errors
+
+
+def test_lay_out_moves_a_lone_folder_with_metadata_up_and_extracts_inner_zips(tmp_path):
+    nested = tmp_path / "nested.zip"
+    nested.write_bytes(zip_bytes({"other/x.txt": "x", "prog/metadata": "command: c", "prog/inner.zip":
+                                  zip_bytes({"a.txt": "a"})}))
+    codalab_worker.lay_out(nested, tmp_path / "nested")
+    assert sorted(p.name for p in (tmp_path / "nested").iterdir()) == ["inner", "inner.zip", "metadata"]
+    assert (tmp_path / "nested" / "inner" / "a.txt").read_text() == "a"
+    flat = tmp_path / "flat.zip"  # metadata among more than two entries: kept as it is
+    flat.write_bytes(zip_bytes({"metadata": "command: c", "a.py": "", "b.py": "", "sub/metadata": ""}))
+    codalab_worker.lay_out(flat, tmp_path / "flat")
+    assert sorted(p.name for p in (tmp_path / "flat").iterdir()) == ["a.py", "b.py", "metadata", "sub"]
 
 
 def test_the_build_refuses_what_v15_cannot_do(tmp_path):

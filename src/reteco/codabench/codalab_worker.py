@@ -20,7 +20,8 @@ network) and runner:
 (without it the server fails the submission, ``update_submission``), every line read as the
 server reads it (``read_scores_txt``), the same keys and numbers as ``scores.json``; then
 ``scoring_check.check_outputs``'s rules on scores.json, details.json and the page. Each phase
-scores ``solutions/<split>_<sub>.zip`` of the bundle (v1.5 ignores it).
+scores ``solutions/<split>_<sub>.zip`` of the bundle (v1.5 ignores it); a phase without one is
+an error, as a Codabench task without a solution is.
 """
 
 from __future__ import annotations
@@ -52,14 +53,14 @@ INPUT_METADATA = ("ref: ref.zip\nres: res.zip\nsubmitted-by: check-bundle\ncompe
 
 
 def lay_out(zip_path: Path, dest: Path) -> None:
-    """Extract a bundle into ``dest`` as v1.5's worker does (``get_bundle``): a root holding at
-    most two entries and no ``metadata``, whose first folder holds one, is replaced by that
-    folder; zips at the root are then extracted into folders of their names."""
+    """Extract a bundle into ``dest`` as v1.5's worker does (``get_bundle``): unless the root holds
+    ``metadata`` among more than two entries, the first of its folders that holds a ``metadata``
+    replaces it; zips at the root are then extracted into folders of their names."""
     worker.extract(zip_path, dest)
     names = sorted(os.listdir(dest))  # the worker's os.listdir order is the file system's; sorted here
     if not (len(names) > 2 and METADATA in names):
-        folder = next((dest / n for n in names if (dest / n).is_dir()), None)
-        if folder is not None and (folder / METADATA).exists():
+        folder = next((dest / n for n in names if (dest / n / METADATA).exists() and (dest / n).is_dir()), None)
+        if folder is not None:
             moved = dest.with_name(dest.name + "_tmp")
             shutil.copytree(folder, moved)
             shutil.rmtree(dest)
@@ -109,9 +110,9 @@ def simulate(content: dict, root: Path, phases: dict[int, BundleTask], programs:
     for number, task in runnable.items():
         split = (task.phase_record or {}).get("split")
         solution = root / definition.solution_path(str(split), str(subtrack))
-        if not solution.is_file():
-            report.note(f"phase {number}: no {definition.solution_path(str(split), str(subtrack))} in the bundle: "
-                        "not simulated")
+        if not solution.is_file():  # as Codabench's check: a phase nothing exercises is not checked
+            report.error("codalab-worker", f"phase {number}: no {definition.solution_path(str(split), str(subtrack))} "
+                         "in the bundle (v1.5 ignores it; check-bundle scores it): the phase cannot be simulated")
             continue
         run_phase(task, solution, programs[task.files["scoring_program"]], python, isolation, report, tmp)
 
