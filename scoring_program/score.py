@@ -1,6 +1,8 @@
 """Codabench scoring program: a thin entry point over the reteco package.
 
-Run as ``python3 score.py /app/input /app/output`` (see metadata.yaml). Which reteco it runs:
+Run as ``python3 score.py /app/input /app/output`` (see metadata.yaml); in a CodaLab Competitions
+v1.5 bundle as ``python3 $program/score.py $input $output --scores-txt`` (its ``metadata``, added by
+``reteco bundle --platform codalab``), which writes scores.txt too. Which reteco it runs:
 
 1. the bundle's ``vendor/`` (reteco and the wheels the platform's image lacks), when
    ``vendor/VENDOR.json`` says its packages were built for this interpreter (Python version and

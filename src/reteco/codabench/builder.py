@@ -155,7 +155,7 @@ def build(options: BuildOptions) -> list[Built]:
                 shutil.copy(files / bundle_path, target)
                 external_files[key] = target
         local = {p for p in referenced if p not in options.external.values()}
-        sizes = _write_bundle(path, definition.render(content), files, local, options.compression)
+        sizes = write_bundle(path, definition.render(content), files, local, options.compression)
         built.append(Built(path, options.layout, bundle_subs, external_files, sizes,
                            judged=tuple(sorted(p for p in judged if p in referenced))))
     (work / "vendor.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
@@ -379,7 +379,9 @@ def _referenced(content: dict) -> set[str]:
     return paths
 
 
-def _write_bundle(path: Path, yaml_text: str, files: Path, members: set[str], compression: int) -> dict[str, int]:
+def write_bundle(path: Path, yaml_text: str, files: Path, members: set[str], compression: int) -> dict[str, int]:
+    """Write bundle ``path``: ``competition.yaml`` first, then ``members`` (read at ``files/member``);
+    returns each member's size and the bundle's (``"(bundle)"``). Also the v1.5 bundle's writer."""
     sizes = {}
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=compression) as archive:
         info = zipfile.ZipInfo("competition.yaml", FIXED_TIME)

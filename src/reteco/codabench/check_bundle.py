@@ -13,6 +13,9 @@ Two passes; every problem is reported at once, each prefixed with the rule it br
 2. The simulated compute worker (``scoring_check``, on ``worker_simulation``): every solution of
    every task, and the checks of each run's output (a judged task's key in no log or output).
 
+A CodaLab Competitions v1.5 bundle (``reteco bundle --platform codalab``: html pages, numbered
+phases) is checked by ``codalab_rules`` instead: v1.5's unpacker rules and its simulated worker.
+
 The command is ``reteco.commands.check_bundle``; ``check_bundle``, ``print_report``,
 ``find_python``, ``scoring_output_errors`` and ``Report`` are importable from here.
 """
@@ -24,7 +27,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from reteco.codabench import competition_rules, exposure_rules, judge_rules, scoring_check, unpacker_rules
+from reteco.codabench import codalab_rules, competition_rules, exposure_rules, judge_rules, scoring_check, unpacker_rules
 from reteco.codabench.check_report import Report
 from reteco.codabench.competition_rules import PLATFORM_TIME_LIMIT
 from reteco.codabench.scoring_check import find_python, scoring_output_errors
@@ -60,6 +63,10 @@ def check_bundle(
         root = Path(tmp) / "bundle"
         content = unpacker_rules.unpack(Path(bundle), root, report)
         if content is None:
+            return report
+        if codalab_rules.is_codalab(content):  # a CodaLab Competitions v1.5 bundle: its own rules
+            codalab_rules.check(Path(bundle), content, root, report, simulate=simulate, cache=cache,
+                                python_exe=python_exe, wheels=wheels, tmp=Path(tmp))
             return report
         unpacker_rules.check_top_level(content, root, report)
         tasks = unpacker_rules.check_tasks(content, root, datasets, report)

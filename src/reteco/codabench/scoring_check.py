@@ -89,7 +89,7 @@ def simulate(
     if not runnable:
         report.note("no task could be simulated")
         return
-    python = _interpreter(content, runnable, extracted, report, cache, python_exe, wheels)
+    python = prepare_interpreter(content, runnable, extracted, report, cache, python_exe, wheels)
     if python is None:
         return
     isolation = worker.network_isolation() if network == "none" else []
@@ -130,8 +130,10 @@ def simulate(
     report.errors.sort()
 
 
-def _interpreter(content, runnable, extracted, report: Report, cache, python_exe, wheels) -> Path | None:
-    """The image's Python with only the image's packages the programs take from it, or None after reporting."""
+def prepare_interpreter(content, runnable, extracted, report: Report, cache, python_exe, wheels) -> Path | None:
+    """The image's Python with only the image's packages the programs take from it, or None after
+    reporting; ``content["docker_image"]`` must be the image the programs were built for. Also
+    the CodaLab v1.5 check's (``codalab_rules``)."""
     manifests = {}
     for task in runnable.values():
         program = extracted(task.files["scoring_program"])

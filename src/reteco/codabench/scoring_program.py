@@ -16,7 +16,8 @@ of all of them) is read from the folder of this program's sub-track, by the same
 ``reteco score`` (``reteco.formats.submission.Submission.for_subtrack``).
 
 Outputs (``reteco.outputs.results``, the same as ``reteco score``): ``details.json``,
-``detailed_results.html`` and, last, ``scores.json`` (finite numbers only), with every absent
+``detailed_results.html`` and, last, ``scores.json`` (finite numbers only; with ``--scores-txt``,
+CodaLab Competitions v1.5's ``scores.txt`` of the same figures too, just before it), with every absent
 key's reason in the log, ``details.json["absent_scores"]`` and the page. A required key missing
 from the scorer's output is an internal error, never a silent empty column; so is any
 unexpected exception (its traceback only with ``RETECO_DEBUG=1``, since an exception's text
@@ -69,20 +70,29 @@ from reteco.problems import EXIT_INCOMPLETE, EXIT_INPUT, EXIT_OK, EXIT_USAGE, In
 from reteco.subtracks import KEYS, SUBTRACKS
 
 
+# CodaLab Competitions v1.5 passes the same INPUT (ref/, res/) and OUTPUT folders as Codabench,
+# so the paths cannot tell the platforms apart: the v1.5 bundle's ``metadata`` command adds this
+# flag (reteco.codabench.codalab), and its worker fails a run without scores.txt.
+SCORES_TXT_FLAG = "--scores-txt"
+
+
 def main(argv: list[str]) -> int:
     """Score ``INPUT/res`` against ``INPUT/ref`` into ``OUTPUT``; exit 0, 1 (input), 2 (usage) or
     3 (internal) or 4 (a judged run without its ranked figure: refuse_unranked)."""
     started = time.monotonic()  # the judging deadline counts from here (judge_plan)
-    if len(argv) != 2:
-        print("usage: score.py INPUT_DIR OUTPUT_DIR (INPUT_DIR holds ref/ and res/)", file=sys.stderr)
+    scores_txt = SCORES_TXT_FLAG in argv
+    paths = [a for a in argv if a != SCORES_TXT_FLAG]
+    if len(paths) != 2:
+        print(f"usage: score.py INPUT_DIR OUTPUT_DIR [{SCORES_TXT_FLAG}] (INPUT_DIR holds ref/ and res/)",
+              file=sys.stderr)
         return EXIT_USAGE
     try:
-        return _main(Path(argv[0]), Path(argv[1]), started)
+        return _main(Path(paths[0]), Path(paths[1]), started, scores_txt=scores_txt)
     except Exception as exc:  # noqa: BLE001 - never a raw traceback in the log: it may quote reference data
         return internal_error(exc)
 
 
-def _main(input_dir: Path, output_dir: Path, started: float) -> int:
+def _main(input_dir: Path, output_dir: Path, started: float, *, scores_txt: bool = False) -> int:
     use_scoring_memory_pool()
     from reteco.codabench.judge_setup import JUDGED_SUBTRACKS, read_judge_setup
     from reteco.formats.phase_record import read_phase
@@ -129,7 +139,8 @@ def _main(input_dir: Path, output_dir: Path, started: float) -> int:
         print(line)
     result.details["environment"] = environment
     try:
-        absent = write_results(output_dir, result, subtrack, phase, judge_skipped=judge_config is None)
+        absent = write_results(output_dir, result, subtrack, phase, judge_skipped=judge_config is None,
+                               scores_txt=scores_txt)
     except MissingScoreError as exc:
         print(f"reteco: {exc}", file=sys.stderr)  # leaderboard keys only: no reference data
         raise

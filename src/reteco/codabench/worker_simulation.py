@@ -197,6 +197,15 @@ def run_program(
     else:
         raise WorkerError(f"the command starts with {words[0]}; the simulation runs python3 commands only")
     argv = [words[0]] + [mapped(w) for w in words[1:]]
+    return execute(argv, program, python, root, timeout=timeout, isolation=isolation, network=network)
+
+
+def execute(argv: list[str], cwd: Path, python: Path, root: Path, *, timeout: int, isolation: list[str],
+            network: str = "none") -> Run:
+    """Run ``argv`` (its interpreter already ``python``) in ``cwd`` as the worker's container
+    would: the image's environment, ``network`` as ``run_program`` says, ``root/output`` the
+    output folder, stopped after ``timeout`` seconds. Also the CodaLab v1.5 worker's runner
+    (``codalab_rules``)."""
     env = {
         "PATH": f"{python.parent}:/usr/local/bin:/usr/bin:/bin",
         "HOME": str(root),
@@ -214,7 +223,7 @@ def run_program(
     output.mkdir(parents=True, exist_ok=True)
     try:
         done = subprocess.run(
-            isolation + argv, cwd=program, env=env, capture_output=True, text=True, timeout=timeout, check=False
+            isolation + argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
         )
     except subprocess.TimeoutExpired as exc:
         return Run(-1, _text(exc.stdout), _text(exc.stderr), output, bool(isolation), timed_out=True)

@@ -1,9 +1,11 @@
-"""``reteco bundle`` (``make bundle``): build the Codabench competition bundle(s), then check them."""
+"""``reteco bundle`` (``make bundle``): build the Codabench competition bundle(s), or with ``--platform
+codalab`` the CodaLab Competitions v1.5 ones (``reteco.codabench.codalab``), then check them."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from reteco.codabench import codalab
 from reteco.codabench import competition as definition
 from reteco.codabench import image, vendor
 from reteco.codabench.builder import BuildOptions, build
@@ -24,6 +26,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--layout", choices=definition.LAYOUTS, default=definition.DEFAULT_LAYOUT,
                    help="one competition per sub-track (default), or one with five tasks per phase (loses entries: "
                    "check-bundle refuses it)")
+    p.add_argument("--platform", choices=codalab.PLATFORMS, default=codalab.DEFAULT_PLATFORM,
+                   help="codabench (default), or codalab: CodaLab Competitions v1.5 bundles, one per sub-track "
+                   "(docs/codalab.md)")
     p.add_argument("--subtracks", default=",".join(SUBTRACKS), help="comma-separated (default: all five)")
     p.add_argument("--code-submission", action="store_true",
                    help="add the ingestion program and input data (code submissions); off by default")
@@ -53,7 +58,9 @@ def add_parser(subparsers) -> None:
 def cmd_bundle(args) -> int:
     subtracks = tuple(s.strip() for s in args.subtracks.split(",") if s.strip())
     if args.write_yaml:
-        args.write_yaml.write_text(definition.render_all(args.layout, subtracks), encoding="utf-8")
+        text = (codalab.render_all(subtracks) if args.platform == "codalab"
+                else definition.render_all(args.layout, subtracks))
+        args.write_yaml.write_text(text, encoding="utf-8")
         print(f"wrote {args.write_yaml}")
         return 0
     external = {}
@@ -80,7 +87,7 @@ def cmd_bundle(args) -> int:
         judge_phases=tuple(k.strip() for k in args.judge_phases.split(",") if k.strip()),
         time_limit=args.time_limit,
     )
-    built = build(options)
+    built = codalab.build_codalab(options) if args.platform == "codalab" else build(options)
     status = 0
     for bundle in built:
         print(f"built {bundle.path} ({megabytes(bundle.sizes['(bundle)'])})")

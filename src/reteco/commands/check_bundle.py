@@ -1,4 +1,5 @@
-"""``reteco check-bundle BUNDLE.zip``: a bundle checked as Codabench would unpack and run it."""
+"""``reteco check-bundle BUNDLE.zip``: a bundle checked as Codabench (or CodaLab Competitions v1.5)
+would unpack and run it."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from reteco.problems import InputError
 
 def add_parser(subparsers) -> None:
     """Register ``reteco check-bundle`` on the CLI's subparsers."""
-    p = subparsers.add_parser("check-bundle", help="validate a Codabench bundle offline and simulate the worker")
+    p = subparsers.add_parser("check-bundle", help="validate a Codabench (or CodaLab v1.5) bundle offline and simulate the worker")
     p.add_argument("bundle", type=Path)
     p.add_argument("--dataset", action="append", default=[], metavar="KEY=FILE",
                    help="a Codabench dataset key named by the bundle, and the local file it holds (repeatable)")

@@ -3,7 +3,8 @@
 ``write_results(output_dir, result, subtrack, phase)`` applies the phase's rules and writes
 ``details.json``, ``detailed_results.html`` (``reteco.outputs.detailed_results``) and, last,
 ``scores.json``: the worker takes a ``scores.json`` as success, so none is left behind a later
-failure. ``write_refusal_page`` writes the page of a submission that could not be scored (and
+failure; with ``scores_txt`` (the CodaLab v1.5 bundle's scoring program) ``scores.txt`` holds the
+same figures, written just before ``scores.json``. ``write_refusal_page`` writes the page of a submission that could not be scored (and
 no ``scores.json``).
 
 The phase's rules: where per-topic figures are not allowed (Evaluation, or no phase record),
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from reteco.outputs import detailed_results
 from reteco.outputs.charts import is_finite
-from reteco.outputs.scores import write_details, write_scores
+from reteco.outputs.scores import write_details, write_scores, write_scores_txt
 from reteco.scoring.generation import JUDGE_NOT_CALLED
 from reteco.subtracks import JUDGE, SUBTRACKS
 
@@ -40,11 +41,12 @@ class MissingScoreError(Exception):
     """A leaderboard key the scorer must always write is missing: a bug in reteco."""
 
 
-def write_results(output_dir: Path, result, subtrack: str, phase: dict, *, judge_skipped: bool = False) -> dict[str, str]:
+def write_results(output_dir: Path, result, subtrack: str, phase: dict, *, judge_skipped: bool = False,
+                  scores_txt: bool = False) -> dict[str, str]:
     """Write details.json, the page and scores.json (last) of a scored submission under the
     phase's rules; returns the reasons of the absent keys (also in details["absent_scores"]).
     ``result`` is a ``reteco.scoring.retrieval.ScoreResult``; with ``judge_skipped`` the judge
-    keys' reason is ``JUDGE_NOT_RUN``."""
+    keys' reason is ``JUDGE_NOT_RUN``; with ``scores_txt`` scores.txt is written too."""
     details = result.details if phase["per_topic"] else withhold_per_topic(result.details)
     reasons = dict(result.absent)
     if judge_skipped:  # not run here by design: say so rather than the scorer's "not asked to"
@@ -58,6 +60,8 @@ def write_results(output_dir: Path, result, subtrack: str, phase: dict, *, judge
         messages=result.problems.lines(),
     )
     _write_page(output_dir, page)
+    if scores_txt:
+        write_scores_txt(output_dir, result.scores)
     write_scores(output_dir, result.scores)
     return absent
 

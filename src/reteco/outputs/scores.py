@@ -1,4 +1,9 @@
-"""Writing ``scores.json`` (the leaderboard's numbers) and ``details.json`` (everything else).
+"""Writing ``scores.json`` (the leaderboard's numbers), its ``scores.txt`` twin, and ``details.json``.
+
+``scores.txt`` is what CodaLab Competitions v1.5 reads instead of ``scores.json``: one ``key:
+value`` line per score, split at the colon and the value read with ``float`` (``update_submission``,
+``apps/web/tasks.py``); the same keys and the same numbers, written with ``repr`` so they read
+back exactly.
 
 Codabench drops a submission's scores silently when ``scores.json`` holds NaN or Infinity, so a
 non-finite number here is a bug in reteco, never something to write: it raises instead.
@@ -9,6 +14,8 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+
+SCORES_TXT = "scores.txt"
 
 
 def check_finite(scores: dict[str, float]) -> None:
@@ -25,6 +32,18 @@ def write_scores(out: Path, scores: dict[str, float]) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     path = out / "scores.json"
     path.write_text(json.dumps({k: float(v) for k, v in scores.items()}, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def write_scores_txt(out: Path, scores: dict[str, float]) -> Path:
+    """Write ``out/scores.txt``: one ``key: value`` line per score of ``scores.json`` (module docstring)."""
+    check_finite(scores)
+    bad = [k for k in scores if ":" in k or "\n" in k]
+    if bad:  # the server splits each line at its one colon
+        raise ValueError(f"internal error: score keys {bad} cannot be written to scores.txt")
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / SCORES_TXT
+    path.write_text("".join(f"{k}: {float(v)!r}\n" for k, v in scores.items()), encoding="utf-8")
     return path
 
 
