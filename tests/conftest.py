@@ -64,16 +64,31 @@ def ref_root(tmp_path_factory) -> Path:
 
 
 
+@pytest.fixture(name="slow_judge_server")
+def slow_judge_server_fixture():
+    """Starts fake servers that answer after a latency: ``slow_judge_server(latency_s, judge=None)``
+    returns a started ``FakeOpenAI`` (``judge``: its reply function); all are stopped after the test."""
+    started: list[FakeOpenAI] = []
+
+    def start(latency_s: float, judge=None) -> FakeOpenAI:
+        server = FakeOpenAI(latency_s=latency_s)
+        if judge is not None:
+            server.judge = judge
+        server.start()
+        started.append(server)
+        return server
+
+    try:
+        yield start
+    finally:
+        for server in started:
+            server.stop()
+
+
 @pytest.fixture(name="slow_random_server")
-def slow_random_server_fixture():
+def slow_random_server_fixture(slow_judge_server):
     """A fake server answering at random after 0.1 s (``support.shared_cache.random_judge``):
     runs started together overlap, and a judgment paid twice shows."""
     from support.shared_cache import random_judge
 
-    server = FakeOpenAI(latency_s=0.1)
-    server.judge = random_judge
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
+    return slow_judge_server(0.1, random_judge)

@@ -29,13 +29,8 @@ _PROGRAM = "import sys; from reteco.codabench.scoring_program import main; sys.e
 
 
 @pytest.fixture(name="slow_server")
-def slow_server_fixture():
-    server = FakeOpenAI(latency_s=0.2)
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
+def slow_server_fixture(slow_judge_server):
+    return slow_judge_server(0.2)
 
 
 def _start_program(tmp_path: Path, ref_root: Path, server: FakeOpenAI, **settings) -> subprocess.Popen:

@@ -24,7 +24,6 @@ import time
 from pathlib import Path
 
 import pytest
-from support.fake_openai_server import FakeOpenAI
 from support.judged_program import judge_yaml, judged_input
 from support.paths import REPO_ROOT
 
@@ -52,13 +51,8 @@ def longest_cjk() -> str:
 
 
 @pytest.fixture
-def slow_server():
-    server = FakeOpenAI(latency_s=1.0)
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
+def slow_server(slow_judge_server):
+    return slow_judge_server(1.0)
 
 
 @pytest.mark.parametrize("sub", ["2b", "2c"])
