@@ -87,6 +87,22 @@ def test_the_preflight_is_one_tiny_request_shaped_like_the_run(fake_openai, judg
     assert again.stats.calls.preflight == "not needed" and len(fake_openai.preflight_requests) == 1
 
 
+def test_the_preflight_warns_of_a_model_with_an_announced_shutdown_date(fake_openai, judge_config, tmp_path, caplog):
+    """gpt-4o-2024-08-06 leaves the API on 2027-01-14 (openai-python's list of announced dates),
+    inside the Evaluation phase: whoever judges with it is told at the preflight, and no request
+    is added for it; a model without an announced date gets no such line."""
+    dated = dataclasses.replace(judge_config, model="gpt-4o-2024-08-06")
+    judge(dated, tmp_path / "dated")
+    lines = [r.getMessage() for r in caplog.records if "announced shutdown date" in r.getMessage()]
+    assert lines == ["preflight: the judge model gpt-4o-2024-08-06 has an announced shutdown date of 2027-01-14 "
+                     "(as listed by openai-python 3.57.0); keep the judge cache and its archives: after that day its "
+                     "verdicts cannot be asked again"]
+    assert fake_openai.all_chat_calls == 1 + len(ITEMS)  # the preflight and the judgments, nothing more
+    caplog.clear()
+    judge(dataclasses.replace(judge_config, model="an-undated-model"), tmp_path / "undated")
+    assert not [r for r in caplog.records if "announced shutdown date" in r.getMessage()]
+
+
 def test_llama_cpp_python_refuses_json_schema_once_and_the_run_stops_naming_it(llama_cpp_python, judge_config, tmp_path):
     config = dataclasses.replace(judge_config, base_url=llama_cpp_python.base_url)
     outcomes = judge(config, tmp_path)

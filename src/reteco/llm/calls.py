@@ -77,6 +77,7 @@ from tqdm import tqdm
 from reteco.llm.cache import JudgeCache, default_cache_dir, now_iso, request_hash
 from reteco.llm.compatibility import ignored_token_cap, preflight_body, rejected_parameter, setting_hint
 from reteco.llm.config import LLMConfig, Redactor, endpoint_available, read_api_key
+from reteco.llm.model_retirement import SOURCE, known_shutdown
 from reteco.llm.prompt_files import ReplyProblem
 
 OK = "ok"
@@ -398,6 +399,7 @@ class StructuredCaller:
                 self.preflight_detail = warning
                 if self.log:
                     self.log.warning("preflight: %s", warning)
+            self._warn_of_shutdown()
             return
         if sent.stopped:  # the deadline or the budget came first: no answer, but no refusal either
             self.preflight_status, self.preflight_detail = PREFLIGHT_NOT_SENT, sent.failure
@@ -408,6 +410,19 @@ class StructuredCaller:
         self.abort_reason = self.abort_reason or self.preflight_detail
         if self.log:
             self.log.error("%s; nothing else is sent", self.preflight_detail)
+
+    def _warn_of_shutdown(self) -> None:
+        """Warn once per run when the configured (or the answering) model has an announced
+        shutdown date (``reteco.llm.model_retirement``'s table: no request is made for it), so
+        that whoever judges knows its verdicts cannot be asked again after that day. Whether a
+        judged phase ends after the date is checked where the phase is known (check-bundle, the
+        judge probe)."""
+        for model in dict.fromkeys(m for m in (self.config.model, self.preflight_model) if m):
+            shutdown = known_shutdown(model)  # a table key: nothing of the server's is printed
+            if shutdown and self.log:
+                self.log.warning("preflight: the judge model %s has an announced shutdown date of %s (%s); "
+                                 "keep the judge cache and its archives: after that day its verdicts cannot be asked "
+                                 "again", model, shutdown, "as listed by " + SOURCE.split(",")[0])
 
     # --- the run's limits --------------------------------------------------------------------
 
