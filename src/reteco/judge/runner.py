@@ -361,8 +361,8 @@ class _Job(StructuredCaller):
             body=group.body, validate=self.config.prompts.parse_reply, reask=self.config.prompts.reask_message,
             cache_version=self.config.prompt_version, label=f"{item.key} {item.dimension}",
         )
-        # A re-judged invalid verdict must come from new calls.
-        reply = await self.ask(request, fresh=replacing is not None or self._fresh(group), cache_key=group.cache_key)
+        # A re-judged invalid verdict (``replacing``, read once by _claimed_verdict) must come from new calls.
+        reply = await self.ask(request, fresh=replacing is not None, cache_key=group.cache_key)
         attempts = sum(max(a, 1) for a in reply.ask_attempts)  # an ask answered from the cache counts 1
         made_calls = any(a > 0 or h in self.batch_filled for a, h in zip(reply.ask_attempts, reply.request_hashes))
         fingerprint = reply.system_fingerprint
