@@ -11,6 +11,15 @@
 - Several submissions (``--res A --res B`` or positional) are scored one after the other and
   compared in one table on stdout: per submission its topic counts, the official figure and the
   other figures. With ``--out`` each gets its own folder, ``OUT/<its name>``.
+
+A judge that could not run is exit 4 (EXIT_INCOMPLETE) here, with the engine's own reason on
+stderr (``judge_failure``: e.g. the parameter a server rejected): a 2b or 2c submission whose
+judge run was stopped (the preflight refused, the service failed, a limit reached), or, with
+``--judge-config``, whose judge did not run at all (no key, no endpoint). The scores are still
+printed and written, without the judge keys. Without ``--judge-config`` a judge that is not
+configured (no key) is exit 0, as on the platform. The Codabench scoring program
+(``reteco.codabench.scoring_program``) keeps its own rule: exit 0 with the judge keys absent
+(and its refuse_unranked rule for 2b); only this command, on the user's machine, fails.
 """
 
 from __future__ import annotations
@@ -23,7 +32,7 @@ from pathlib import Path
 from reteco.commands.judge_options import add_judge_cache_option, add_judge_config_option
 from reteco.commands.output_folder import check_output_folder
 from reteco.formats.phase_record import PHASE_FILE, local_phase, read_phase
-from reteco.problems import EXIT_INPUT, InputError, UsageError, printable
+from reteco.problems import EXIT_INCOMPLETE, EXIT_INPUT, InputError, UsageError, printable
 
 # Sections of details.json holding one record per topic, and the field naming the topic.
 _PER_TOPIC = (("per_unit", "unit"), ("per_turn", "turn"))
@@ -110,7 +119,7 @@ def cmd_score(args) -> int:
 
     progress = several and sys.stderr.isatty()
     rows = []
-    failed = False
+    failed = incomplete = False
     for submission, out in _with_progress(list(zip(submissions, outs)), progress):
         if several:
             print(f"== {printable(str(submission))}", file=sys.stderr)
@@ -128,9 +137,29 @@ def cmd_score(args) -> int:
         elif not several:
             print(json.dumps(result.scores, indent=2))
         rows.append((submission, result))
+        failure = judge_failure(result.details, asked=args.judge is not None)
+        if failure is not None:
+            print(f"error: {failure}", file=sys.stderr)
+            incomplete = True
     if several:
         sys.stdout.write(comparison_table(reference, rows))
-    return EXIT_INPUT if failed else 0
+    return EXIT_INPUT if failed else EXIT_INCOMPLETE if incomplete else 0
+
+
+def judge_failure(details: dict, *, asked: bool) -> str | None:
+    """Why the judge of a scored 2b/2c submission could not run, in the engine's own words (the
+    rejected parameter, the HTTP status: this is the user's own console), or None when it ran, or
+    was not asked for (``asked``: ``--judge-config`` given) and is simply not configured."""
+    judge = (details.get("generation") or {}).get("judge")
+    if not judge or judge.get("ran"):
+        return None
+    stopped = judge.get("stopped")
+    if stopped is not None:
+        return (f"the judge could not run: {stopped.get('detail') or stopped.get('reason')}; "
+                "its keys are absent (exit 4: run again once the judge can run; the cache keeps every verdict)")
+    if asked:
+        return f"the judge could not run: {judge.get('reason', 'not configured')}; its keys are absent (exit 4)"
+    return None
 
 
 def _score_one(reference, submission: Path, out: Path | None, args, phase: dict, *, progress: bool):
