@@ -1,6 +1,8 @@
-"""``reteco human-sample``: the seeded stratified sample, the rating sheet (no reference data),
-the annotators' context file, and the judge's ratings of the same items (from the cache that
-generation scoring filled: the same requests)."""
+"""``reteco human-sample``: the seeded stratified sample; the blind files of each annotator
+(sheet, context, guide: item codes only, an order of their own, the judge's rubric text); the
+organizers' key, through which ``reteco agreement`` joins ratings keyed by item code; the
+judge's ratings of the same items (from the cache that generation scoring filled: the same
+requests)."""
 
 from __future__ import annotations
 
@@ -15,14 +17,16 @@ import pytest
 from support.fake_openai_server import TEST_KEY
 
 from reteco.commands import main
-from reteco.formats.ratings import read_ratings
+from reteco.formats.ratings import read_item_key, read_ratings
 from reteco.formats.reference import Reference
 from reteco.judge import load_judge_config
+from reteco.judge.prompts import load_prompt_set
 from reteco.organizers.human_sample import allocate, read_systems, sample
 from reteco.organizers.prepare import prepare_release
 from reteco.organizers.synthetic.release import write_synthetic_release
 from reteco.organizers.synthetic.sample_answers import write_sample_answers
 from reteco.organizers.synthetic.sample_runs import write_sample_runs
+from reteco.problems import InputError
 from reteco.scoring.generation import read_turns
 from reteco.scoring.submission import score_submission
 from reteco.subtracks import DIMENSIONS
@@ -31,8 +35,8 @@ from reteco.subtracks import DIMENSIONS
 @pytest.fixture(scope="module")
 def release(tmp_path_factory):
     """The synthetic release (51 dev turns, 3 domains, turns 1-6), its 2b/2c references and
-    three systems per sub-track: the sample answers, one answering every other turn, one with
-    the answers reversed in order."""
+    three systems per sub-track, named so that a name is easy to find in a file: the sample
+    answers, one answering every other turn, one with the answers reversed in order."""
     root = tmp_path_factory.mktemp("human_sample")
     rel = write_synthetic_release(root / "release")
     prepare_release(rel, "dev", root / "ref", subtracks=("2b", "2c"))
@@ -40,7 +44,7 @@ def release(tmp_path_factory):
     write_sample_runs(rel, root / "samples")
     for subtrack in ("2b", "2c"):
         lines = (root / "samples" / subtrack / "answers.jsonl").read_text().splitlines(keepends=True)
-        variants = {"alpha": lines, "beta": lines[::2], "gamma": lines[::-1]}
+        variants = {"orca-labs": lines, "kestrel-ai": lines[::2], "wombat-nlp": lines[::-1]}
         for name, chosen in variants.items():
             if subtrack == "2b":
                 folder = root / "subs" / "2b"
@@ -110,55 +114,124 @@ def test_the_sample_is_stratified_seeded_and_independent_of_file_order(release):
     assert [(i.system, i.key) for i in again] == [(i.system, i.key) for i in items]
     other, _ = sample(reference, systems, 80, seed=12)
     assert [(i.system, i.key) for i in other] != [(i.system, i.key) for i in items]
-    # Only answered turns are sampled: beta answered every other turn.
-    beta = next(s for s in systems if s.name == "beta")
-    assert len(beta.answers) == 26 and {i.turn for i in items if i.system == "beta"} <= set(beta.answers.by_topic)
+    # Only answered turns are sampled: kestrel-ai answered every other turn.
+    beta = next(s for s in systems if s.name == "kestrel-ai")
+    assert len(beta.answers) == 26 and {i.turn for i in items if i.system == "kestrel-ai"} <= set(beta.answers.by_topic)
 
 
-def test_the_command_writes_a_sheet_without_reference_data_and_the_context(release, tmp_path, capsys):
-    sheet = tmp_path / "sheet.csv"
-    code = main(["human-sample", "--ref", str(release / "ref" / "2b"), "--submissions", str(release / "subs" / "2b"),
-                 "--n", "12", "--seed", "3", "--out", str(sheet)])
-    assert code == 0, capsys.readouterr().err
-    rows = sheet_rows(sheet)
-    assert list(rows[0]) == ["item_id", "conversation_id", "dimension", "rater", "score", "system"]
-    assert len(rows) == 12 * 5 and all(r["rater"] == "" and r["score"] == "" for r in rows)
-    assert [r["dimension"] for r in rows[:5]] == list(DIMENSIONS)
-    # Nothing of the reference in the sheet: no query, reference answer, passage or gold id.
-    text = sheet.read_text()
-    reference = Reference.read(release / "ref" / "2b")
-    for turn in read_turns(reference):
-        for secret in (turn.query, turn.answer, *turn.gold_doc_ids):
-            assert not secret or secret not in text, secret
-    # The context file: what the judge sees per dimension; 2b's passages without their ids.
-    context = [json.loads(line) for line in (tmp_path / "sheet.context.jsonl").read_text().splitlines()]
-    assert [c["item_id"] for c in context] == sorted({r["item_id"] for r in rows})
-    prompts = load_judge_config().prompts
-    first = context[0]
-    assert first["dimensions"] == {d: list(prompts.dimensions[d].inputs) for d in DIMENSIONS}
-    assert {"query", "history", "answer", "evidence", "reference_answer"} <= set(first)
-    assert all(set(p) == {"passage", "text"} for c in context for p in c["evidence"])
-    turns = {t.key: t for t in read_turns(reference)}
-    assert all(c["reference_answer"] == turns[c["turn"]].answer for c in context)
-    record = json.loads((tmp_path / "sheet.sample.json").read_text())
-    assert record["seed"] == 3 and record["sampled"] == 12 and record["dimensions"] == list(DIMENSIONS)
-    assert "holds reference data" in capsys.readouterr().out
+SYSTEMS = ("orca-labs", "kestrel-ai", "wombat-nlp")
 
 
-def test_a_filled_sheet_is_what_agreement_reads(release, tmp_path):
-    sheet = tmp_path / "sheet.csv"
-    assert main(["human-sample", "--ref", str(release / "ref" / "2b"), "--submissions", str(release / "subs" / "2b"),
-                 "--n", "6", "--seed", "1", "--out", str(sheet), "--dimensions", "faithfulness,coherence"]) == 0
-    rows = sheet_rows(sheet)
-    assert {r["dimension"] for r in rows} == {"coherence", "faithfulness"} and len(rows) == 12
-    for k, r in enumerate(rows):
-        r["rater"], r["score"] = "ann1", str(1 + k % 5)
-    with open(sheet, "w", encoding="utf-8", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]), lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
-    ratings = read_ratings(sheet)
-    assert len(ratings.rows) == 12 and ratings.has_system
+def run_sample(release, out: Path, subtrack: str = "2b", *more: str) -> int:
+    return main(["human-sample", "--ref", str(release / "ref" / subtrack), "--submissions",
+                 str(release / "subs" / subtrack), "--seed", "3", "--out", str(out), *more])
+
+
+def annotator_files(out: Path) -> list[Path]:
+    return sorted(p for p in (out / "annotators").rglob("*") if p.is_file())
+
+
+@pytest.mark.parametrize("subtrack", ["2b", "2c"])
+def test_no_system_or_submission_name_is_in_the_annotators_files(release, tmp_path, subtrack, capsys):
+    out = tmp_path / "human"
+    assert run_sample(release, out, subtrack, "--n", "30", "--annotators", "ann1,ann2") == 0, capsys.readouterr().err
+    files = annotator_files(out)
+    assert [p.relative_to(out).as_posix() for p in files] == [
+        f"annotators/{a}/{f}" for a in ("ann1", "ann2") for f in ("context.jsonl", "guide.md", "sheet.csv")]
+    key = sheet_rows(out / "key.csv")
+    assert {r["system"] for r in key} == set(SYSTEMS)  # every system is in the sample, and in the key
+    submissions = {r["submission"] for r in key}
+    assert submissions == ({f"{s}.jsonl" for s in SYSTEMS} if subtrack == "2b" else set(SYSTEMS))
+    conversations = {r["conversation_id"] for r in key} | {r["turn"] for r in key}
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        for name in (*SYSTEMS, *submissions):
+            assert name not in text, (path, name)
+        for record in (json.loads(line) for line in text.splitlines()) if path.suffix == ".jsonl" else ():
+            assert set(record) <= {"item_id", "dimensions", "history", "query", "answer", "evidence", "gold_evidence",
+                                   "reference_answer"}
+            assert not conversations & set(map(str, record.values()))
+    # The sheet: item codes, dimensions, the annotator's name; nothing else.
+    rows = sheet_rows(out / "annotators" / "ann1" / "sheet.csv")
+    assert list(rows[0]) == ["item_id", "dimension", "rater", "score"] and len(rows) == 30 * 5
+    assert all(r["rater"] == "ann1" and r["score"] == "" for r in rows)
+    assert {r["item_id"] for r in rows} == {r["item_id"] for r in key}
+
+
+def test_each_annotator_rates_in_an_order_of_their_own_seeded(release, tmp_path):
+    out, again = tmp_path / "a", tmp_path / "b"
+    assert run_sample(release, out, "2b", "--n", "25", "--annotators", "3") == 0
+    assert run_sample(release, again, "2b", "--n", "25", "--annotators", "3") == 0
+    orders = {}
+    for name in ("annotator-1", "annotator-2", "annotator-3"):
+        rows = sheet_rows(out / "annotators" / name / "sheet.csv")
+        order = list(dict.fromkeys(r["item_id"] for r in rows))
+        context = [json.loads(line)["item_id"] for line in (out / "annotators" / name / "context.jsonl").open()]
+        assert context == order  # the context follows the sheet
+        assert (again / "annotators" / name / "sheet.csv").read_bytes() == (out / "annotators" / name / "sheet.csv"
+                                                                             ).read_bytes()  # reproducible
+        orders[name] = order
+    assert len({tuple(o) for o in orders.values()}) == 3 and len({frozenset(o) for o in orders.values()}) == 1
+    # The key is in code order: the codes were given in a seeded random order of the sample.
+    key = sheet_rows(out / "key.csv")
+    assert [r["item_id"] for r in key] == sorted(orders["annotator-1"])
+
+
+def test_the_guide_is_the_configured_prompt_versions_rubric(release, tmp_path):
+    for version in (1, 2):
+        config = tmp_path / f"judge-v{version}.yaml"
+        config.write_text(f"prompt_version: {version}\nmodel: m\n")
+        out = tmp_path / f"v{version}"
+        assert run_sample(release, out, "2b", "--n", "4", "--judge-config", str(config),
+                          "--dimensions", "correctness,coherence") == 0
+        guide = (out / "annotators" / "annotator-1" / "guide.md").read_text()
+        prompts = load_prompt_set(version)
+        assert prompts.system.strip() in guide
+        assert prompts.dimensions["correctness"].text.strip() in guide
+        assert prompts.dimensions["coherence"].text.strip() in guide
+        assert prompts.dimensions["faithfulness"].text.strip() not in guide  # not rated here
+        assert f"prompt version {version}" in guide and prompts.file_hashes["correctness.md"] in guide
+
+
+def test_filled_sheets_are_joined_to_systems_through_the_key(release, tmp_path, capsys):
+    out = tmp_path / "human"
+    assert run_sample(release, out, "2b", "--n", "12", "--annotators", "ann1,ann2",
+                      "--dimensions", "faithfulness,coherence") == 0
+    key = {r["item_id"]: r for r in sheet_rows(out / "key.csv")}
+    sheets = []
+    for k, name in enumerate(("ann1", "ann2")):
+        path = out / "annotators" / name / "sheet.csv"
+        rows = sheet_rows(path)
+        for r in rows:
+            r["score"] = str(1 + (int(r["item_id"][-2:]) + k) % 5)
+        with open(path, "w", encoding="utf-8", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(rows[0]), lineterminator="\n")
+            writer.writeheader()
+            writer.writerows(rows)
+        sheets.append(path)
+    item_key = read_item_key(out / "key.csv")
+    ratings = read_ratings(sheets[0], key=item_key)
+    assert len(ratings.rows) == 24 and ratings.has_system
+    assert all((r.conversation_id, r.system) == (key[r.item_id]["conversation_id"], key[r.item_id]["system"])
+               for r in ratings.rows)
+    # Without the key a blind sheet cannot be placed in its conversations: refused, by line.
+    with pytest.raises(InputError, match="missing column conversation_id"):
+        read_ratings(sheets[0])
+    # A judge file keyed the same way, and the agreement command over both annotators' sheets.
+    judge = tmp_path / "judge.csv"
+    judge.write_text("item_id,dimension,rater,score\n" + "".join(
+        f"{item},{d},m@sig,3\n" for item in key for d in ("faithfulness", "coherence")))
+    capsys.readouterr()
+    assert main(["agreement", "--judge", str(judge), "--human", *map(str, sheets), "--key", str(out / "key.csv"),
+                 "--out", str(tmp_path / "agreement"), "--resamples", "50"]) == 0, capsys.readouterr().err
+    result = json.loads((tmp_path / "agreement" / "agreement.json").read_text())
+    assert result["dimensions"]["coherence"]["n_items"] == 12
+    # An item code that is not in the key is named with its line.
+    stray = tmp_path / "stray.csv"
+    stray.write_text("item_id,dimension,rater,score\nitem-0001,coherence,ann3,2\nitem-9999,coherence,ann3,2\n")
+    assert main(["agreement", "--judge", str(judge), "--human", str(stray), "--key", str(out / "key.csv"),
+                 "--out", str(tmp_path / "a2")]) == 1
+    assert f"{stray}:3: error: item 'item-9999' is not in the key" in capsys.readouterr().err
 
 
 def test_the_judges_ratings_of_the_sample_come_from_the_scoring_cache(release, tmp_path, fake_openai, monkeypatch):
@@ -167,20 +240,21 @@ def test_the_judges_ratings_of_the_sample_come_from_the_scoring_cache(release, t
     cache = tmp_path / "cache"
     reference = Reference.read(release / "ref" / "2c")
     config = dataclasses.replace(load_judge_config(), base_url=fake_openai.base_url)
-    for system in ("alpha", "beta", "gamma"):  # scoring judges every answered turn of every system
+    for system in ("orca-labs", "kestrel-ai", "wombat-nlp"):  # scoring judges every answered turn of every system
         score_submission(reference, release / "subs" / "2c" / system, judge_config=config, cache_dir=cache)
     calls = fake_openai.all_chat_calls
-    sheet, judged = tmp_path / "sheet.csv", tmp_path / "judge.csv"
+    out, judged = tmp_path / "human", tmp_path / "judge.csv"
     assert main(["human-sample", "--ref", str(release / "ref" / "2c"), "--submissions", str(release / "subs" / "2c"),
-                 "--n", "9", "--seed", "4", "--out", str(sheet), "--judge-out", str(judged), "--judge-cache", str(cache),
+                 "--n", "9", "--seed", "4", "--out", str(out), "--judge-out", str(judged), "--judge-cache", str(cache),
                  "--cache-only"]) == 0
     assert fake_openai.all_chat_calls == calls  # every verdict was in the cache: same requests
-    ratings = read_ratings(judged, single_rater=True)
+    ratings = read_ratings(judged, single_rater=True, key=read_item_key(out / "key.csv"))
     assert len(ratings.rows) == 9 * 5 and ratings.raters() == [f"{config.model}@{config.signature}"]
+    key = {r["item_id"]: r["system"] for r in sheet_rows(out / "key.csv")}
     assert {(r.item_id, r.dimension, r.system) for r in ratings.rows} == {
-        (r["item_id"], r["dimension"], r["system"]) for r in sheet_rows(sheet)}
+        (r["item_id"], r["dimension"], key[r["item_id"]]) for r in sheet_rows(out / "annotators" / "annotator-1" / "sheet.csv")}
     # 2c's evidence is the run's top 5 passages, with their ids (the participant's own).
-    context = [json.loads(line) for line in (tmp_path / "sheet.context.jsonl").read_text().splitlines()]
+    context = [json.loads(line) for line in (out / "annotators" / "annotator-1" / "context.jsonl").read_text().splitlines()]
     assert all(1 <= len(c["evidence"]) <= 5 and all("doc_id" in p for p in c["evidence"]) for c in context)
 
 
@@ -189,44 +263,50 @@ def test_cache_only_leaves_unjudged_items_out_and_exits_4(release, tmp_path, fak
     monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
     judged = tmp_path / "judge.csv"
     code = main(["human-sample", "--ref", str(release / "ref" / "2b"), "--submissions", str(release / "subs" / "2b"),
-                 "--n", "3", "--seed", "4", "--out", str(tmp_path / "s.csv"), "--judge-out", str(judged),
+                 "--n", "3", "--seed", "4", "--out", str(tmp_path / "human"), "--judge-out", str(judged),
                  "--judge-cache", str(tmp_path / "empty-cache"), "--cache-only"])
     assert code == 4 and fake_openai.all_chat_calls == 0
-    assert judged.read_text().splitlines() == ["item_id,conversation_id,dimension,rater,score,system"]
+    assert judged.read_text().splitlines() == ["item_id,dimension,rater,score"]
     assert "15 failed judgments have no row" in capsys.readouterr().out
 
 
 def test_inputs_that_cannot_be_used_are_refused(release, tmp_path, capsys):
     subs = tmp_path / "subs"
     subs.mkdir()
-    shutil.copy(release / "subs" / "2b" / "alpha.jsonl", subs / "alpha.jsonl")
-    (subs / "alpha.zip").write_bytes(b"")  # the same system name twice
-    base = ["human-sample", "--n", "3", "--seed", "1", "--out", str(tmp_path / "s.csv")]
+    shutil.copy(release / "subs" / "2b" / "orca-labs.jsonl", subs / "orca-labs.jsonl")
+    (subs / "orca-labs.zip").write_bytes(b"")  # the same system name twice
+    base = ["human-sample", "--n", "3", "--seed", "1", "--out", str(tmp_path / "human")]
     assert main([*base, "--ref", str(release / "ref" / "2b"), "--submissions", str(subs)]) == 1
-    assert "system name 'alpha' is also the name of" in capsys.readouterr().err
+    assert "system name 'orca-labs' is also the name of" in capsys.readouterr().err
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"turn_id": "biology/2_turn_1"}\n')
     assert main([*base, "--ref", str(release / "ref" / "2b"), str(bad)]) == 1
     assert "bad.jsonl:1: error:" in capsys.readouterr().err
-    assert main([*base, "--ref", str(release / "ref" / "2b"), str(release / "subs" / "2b" / "alpha.jsonl"),
+    assert main([*base, "--ref", str(release / "ref" / "2b"), str(release / "subs" / "2b" / "orca-labs.jsonl"),
                  "--dimensions", "fluency"]) == 1
     assert "unknown dimension(s) 'fluency'" in capsys.readouterr().err
-    assert not (tmp_path / "s.csv").exists()
+    assert main([*base, "--ref", str(release / "ref" / "2b"), str(release / "subs" / "2b" / "orca-labs.jsonl"),
+                 "--annotators", "ann1,../x"]) == 1
+    assert "annotator name(s) '../x' cannot be folder names" in capsys.readouterr().err
+    assert not (tmp_path / "human").exists()
 
 
 def test_outputs_that_are_one_file_are_refused_before_any_work(release, tmp_path, capsys):
-    """--context equal to --out wrote the context (reference data) over the rating sheet, exit 0."""
+    """--judge-out onto the key (or an annotator's context, which holds reference data) would
+    replace it; --out that is a file cannot be the folder."""
     base = ["human-sample", "--ref", str(release / "ref" / "2b"), "--submissions", str(release / "subs" / "2b"),
             "--n", "4", "--seed", "1"]
-    sheet = tmp_path / "sheet.csv"
+    out = tmp_path / "human"
     (tmp_path / "d").mkdir()
     (tmp_path / "link").symlink_to(tmp_path / "d")
-    for out, context in ((sheet, sheet),  # the input that triggered it
-                         (sheet, tmp_path / "d" / ".." / "sheet.csv"),  # another spelling
-                         (tmp_path / "d" / "sheet.csv", tmp_path / "link" / "sheet.csv")):  # through a symbolic link
-        assert main([*base, "--out", str(out), "--context", str(context)]) == 2
-        err = capsys.readouterr().err
-        assert "--context and --out are the same file" in err and str(sheet.name) in err
-    assert main([*base, "--out", str(sheet), "--judge-out", str(tmp_path / "sheet.context.jsonl")]) == 2
-    assert "--judge-out and --context are the same file" in capsys.readouterr().err
-    assert list(tmp_path.glob("**/*.csv")) == [] and list(tmp_path.glob("**/*.jsonl")) == []
+    for judge_out, clash in ((out / "key.csv", "--out's key.csv"),  # the same file
+                             (tmp_path / "d" / ".." / "human" / "sample.json", "--out's sample.json"),  # another spelling
+                             (out / "annotators" / "annotator-1" / "context.jsonl", "annotator-1's context.jsonl")):
+        assert main([*base, "--out", str(out), "--judge-out", str(judge_out)]) == 2
+        assert f"--judge-out and {clash} are the same file" in capsys.readouterr().err
+    assert main([*base, "--out", str(tmp_path / "link" / "h"), "--judge-out", str(tmp_path / "d" / "h" / "key.csv")]) == 2
+    assert "are the same file" in capsys.readouterr().err  # through a symbolic link
+    (tmp_path / "file").write_text("x")
+    assert main([*base, "--out", str(tmp_path / "file")]) == 1
+    assert "--out exists and is not a folder" in capsys.readouterr().err
+    assert not out.exists() and list(tmp_path.glob("**/*.csv")) == []

@@ -1,11 +1,13 @@
 """``reteco agreement``: how well the LLM judge agrees with human raters, per dimension.
 
-    reteco agreement --judge JUDGE.csv --human HUMAN.csv --out DIR [--seed S] [--resamples R]
+    reteco agreement --judge JUDGE.csv --human HUMAN.csv [HUMAN.csv ...] [--key KEY.csv] --out DIR
+                     [--seed S] [--resamples R]
 
-Both files are ratings CSVs (``reteco.formats.ratings``: ``item_id,conversation_id,dimension,
+Every file is a ratings CSV (``reteco.formats.ratings``: ``item_id,conversation_id,dimension,
 rater,score[,system]``): ``--judge`` holds the judge's scores (one rater, the judge), ``--human``
-the human raters' (``reteco human-sample`` writes the sheet they fill, and ``--judge-out`` the
-judge's file of the same items). Writes ``DIR/agreement.json`` (``reteco.metrics.agreement``:
+the human raters' (one file, or one per annotator). ``reteco human-sample`` writes the blind
+sheets the annotators fill and ``--judge-out`` the judge's file of the same items, all keyed by
+item code only: ``--key`` (its ``key.csv``) joins each item to its conversation and system. Writes ``DIR/agreement.json`` (``reteco.metrics.agreement``:
 kappa, exact and within-1 agreement, Spearman, Kendall, ordinal alpha, bias, each with a
 bootstrap interval over conversations; the human ceiling; the system-level correlation) and
 ``DIR/agreement.html`` (``reteco.outputs.agreement_page``), and prints a summary. Exit 1 when a
@@ -34,7 +36,10 @@ def add_agreement_parser(subparsers) -> argparse.ArgumentParser:
         "agreement.html.",
     )
     p.add_argument("--judge", type=Path, required=True, help="the judge's ratings CSV (one rater)")
-    p.add_argument("--human", type=Path, required=True, help="the human ratings CSV (one or more raters per item)")
+    p.add_argument("--human", type=Path, required=True, nargs="+",
+                   help="the human ratings CSV (one or more raters per item), or one file per annotator")
+    p.add_argument("--key", type=Path,
+                   help="the key of a blind sample (reteco human-sample's key.csv): item code -> conversation, system")
     p.add_argument("--out", type=Path, required=True, help="folder for agreement.json and agreement.html")
     # Defaults are the library's (reteco.metrics.agreement), read when the command runs: importing
     # scipy to build the parser would slow every other command down.
@@ -50,7 +55,7 @@ def add_agreement_parser(subparsers) -> argparse.ArgumentParser:
 def cmd_agreement(args) -> int:
     """Run the command (module docstring)."""
     from reteco.commands.output_folder import check_output_folder
-    from reteco.formats.ratings import read_ratings
+    from reteco.formats.ratings import merge_ratings, read_item_key, read_ratings
     from reteco.metrics.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, MAX_RESAMPLES, agreement
     from reteco.outputs.agreement_page import render
 
@@ -58,8 +63,9 @@ def cmd_agreement(args) -> int:
         raise UsageError(f"argument --resamples: {args.resamples} is more than {MAX_RESAMPLES}: memory grows with the "
                          f"resamples (the default is {DEFAULT_RESAMPLES})")
     check_output_folder(args.out, "--out")
-    judge = read_ratings(args.judge, single_rater=True)
-    humans = read_ratings(args.human)
+    key = read_item_key(args.key) if args.key is not None else None
+    judge = read_ratings(args.judge, single_rater=True, key=key)
+    humans = merge_ratings([read_ratings(path, key=key) for path in args.human])
     seed = DEFAULT_SEED if args.seed is None else args.seed
     resamples = DEFAULT_RESAMPLES if args.resamples is None else args.resamples
     result = agreement(judge, humans, seed=seed, resamples=resamples)

@@ -1,14 +1,16 @@
-"""``reteco human-sample``: the seeded stratified sample of answers that humans rate, and its sheet.
+"""``reteco human-sample``: the seeded stratified sample of answers that humans rate, blind.
 
-    reteco human-sample --ref REF/2b|2c (--submissions DIR | ANSWERS ...) --n N --seed S --out sheet.csv
-                        [--context ctx.jsonl] [--dimensions d1,d2] [--judge-out judge.csv
+    reteco human-sample --ref REF/2b|2c (--submissions DIR | ANSWERS ...) --n N --seed S --out DIR
+                        [--annotators N|NAME,NAME...] [--dimensions d1,d2] [--judge-out judge.csv
                         [--judge-config FILE] [--judge-cache DIR] [--cache-only]]
 
-What is sampled, how, and what each file holds (the sheet holds no reference data; the context
-file does and goes to the annotators only): ``reteco.organizers.human_sample``. Exit 1 when an
-input cannot be used; 2 on a wrong command line (two outputs that are one file, through
-another spelling or a symbolic link too); 4 when ``--judge-out`` was asked and some judgments failed (the file holds
-the others; run again to finish).
+What is sampled, how, and what each file holds (``DIR/annotators/<name>/``: the blind sheet, the
+context file, which holds reference data, and the guide, for that annotator only; ``DIR/key.csv``
+and ``DIR/sample.json`` for the organizers): ``reteco.organizers.human_sample``. Exit 1 when an
+input cannot be used (``--out`` not a folder too); 2 on a wrong command line (``--judge-out``
+the same file as one of DIR's, through another spelling or a symbolic link too); 4 when
+``--judge-out`` was asked and some judgments failed (the file holds the others; run again to
+finish).
 """
 
 from __future__ import annotations
@@ -27,17 +29,23 @@ def add_human_sample_parser(subparsers) -> argparse.ArgumentParser:
     """Add the ``human-sample`` command to an argparse subparsers object; returns its parser."""
     p = subparsers.add_parser(
         "human-sample",
-        help="seeded stratified sample of 2b/2c answers for human rating: the rating sheet and its context file",
-        description="Sample (system, turn) items stratified by domain, turn depth and system; write the rating sheet "
-        "that `reteco agreement --human` reads, the annotators' context file and the sample record.",
+        help="seeded stratified blind sample of 2b/2c answers for human rating: per annotator a sheet, context and "
+        "guide; the organizers' key",
+        description="Sample (system, turn) items stratified by domain, turn depth and system; write for each annotator "
+        "a blind rating sheet (item codes only, in an order of their own), its context file and the guide, and for the "
+        "organizers the key (item code -> system, submission) that `reteco agreement --key` joins through, and the "
+        "sample record.",
     )
     p.add_argument("--ref", type=Path, required=True, help="reference folder of sub-track 2b or 2c")
     p.add_argument("--submissions", type=Path, help="folder holding one submission (file, zip or folder) per system")
     p.add_argument("answers", type=Path, nargs="*", help="more submissions (answers files, zips or folders)")
     p.add_argument("--n", type=count_argument(1), required=True, help="items to sample (all when fewer are available)")
     p.add_argument("--seed", type=int, required=True)
-    p.add_argument("--out", type=Path, required=True, help="the rating sheet (CSV) to write")
-    p.add_argument("--context", type=Path, help="the annotators' context file (default: SHEET with .context.jsonl)")
+    p.add_argument("--out", type=Path, required=True,
+                   help="folder for the annotators' files (annotators/<name>/), the key and the sample record")
+    p.add_argument("--annotators", default="1",
+                   help="the annotators: a count N (annotator-1 ... annotator-N) or comma-separated names (default: 1); "
+                   "each gets the items in an order of their own")
     p.add_argument("--dimensions", help="comma-separated dimensions to rate (default: all five)")
     p.add_argument("--judge-out", type=Path, help="also write the judge's ratings of the same items (agreement format)")
     add_judge_config_option(p, help_text="judge config YAML for --judge-out (default: judge.yaml)")
@@ -49,36 +57,50 @@ def add_human_sample_parser(subparsers) -> argparse.ArgumentParser:
 
 def cmd_human_sample(args) -> int:
     """Run the command (module docstring)."""
-    from reteco.commands.output_folder import check_distinct_outputs
+    from reteco.commands.output_folder import check_distinct_outputs, check_output_folder
     from reteco.formats.reference import Reference
     from reteco.judge.config import judge_available, load_judge_config
     from reteco.organizers import human_sample as hs
+    from reteco.organizers.annotator_guide import annotator_guide
 
-    context = args.context or args.out.with_name(args.out.stem + ".context.jsonl")
-    record_path = args.out.with_name(args.out.stem + ".sample.json")
-    check_distinct_outputs({"--out": args.out, "--context": context, "the sample record (SHEET.sample.json)": record_path,
-                            "--judge-out": args.judge_out})
+    check_output_folder(args.out, "--out")
+    annotators = hs.annotator_names(args.annotators)
+    outputs = {f"--out's {hs.KEY}": args.out / hs.KEY, f"--out's {hs.RECORD}": args.out / hs.RECORD}
+    for name in annotators:
+        outputs.update({f"{name}'s {file}": args.out / hs.ANNOTATORS_FOLDER / name / file
+                        for file in (hs.SHEET, hs.CONTEXT, hs.GUIDE)})
+    check_distinct_outputs({**outputs, "--judge-out": args.judge_out})
     reference = Reference.read(args.ref)
     dimensions = hs.check_dimensions([d.strip() for d in args.dimensions.split(",") if d.strip()]) \
         if args.dimensions else list(hs.DIMENSIONS)
-    config = load_judge_config(args.judge_config)  # its prompts say what each dimension shows
+    config = load_judge_config(args.judge_config)  # its prompts say what each dimension shows, and the rubric
     systems, problems = hs.read_systems(reference, hs.submission_paths(args.submissions, args.answers))
     for line in problems.lines():
         print(line, file=sys.stderr)
     items, record = hs.sample(reference, systems, args.n, args.seed)
     inputs = {d: config.prompts.dimensions[d].inputs for d in dimensions}
     record["dimensions"] = dimensions
+    record["annotators"] = annotators
+    record["prompt_version"] = config.prompts.version
+    guide = annotator_guide(config.prompts, dimensions)
     try:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        rows = hs.write_sheet(args.out, items, dimensions)
-        hs.write_context(context, items, reference, dimensions, inputs)
-        record_path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        for name in annotators:
+            folder = args.out / hs.ANNOTATORS_FOLDER / name
+            folder.mkdir(parents=True, exist_ok=True)
+            ordered = hs.annotator_order(items, args.seed, name)
+            rows = hs.write_sheet(folder / hs.SHEET, ordered, dimensions, name)
+            hs.write_context(folder / hs.CONTEXT, ordered, reference, dimensions, inputs)
+            (folder / hs.GUIDE).write_text(guide, encoding="utf-8")
+        hs.write_key(args.out / hs.KEY, items)
+        (args.out / hs.RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     except OSError as exc:
         raise InputError(f"cannot write here ({exc.strerror or exc})", str(exc.filename or args.out)) from None
     print(f"{record['sampled']} of {record['candidates']} answered (system, turn) items of {len(systems)} systems in "
-          f"{len(record['strata'])} strata (seed {args.seed}): {rows} rows -> {args.out}")
-    print(f"context for the annotators (holds reference data: do not publish) -> {context}")
-    print(f"sample record -> {record_path}")
+          f"{len(record['strata'])} strata (seed {args.seed}): {rows} rows per sheet")
+    print(f"for each of {len(annotators)} annotator(s), a sheet, its context (holds reference data: do not publish) and "
+          f"the guide (prompt version {config.prompts.version}) -> {args.out / hs.ANNOTATORS_FOLDER}/<name>/")
+    print(f"the key (item code -> system, submission; organizers only) -> {args.out / hs.KEY}")
+    print(f"sample record -> {args.out / hs.RECORD}")
     if args.judge_out is None:
         return EXIT_OK
     ok, why = judge_available(config)

@@ -52,7 +52,7 @@ def add_judge_report_parser(subparsers) -> argparse.ArgumentParser:
                    help="output of `reteco judge --golden` (golden set v1) and/or judge_meta.json of `reteco judge-meta` "
                    "(golden set v2), told apart by their content; one of each")
     p.add_argument("--agreement", type=Path, help="agreement.json of `reteco agreement`")
-    p.add_argument("--sample", type=Path, help="the sample record of `reteco human-sample` (SHEET.sample.json)")
+    p.add_argument("--sample", type=Path, help="the sample record of `reteco human-sample` (OUT/sample.json)")
     p.set_defaults(func=cmd_judge_report)
     return p
 

@@ -16,6 +16,14 @@ the header ::
 - ``system`` (optional): the participant system that produced the item; one item has one
   system on every row; when present it must be filled on every row.
 
+Ratings keyed by item code (``reteco human-sample``'s blind sheets and the judge's file of the
+sample): the annotators never see a conversation or a system, so their sheets hold
+``item_id,dimension,rater,score`` only. Read with ``key=`` (``read_item_key``: the organizers'
+key file, ``item_id,conversation_id,system[,...]``), ``conversation_id`` and ``system`` may be
+left out and are joined from the key; an item the key does not hold, or a conversation_id or
+system that differs from the key's, is an error on its line. Several files (one per annotator)
+are one set of ratings through ``merge_ratings``.
+
 Columns may come in any order; every value is stripped of surrounding whitespace; blank lines,
 a UTF-8 byte-order mark and CRLF line endings are fine; quoted fields follow the usual CSV rules.
 
@@ -31,6 +39,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,7 +50,11 @@ SCORES = (1, 2, 3, 4, 5)
 
 REQUIRED_COLUMNS = ("item_id", "conversation_id", "dimension", "rater", "score")
 OPTIONAL_COLUMNS = ("system",)
+KEYED_COLUMNS = ("conversation_id", "system")  # joined from the key file when one is given
 HEADER_HINT = "the header must be item_id,conversation_id,dimension,rater,score (optionally followed by system)"
+KEYED_HINT = ("the header must be item_id,dimension,rater,score (conversation_id and system come from the key; "
+              "if present they must match it)")
+KEY_COLUMNS = ("item_id", "conversation_id", "system")
 _SCORE_TEXT = {str(s): s for s in SCORES}
 
 
@@ -71,17 +84,99 @@ class Ratings:
         return sorted({r.rater for r in self.rows})
 
 
-def read_ratings(path: Path | str, *, single_rater: bool = False) -> Ratings:
-    """Read a ratings CSV (module docstring); InputError listing every bad line.
+@dataclass(frozen=True)
+class KeyedItem:
+    """One item of the key: where it comes from, which annotators never see."""
 
-    ``single_rater=True`` is for the judge's file, which must name one rater (the judge) on
-    every row.
-    """
+    conversation_id: str
+    system: str
+
+
+@dataclass(frozen=True)
+class ItemKey:
+    """The organizers' key of a blind sample: item code -> conversation and system."""
+
+    file: str
+    items: Mapping[str, KeyedItem]
+
+
+def read_item_key(path: Path | str) -> ItemKey:
+    """Read a key file (``reteco human-sample`` writes it): a CSV with at least the columns
+    ``item_id,conversation_id,system`` (others, such as ``submission`` and ``turn``, are kept for
+    the organizers and ignored here), one row per item; InputError naming every bad line."""
+    name = str(path)
+    text = _read_text(path, "the key file")
+    reader = csv.reader(io.StringIO(text, newline=""))
+    problems = Problems()
+    columns: dict[str, int] | None = None
+    items: dict[str, KeyedItem] = {}
+    first_line: dict[str, int] = {}
+    for fields in reader:
+        line = reader.line_num
+        values = [f.strip() for f in fields]
+        if not values or not any(values):
+            continue
+        if columns is None:
+            columns = {v: k for k, v in enumerate(values)}
+            missing = [c for c in KEY_COLUMNS if c not in columns]
+            if missing:
+                raise InputError(f"missing column{'s' if len(missing) > 1 else ''} {', '.join(missing)}; a key file's "
+                                 f"header holds {','.join(KEY_COLUMNS)}", name, line)
+            continue
+        if len(values) != len(columns):
+            problems.error(name, line, f"expected {len(columns)} fields, found {len(values)}")
+            continue
+        item, conversation, system = (values[columns[c]] for c in KEY_COLUMNS)
+        empty = [c for c, v in zip(KEY_COLUMNS, (item, conversation, system)) if not v]
+        if empty:
+            problems.error(name, line, f"empty {', '.join(empty)}")
+        elif item in items:
+            problems.error(name, line, f"item {quoted(item)} is already in the key (line {first_line[item]})")
+        else:
+            items[item] = KeyedItem(conversation, system)
+            first_line[item] = line
+    if problems.has_errors:
+        raise InputError(problems)
+    if not items:
+        raise InputError(f"no items: a key file holds a header ({','.join(KEY_COLUMNS)}) and one row per item", name, 1)
+    return ItemKey(name, items)
+
+
+def merge_ratings(parts: Sequence[Ratings]) -> Ratings:
+    """Several ratings files (one per annotator) as one; InputError when two give the same item,
+    dimension and rater, or one item two conversations or systems (each named by file and line)."""
+    if len(parts) == 1:
+        return parts[0]
+    problems = Problems()
+    rows: list[Rating] = []
+    seen: dict[tuple[str, str, str], Rating] = {}
+    where: dict[int, str] = {}
+    of_item: dict[str, Rating] = {}
+    for part in parts:
+        for row in part.rows:
+            where[id(row)] = part.file
+            first = seen.get((row.item_id, row.dimension, row.rater))
+            known = of_item.setdefault(row.item_id, row)
+            if first is not None:
+                problems.error(part.file, row.line, f"item {quoted(row.item_id)} already has a {row.dimension} score by "
+                               f"rater {quoted(row.rater)} in {where[id(first)]} line {first.line}")
+            elif (known.conversation_id, known.system) != (row.conversation_id, row.system):
+                problems.error(part.file, row.line, f"item {quoted(row.item_id)} has another conversation_id or system "
+                               f"here than in {where[id(known)]} line {known.line}")
+            else:
+                seen[(row.item_id, row.dimension, row.rater)] = row
+                rows.append(row)
+    if problems.has_errors:
+        raise InputError(problems)
+    return Ratings(" + ".join(p.file for p in parts), tuple(rows), all(p.has_system for p in parts))
+
+
+def _read_text(path: Path | str, what: str) -> str:
     name = str(path)
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
-        raise InputError(f"cannot read the file: {exc.strerror}", name) from None
+        raise InputError(f"cannot read {what}: {exc.strerror}", name) from None
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -89,7 +184,19 @@ def read_ratings(path: Path | str, *, single_rater: bool = False) -> Ratings:
         raise InputError("not UTF-8 text; save the CSV as UTF-8", name, line) from None
     if not text.strip():
         raise InputError(f"the file is empty; {HEADER_HINT}", name, 1)
-    ratings = _parse(text, name)
+    return text
+
+
+def read_ratings(path: Path | str, *, single_rater: bool = False, key: ItemKey | None = None) -> Ratings:
+    """Read a ratings CSV (module docstring); InputError listing every bad line.
+
+    ``single_rater=True`` is for the judge's file, which must name one rater (the judge) on
+    every row. With ``key``, rows are keyed by item code: conversation_id and system come from
+    the key (module docstring).
+    """
+    name = str(path)
+    text = _read_text(path, "the file")
+    ratings = _parse(text, name, key)
     if single_rater:
         require_single_rater(ratings)
     return ratings
@@ -108,7 +215,7 @@ def require_single_rater(ratings: Ratings) -> None:
             )
 
 
-def _parse(text: str, name: str) -> Ratings:
+def _parse(text: str, name: str, item_key: ItemKey | None = None) -> Ratings:
     problems = Problems()
     reader = csv.reader(io.StringIO(text, newline=""))
     columns: dict[str, int] | None = None
@@ -133,7 +240,7 @@ def _parse(text: str, name: str) -> Ratings:
         values = [f.strip() for f in fields]
         if columns is None:
             header_line = start
-            columns = _header(values, name, start)  # raises: nothing else can be read without it
+            columns = _header(values, name, start, keyed=item_key is not None)  # raises: nothing can be read without it
             continue
         if len(values) != len(columns):
             problems.error(name, start, f"expected {len(columns)} fields ({','.join(columns)}), found {len(values)}")
@@ -151,8 +258,20 @@ def _parse(text: str, name: str) -> Ratings:
         if score is None:
             problems.error(name, start, f"score {quoted(score_text)} is not an integer 1..5")
             continue
-        item, conversation, rater = record["item_id"], record["conversation_id"], record["rater"]
-        system = record.get("system")
+        item, rater = record["item_id"], record["rater"]
+        conversation, system = record.get("conversation_id"), record.get("system")
+        if item_key is not None:
+            keyed = item_key.items.get(item)
+            if keyed is None:
+                problems.error(name, start, f"item {quoted(item)} is not in the key {item_key.file}")
+                continue
+            differs = [f"{field} {quoted(mine)} here but {quoted(theirs)} in the key" for field, mine, theirs in (
+                ("conversation_id", conversation, keyed.conversation_id), ("system", system, keyed.system))
+                if mine is not None and mine != theirs]
+            if differs:
+                problems.error(name, start, f"item {quoted(item)} has {'; '.join(differs)} {item_key.file}")
+                continue
+            conversation, system = keyed.conversation_id, keyed.system
         key = (item, dimension, rater)
         if key in first_line_of:
             problems.error(
@@ -177,7 +296,7 @@ def _parse(text: str, name: str) -> Ratings:
         raise InputError(f"the file is empty; {HEADER_HINT}", name, 1)
     if not rows:
         raise InputError("no ratings: the file holds only its header", name, header_line)
-    return Ratings(name, tuple(rows), "system" in columns)
+    return Ratings(name, tuple(rows), "system" in columns or item_key is not None)
 
 
 def _clash(seen: dict[str, tuple[str, int]], item: str, field: str, value: str, rule: str) -> str | None:
@@ -188,20 +307,22 @@ def _clash(seen: dict[str, tuple[str, int]], item: str, field: str, value: str, 
     return f"item {quoted(item)} has {field} {quoted(value)} here but {quoted(known[0])} on line {known[1]}; {rule}"
 
 
-def _header(values: list[str], name: str, line: int) -> dict[str, int]:
+def _header(values: list[str], name: str, line: int, *, keyed: bool = False) -> dict[str, int]:
     known = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
+    required = [c for c in REQUIRED_COLUMNS if not (keyed and c in KEYED_COLUMNS)]
+    hint = KEYED_HINT if keyed else HEADER_HINT
     problems = Problems()
     columns: dict[str, int] = {}
     for index, value in enumerate(values):
         if value not in known:
-            problems.error(name, line, f"unknown column {quoted(value)}; {HEADER_HINT}")
+            problems.error(name, line, f"unknown column {quoted(value)}; {hint}")
         elif value in columns:
             problems.error(name, line, f"column {quoted(value)} appears twice")
         else:
             columns[value] = index
-    missing = [c for c in REQUIRED_COLUMNS if c not in columns]
+    missing = [c for c in required if c not in columns]
     if missing:
-        problems.error(name, line, f"missing column{'s' if len(missing) > 1 else ''} {', '.join(missing)}; {HEADER_HINT}")
+        problems.error(name, line, f"missing column{'s' if len(missing) > 1 else ''} {', '.join(missing)}; {hint}")
     if problems.has_errors:
         raise InputError(problems)
     return columns

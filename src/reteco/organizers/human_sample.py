@@ -15,31 +15,41 @@ unanswered turn scores 0 by rule: there is nothing to rate). The sample is strat
   n >= N takes every item.
 - within a stratum, a_h items drawn uniformly without replacement (``random.Random(seed)``,
   candidates in sorted (turn, system) order, so the draw does not depend on file order);
-- the sheet lists the items in a seeded random order (items of one system or conversation are
-  not grouped), numbered ``item-0001`` ... in that order.
+- the items are numbered ``item-0001`` ... in a seeded random order (items of one system or
+  conversation are not grouped): the **item code**, the only name an annotator sees.
 
-Files written:
+The sample is **blind**: annotators see item codes only, never a system, a submission, a
+conversation id or a turn id. Files written (``reteco human-sample --out DIR``):
 
-- the **rating sheet** (``write_sheet``), the ratings CSV that ``reteco agreement --human``
-  reads (``reteco.formats.ratings``): ``item_id,conversation_id,dimension,rater,score,system``,
-  one row per item x dimension, ``rater`` and ``score`` empty. An annotator fills both on every
-  row (their name, an integer 1..5); several annotators each fill a copy, and the copies are
-  joined under one header. The sheet holds ids, dimension names and system names only: no
-  query, answer, passage or reference answer, and no document id, so nothing of the reference
-  data can be recovered from it; it may travel with the results.
-- the **context file** (``write_context``, JSONL, one object per item): what the annotator must
-  see to rate an item, exactly what the judge is shown for each dimension (``inputs`` per
-  dimension, from the judge's prompts): history, query, answer, evidence (2b: the text of the
-  turn's gold passages, without their ids; 2c: the run's top 5 passages after the scoring rules,
-  with their ids, the participant's own) and the reference answer where a dimension uses it.
-  It **holds reference data** (reference answers, 2b's gold passage texts): give it to the
-  annotators only, never publish it beside the sheet.
-- the **sample record** (``<sheet>.sample.json``): seed, sizes, the allocation per stratum and
-  the rule above, for the task report.
-- with ``--judge-out``, the **judge's ratings** of the same items in the agreement format
-  (``judge_ratings``): the judge run on the items (the same requests as generation scoring's,
-  so every verdict already paid for comes from the cache), one row per ok verdict, rater
-  ``<model>@<signature>``; invalid and failed judgments get no row and are counted.
+- for each annotator (``--annotators``), in ``DIR/annotators/<name>/``, what is handed to them:
+
+  - the **rating sheet** (``sheet.csv``, ``write_sheet``): ``item_id,dimension,rater,score``,
+    one row per item x dimension, ``rater`` filled with the annotator's name and ``score``
+    empty (they write an integer 1..5). The items come in an order of their own, shuffled per
+    annotator (``annotator_order``: seeded by the seed and the annotator's name, so it is
+    reproducible and two annotators do not rate in one order). It holds item codes and
+    dimension names only: nothing of the reference data;
+  - the **context file** (``context.jsonl``, ``write_context``, one object per item, in the
+    sheet's order): what the annotator must see to rate an item, exactly what the judge is shown
+    for each dimension (``inputs`` per dimension, from the judge's prompts): history, query,
+    answer, evidence (2b: the text of the turn's gold passages, without their ids; 2c: the
+    run's top 5 passages after the scoring rules, with their ids, the participant's own) and
+    the reference answer where a dimension uses it. It **holds reference data** (reference
+    answers, 2b's gold passage texts): for the annotators only, never published;
+  - the **guide** (``guide.md``, ``reteco.organizers.annotator_guide``): how to fill the sheet
+    and the judge's own rubric text, rendered from the prompt files of the configured prompt
+    version (never a copy that could drift from them);
+
+- the **key** (``DIR/key.csv``, ``write_key``), for the organizers only: per item code its
+  ``conversation_id``, ``system`` and ``submission`` (the file or folder name), turn, domain
+  and depth. ``reteco agreement --key`` joins the ratings, keyed by item code, through it;
+- the **sample record** (``DIR/sample.json``): seed, sizes, annotators, the allocation per
+  stratum and the rule above, for the task report (it names the systems: organizers only);
+- with ``--judge-out``, the **judge's ratings** of the same items (``judge_ratings``), keyed by
+  item code like the sheets (``item_id,dimension,rater,score``): the judge run on the items
+  (the same requests as generation scoring's, so every verdict already paid for comes from the
+  cache), one row per ok verdict, rater ``<model>@<signature>``; invalid and failed judgments
+  get no row and are counted.
 """
 
 from __future__ import annotations
@@ -48,6 +58,7 @@ import csv
 import json
 import math
 import random
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -66,7 +77,12 @@ from reteco.scoring.generation import TOP_K_2C
 from reteco.scoring.rules import RankedRun, apply_rules
 from reteco.subtracks import DIMENSIONS
 
-SHEET_COLUMNS = ("item_id", "conversation_id", "dimension", "rater", "score", "system")
+SHEET_COLUMNS = ("item_id", "dimension", "rater", "score")  # what an annotator (and the judge's file) holds
+KEY_COLUMNS = ("item_id", "conversation_id", "system", "submission", "turn", "domain", "depth")
+ANNOTATORS_FOLDER = "annotators"
+SHEET, CONTEXT, GUIDE = "sheet.csv", "context.jsonl", "guide.md"
+KEY, RECORD = "key.csv", "sample.json"
+_ANNOTATOR_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 ALLOCATION_RULE = (
     "proportional to the stratum's size with at least one item per stratum where possible "
     "(max(1, floor(n N_h / N)), then Hamilton's largest remainder; seeded tie order); strata: "
@@ -82,6 +98,7 @@ class System:
     name: str
     answers: Answers
     ranked: RankedRun | None
+    submission: str = ""  # the submission's file or folder name
 
 
 @dataclass(frozen=True)
@@ -98,6 +115,7 @@ class SampledItem:
     answer: str
     evidence: tuple[tuple[str, str], ...]  # (doc id, text): gold passages (2b), the run's top 5 (2c)
     gold_evidence: tuple[tuple[str, str], ...] = ()  # (doc id, text): the turn's gold passages
+    submission: str = ""  # the system's submission file or folder name (the key's)
 
 
 Stratum = tuple[str, str, str]  # (domain, depth group, system)
@@ -151,7 +169,7 @@ def read_systems(reference: Reference, paths: Sequence[Path]) -> tuple[list[Syst
         except InputError as exc:
             failures.extend(exc.problems)
             continue
-        systems.append(System(name, answers, ranked))
+        systems.append(System(name, answers, ranked, path.name))
     if failures.has_errors:
         raise InputError(failures)
     return systems, problems
@@ -212,7 +230,7 @@ def sample(reference: Reference, systems: Sequence[System], n: int, seed: int) -
             conversation_id=_conversation(reference, i), domain=turn.domain,
             depth=depth_group(turn.depth) if turn.depth is not None else "",
             answer=by_name[system].answers.get(i).text, evidence=evidence[(system, i)][0],
-            gold_evidence=evidence[(system, i)][1],
+            gold_evidence=evidence[(system, i)][1], submission=by_name[system].submission,
         ))
     record = {
         "subtrack": reference.subtrack,
@@ -257,33 +275,59 @@ def _evidence(reference: Reference, turns: list[TurnRecord], systems: dict[str, 
     return out
 
 
-def write_sheet(path: Path, items: Sequence[SampledItem], dimensions: Sequence[str]) -> int:
-    """The rating sheet (module docstring); returns its number of rows."""
+def annotator_names(text: str) -> list[str]:
+    """The annotators of ``--annotators``: a count N (``annotator-1`` ... ``annotator-N``) or
+    comma-separated names (letters, digits, ``_.-``: each is a folder name); InputError otherwise."""
+    text = text.strip()
+    if text.isdigit():
+        if not 1 <= int(text) <= 100:
+            raise InputError(f"{text} annotators: give 1 to 100, or their names", "--annotators")
+        return [f"annotator-{k}" for k in range(1, int(text) + 1)]
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    bad = [n for n in names if not _ANNOTATOR_NAME.fullmatch(n)]
+    if bad or not names:
+        raise InputError(f"annotator name(s) {', '.join(map(quoted, bad)) or quoted(text)} cannot be folder names; use "
+                         "letters, digits, '_', '.' and '-' (starting with a letter or digit)", "--annotators")
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise InputError(f"annotator name(s) {', '.join(map(quoted, repeated))} given twice", "--annotators")
+    return names
+
+
+def annotator_order(items: Sequence[SampledItem], seed: int, annotator: str) -> list[SampledItem]:
+    """The items in the order one annotator rates them: shuffled by ``random.Random`` seeded
+    with the sample's seed and the annotator's name (reproducible; another order per annotator)."""
+    ordered = sorted(items, key=lambda item: item.item_id)
+    random.Random(f"{seed}:order:{annotator}").shuffle(ordered)
+    return ordered
+
+
+def write_sheet(path: Path, items: Sequence[SampledItem], dimensions: Sequence[str], annotator: str) -> int:
+    """One annotator's rating sheet (module docstring), items in the given order; returns its
+    number of rows."""
     rows = 0
     with open(path, "w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle, lineterminator="\n")
         writer.writerow(SHEET_COLUMNS)
         for item in items:
             for dimension in dimensions:
-                writer.writerow((item.item_id, item.conversation_id, dimension, "", "", item.system))
+                writer.writerow((item.item_id, dimension, annotator, ""))
                 rows += 1
     return rows
 
 
 def write_context(path: Path, items: Sequence[SampledItem], reference: Reference, dimensions: Sequence[str],
                   inputs: dict[str, Sequence[str]]) -> None:
-    """The annotators' context file (module docstring). ``inputs``: per dimension, what the
-    judge's prompt shows (``JudgeConfig.prompts.dimensions[d].inputs``)."""
+    """An annotator's context file (module docstring), items in the given order: the item code
+    and what the judge is shown, nothing that names a system, a conversation or a turn.
+    ``inputs``: per dimension, what the judge's prompt shows
+    (``JudgeConfig.prompts.dimensions[d].inputs``)."""
     turns = read_turns(reference)
     shown = {i for d in dimensions for i in inputs[d]}
     with open(path, "w", encoding="utf-8") as handle:
         for item in items:
             turn = turns[item.turn]
-            record: dict[str, Any] = {
-                "item_id": item.item_id, "conversation_id": item.conversation_id, "turn": item.key,
-                "domain": item.domain, "depth": item.depth, "system": item.system,
-                "dimensions": {d: list(inputs[d]) for d in dimensions},
-            }
+            record: dict[str, Any] = {"item_id": item.item_id, "dimensions": {d: list(inputs[d]) for d in dimensions}}
             if "history" in shown:
                 record["history"] = turn.history
             if "query" in shown:
@@ -303,6 +347,16 @@ def write_context(path: Path, items: Sequence[SampledItem], reference: Reference
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
+def write_key(path: Path, items: Sequence[SampledItem]) -> None:
+    """The organizers' key (module docstring): one row per item code, in code order."""
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(KEY_COLUMNS)
+        for item in sorted(items, key=lambda item: item.item_id):
+            writer.writerow((item.item_id, item.conversation_id, item.system, item.submission, item.key,
+                             item.domain, item.depth))
+
+
 def judge_items(reference: Reference, items: Sequence[SampledItem], dimensions: Sequence[str]) -> list:
     """The JudgeItems of the sampled items, field for field as generation scoring builds them
     (``reteco.scoring.judge_run``), so their requests, and cache keys, are the same."""
@@ -318,8 +372,8 @@ def judge_items(reference: Reference, items: Sequence[SampledItem], dimensions: 
 
 def judge_ratings(reference: Reference, items: Sequence[SampledItem], dimensions: Sequence[str], config,
                   cache_dir: Path | None, max_calls: int | None, progress: bool = False) -> tuple[list[tuple], Counter, Any]:
-    """(rating rows, counts by status, the run's stats): the judge's scores of the items in the
-    agreement format (``item_id, conversation_id, dimension, rater, score, system``)."""
+    """(rating rows, counts by status, the run's stats): the judge's scores of the items keyed by
+    item code, as the sheets (``item_id, dimension, rater, score``; the key joins the rest)."""
     from reteco.judge.runner import run_judge
 
     asked = judge_items(reference, items, dimensions)
@@ -330,12 +384,12 @@ def judge_ratings(reference: Reference, items: Sequence[SampledItem], dimensions
     for (item, dimension), outcome in zip(pairs, outcomes):
         counts[outcome.status] += 1
         if outcome.status == "ok":
-            rows.append((item.item_id, item.conversation_id, dimension, rater, outcome.score, item.system))
+            rows.append((item.item_id, dimension, rater, outcome.score))
     return rows, counts, outcomes.stats
 
 
 def write_ratings(path: Path, rows: Sequence[tuple]) -> None:
-    """A ratings CSV (``reteco.formats.ratings``) with the system column."""
+    """A ratings CSV keyed by item code (``reteco.formats.ratings``, read with the key)."""
     with open(path, "w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle, lineterminator="\n")
         writer.writerow(SHEET_COLUMNS)
