@@ -13,6 +13,7 @@ from reteco.formats.ratings import read_ratings
 from reteco.metrics.agreement import agreement
 
 HEADER = "item_id,conversation_id,dimension,rater,score,system"
+JUDGE = "gpt-judge@0123456789abcdef"  # a judge's rater names its signature
 
 
 def write_files(tmp_path: Path) -> tuple[Path, Path]:
@@ -23,10 +24,10 @@ def write_files(tmp_path: Path) -> tuple[Path, Path]:
     for k in range(8):
         conv, system = f"c{k // 2}", f"sys{k % 2}"
         h = 1 + k % 4  # 1, 2, 3, 4, 1, 2, 3, 4
-        judge.append(f"i{k},{conv},correctness,gpt-judge,{h + 1},{system}")
+        judge.append(f"i{k},{conv},correctness,{JUDGE},{h + 1},{system}")
         human += [f"i{k},{conv},correctness,ann1,{h},{system}", f"i{k},{conv},correctness,ann2,{h},{system}"]
         other = 1 + (k * 3) % 5
-        judge.append(f"i{k},{conv},coherence,gpt-judge,{other},{system}")
+        judge.append(f"i{k},{conv},coherence,{JUDGE},{other},{system}")
         human += [f"i{k},{conv},coherence,ann1,{other},{system}",
                   f"i{k},{conv},coherence,ann2,{min(5, other + k % 2)},{system}"]
     j, h = tmp_path / "judge.csv", tmp_path / "human.csv"
@@ -42,15 +43,26 @@ def test_the_command_writes_what_the_library_computes_with_the_judge_as_the_judg
                  "--resamples", "200"]) == 0
     written = json.loads((out / "agreement.json").read_text())
     expected = agreement(read_ratings(j, single_rater=True), read_ratings(h), seed=7, resamples=200)
+    expected["method"]["judge_signature"] = "0123456789abcdef"  # the command's: which judge made the figures
     assert written == json.loads(json.dumps(expected))
-    assert written["method"]["judge"] == "gpt-judge"
+    assert written["method"]["judge"] == JUDGE
     assert (written["method"]["judge_file"], written["method"]["human_file"]) == (str(j), str(h))
     # By hand: judge minus humans is +1 on every correctness item.
     assert written["dimensions"]["correctness"]["bias"]["value"] == 1.0
     assert written["dimensions"]["correctness"]["n_human_raters"] == 2
     assert "system_level" in written
-    printed = capsys.readouterr().out
-    assert re.search(r"correctness\s+8\s+\S+\s+\S+\s+\S+\s+1\.000", printed)
+    printed = capsys.readouterr().out.splitlines()
+    # The columns are named as in agreement.json, the bias with its direction.
+    assert printed[0].split() == ["dimension", "items", "kappa_quadratic", "ceiling.kappa_quadratic",
+                                  "alpha_ordinal_humans", "alpha_ordinal_with_judge", "spearman", "bias", "(judge",
+                                  "-", "humans)"]
+    correctness = next(line for line in printed if line.startswith("correctness")).split()
+    block = written["dimensions"]["correctness"]
+    assert correctness == ["correctness", "8", f"{block['kappa_quadratic']['value']:.3f}",
+                           f"{written['ceiling']['dimensions']['correctness']['kappa_quadratic']['value']:.3f}",
+                           f"{block['alpha_ordinal_humans']['value']:.3f}",
+                           f"{block['alpha_ordinal_with_judge']['value']:.3f}", f"{block['spearman']['value']:.3f}",
+                           "1.000"]
 
 
 def test_the_defaults_are_the_librarys(tmp_path):
@@ -90,7 +102,7 @@ def test_the_page_is_self_contained_and_plots_every_defined_figure(tmp_path):
     result = json.loads((out / "agreement.json").read_text())
     assert "<script" not in page.lower() and "<svg" in page and "<style>" in page
     # No external resource: the only URL is the SVG namespace, which is a name, not a request.
-    assert re.findall(r"https?://[^'\"<> ]+", page) == ["http://www.w3.org/2000/svg"]
+    assert set(re.findall(r"https?://[^'\"<> ]+", page)) == {"http://www.w3.org/2000/svg"}
     assert not re.search(r"\b(src|href)\s*=|url\(|@import", page)
     plotted = ("kappa_quadratic", "alpha_ordinal_humans", "alpha_ordinal_with_judge", "spearman", "bias")
     defined = sum(1 for block in result["dimensions"].values() for k in plotted if block[k]["value"] is not None)
@@ -99,6 +111,12 @@ def test_the_page_is_self_contained_and_plots_every_defined_figure(tmp_path):
     assert page.count(">undefined</text>") == undefined  # the three dimensions nobody rated
     bias = result["dimensions"]["correctness"]["bias"]
     assert f"correctness bias: {bias['value']:.3f} [{bias['ci_low']:.3f}, {bias['ci_high']:.3f}]" in page
+    # The human ceiling is drawn beside the judge on the kappa and Spearman plots, where defined.
+    ceiling = result["ceiling"]["dimensions"]
+    drawn = [(d, k) for d in ceiling for k in ("kappa_quadratic", "spearman") if ceiling[d][k]["value"] is not None]
+    assert page.count("class='ceiling'") == len(drawn) >= 2
+    kappa = ceiling["correctness"]["kappa_quadratic"]
+    assert f"correctness kappa_quadratic, human ceiling: {kappa['value']:.3f}" in page
 
 
 def test_a_negative_seed_is_a_usage_error_naming_the_option(tmp_path, capsys):

@@ -220,7 +220,7 @@ def test_filled_sheets_are_joined_to_systems_through_the_key(release, tmp_path, 
     # A judge file keyed the same way, and the agreement command over both annotators' sheets.
     judge = tmp_path / "judge.csv"
     judge.write_text("item_id,dimension,rater,score\n" + "".join(
-        f"{item},{d},m@sig,3\n" for item in key for d in ("faithfulness", "coherence")))
+        f"{item},{d},m@0123456789abcdef,3\n" for item in key for d in ("faithfulness", "coherence")))
     capsys.readouterr()
     assert main(["agreement", "--judge", str(judge), "--human", *map(str, sheets), "--key", str(out / "key.csv"),
                  "--out", str(tmp_path / "agreement"), "--resamples", "50"]) == 0, capsys.readouterr().err

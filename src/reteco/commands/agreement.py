@@ -7,7 +7,12 @@ Every file is a ratings CSV (``reteco.formats.ratings``: ``item_id,conversation_
 rater,score[,system]``): ``--judge`` holds the judge's scores (one rater, the judge), ``--human``
 the human raters' (one file, or one per annotator). ``reteco human-sample`` writes the blind
 sheets the annotators fill and ``--judge-out`` the judge's file of the same items, all keyed by
-item code only: ``--key`` (its ``key.csv``) joins each item to its conversation and system. Writes ``DIR/agreement.json`` (``reteco.metrics.agreement``:
+item code only: ``--key`` (its ``key.csv``) joins each item to its conversation and system.
+A judge's file names its judge by signature (rater ``<model>@<signature>``; exit 1 otherwise),
+so that the figures are attributed to that judge (``method.judge_signature``, which
+``reteco judge-report`` checks). ``--second-judge FILE`` instead of ``--human`` compares two
+judges: nothing then calls the second one humans (``reteco.metrics.agreement``), and a
+``--human`` file whose raters are all judges is refused with that advice. Writes ``DIR/agreement.json`` (``reteco.metrics.agreement``:
 kappa, exact and within-1 agreement, Spearman, Kendall, ordinal alpha, bias, each with a
 bootstrap interval over conversations; the human ceiling; the system-level correlation) and
 ``DIR/agreement.html`` (``reteco.outputs.agreement_page``), and prints a summary. Exit 1 when a
@@ -36,8 +41,11 @@ def add_agreement_parser(subparsers) -> argparse.ArgumentParser:
         "agreement.html.",
     )
     p.add_argument("--judge", type=Path, required=True, help="the judge's ratings CSV (one rater)")
-    p.add_argument("--human", type=Path, required=True, nargs="+",
-                   help="the human ratings CSV (one or more raters per item), or one file per annotator")
+    against = p.add_mutually_exclusive_group(required=True)
+    against.add_argument("--human", type=Path, nargs="+",
+                         help="the human ratings CSV (one or more raters per item), or one file per annotator")
+    against.add_argument("--second-judge", type=Path,
+                         help="instead of --human: a second judge's ratings CSV (one rater), to compare two judges")
     p.add_argument("--key", type=Path,
                    help="the key of a blind sample (reteco human-sample's key.csv): item code -> conversation, system")
     p.add_argument("--out", type=Path, required=True, help="folder for agreement.json and agreement.html")
@@ -55,7 +63,7 @@ def add_agreement_parser(subparsers) -> argparse.ArgumentParser:
 def cmd_agreement(args) -> int:
     """Run the command (module docstring)."""
     from reteco.commands.output_folder import check_output_folder
-    from reteco.formats.ratings import merge_ratings, read_item_key, read_ratings
+    from reteco.formats.ratings import judge_signature, merge_ratings, read_item_key, read_ratings, require_judge_rater
     from reteco.metrics.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, MAX_RESAMPLES, agreement
     from reteco.outputs.agreement_page import render
 
@@ -65,22 +73,58 @@ def cmd_agreement(args) -> int:
     check_output_folder(args.out, "--out")
     key = read_item_key(args.key) if args.key is not None else None
     judge = read_ratings(args.judge, single_rater=True, key=key)
-    humans = merge_ratings([read_ratings(path, key=key) for path in args.human])
+    signature = require_judge_rater(judge, "--judge")
+    if args.second_judge is not None:
+        reference = "judge"
+        other = read_ratings(args.second_judge, single_rater=True, key=key)
+        require_judge_rater(other, "--second-judge")
+    else:
+        reference = "humans"
+        other = merge_ratings([read_ratings(path, key=key) for path in args.human])
+        if all(judge_signature(r) for r in other.raters()):
+            raise InputError(f"every rater of --human is a judge ({', '.join(other.raters())}): to compare two judges "
+                             "give the second one as --second-judge", other.file)
     seed = DEFAULT_SEED if args.seed is None else args.seed
     resamples = DEFAULT_RESAMPLES if args.resamples is None else args.resamples
-    result = agreement(judge, humans, seed=seed, resamples=resamples)
+    result = agreement(judge, other, seed=seed, resamples=resamples, reference=reference)
+    result["method"]["judge_signature"] = signature
     try:
         args.out.mkdir(parents=True, exist_ok=True)
         atomic_write(args.out / "agreement.json", json.dumps(result, indent=2, allow_nan=False) + "\n")
         atomic_write(args.out / "agreement.html", render(result))
     except OSError as exc:
         raise InputError(f"cannot write the results here ({exc.strerror or exc})", str(exc.filename or args.out)) from None
-    print(f"{'dimension':<14}{'items':>6}{'kappa':>8}{'alpha':>8}{'spearman':>10}{'bias':>8}")
-    for dimension, block in result["dimensions"].items():
-        values = [block[k]["value"] for k in ("kappa_quadratic", "alpha_ordinal_with_judge", "spearman", "bias")]
-        shown = "".join(f"{v:>{w}.3f}" if v is not None else f"{'-':>{w}}" for v, w in zip(values, (8, 8, 10, 8)))
-        print(f"{dimension:<14}{block['n_items']:>6}{shown}")
+    sys.stdout.write(console_table(result))
     print(f"wrote {args.out / 'agreement.json'} and {args.out / 'agreement.html'}", file=sys.stderr)
     return 0
 
 
+
+
+def console_table(result: dict) -> str:
+    """One line per dimension, its columns named as in agreement.json (what each is: the
+    ``--help``, the docs): items compared, the judge's kappa, the humans' own kappa ceiling and
+    alpha, alpha with the judge, Spearman, and the bias with its sign spelled out. Two judges:
+    no human column, and the bias is judge minus second judge."""
+    humans = result["method"].get("reference", "humans") == "humans"
+    ceiling = (result.get("ceiling") or {}).get("dimensions", {})
+    columns = [("items", None), ("kappa_quadratic", "kappa_quadratic")]
+    if humans:
+        columns += [("ceiling.kappa_quadratic", None), ("alpha_ordinal_humans", "alpha_ordinal_humans")]
+    columns += [("alpha_ordinal_with_judge" if humans else "alpha_ordinal_both_judges", "alpha_ordinal_with_judge"),
+                ("spearman", "spearman"),
+                ("bias (judge - humans)" if humans else "bias (judge - second judge)", "bias")]
+    rows = [["dimension", *(name for name, _ in columns)]]
+    for dimension, block in result["dimensions"].items():
+        row = [dimension]
+        for name, key in columns:
+            if name == "items":
+                row.append(str(block["n_items"]))
+                continue
+            figure = (ceiling.get(dimension) or {}).get("kappa_quadratic") if key is None else block.get(key)
+            value = (figure or {}).get("value")
+            row.append(f"{value:.3f}" if value is not None else "-")
+        rows.append(row)
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "".join("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))) + "\n"
+                   for r in rows)

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +56,9 @@ HEADER_HINT = "the header must be item_id,conversation_id,dimension,rater,score 
 KEYED_HINT = ("the header must be item_id,dimension,rater,score (conversation_id and system come from the key; "
               "if present they must match it)")
 KEY_COLUMNS = ("item_id", "conversation_id", "system")
+#: A judge's rater name: ``<model>@<signature>`` (the judge's 16-hex signature, ``JudgeConfig.signature``),
+#: so that its ratings can only be attributed to the judge that gave them.
+JUDGE_RATER = re.compile(r"(?P<model>.+)@(?P<signature>[0-9a-f]{16})")
 _SCORE_TEXT = {str(s): s for s in SCORES}
 
 
@@ -200,6 +204,23 @@ def read_ratings(path: Path | str, *, single_rater: bool = False, key: ItemKey |
     if single_rater:
         require_single_rater(ratings)
     return ratings
+
+
+def judge_signature(rater: str) -> str | None:
+    """The judge signature a rater name carries (``JUDGE_RATER``), or None for a human's name."""
+    match = JUDGE_RATER.fullmatch(rater)
+    return match["signature"] if match else None
+
+
+def require_judge_rater(ratings: Ratings, option: str) -> str:
+    """The signature of the judge of a one-rater file; InputError when its rater does not name one."""
+    rater = ratings.rows[0].rater
+    signature = judge_signature(rater)
+    if signature is None:
+        raise InputError(f"rater {quoted(rater)} does not name a judge by its signature: a judge's ratings name their "
+                         f"rater <model>@<signature> (as `reteco human-sample --judge-out` writes them), so that "
+                         f"figures are never attributed to another judge ({option})", ratings.file, ratings.rows[0].line)
+    return signature
 
 
 def require_single_rater(ratings: Ratings) -> None:

@@ -67,6 +67,12 @@ humans' median), so it is noisier and the ceiling somewhat understates how well 
 with a median of as many humans as the judge faces. Krippendorff's alpha over the humans (above)
 is the ceiling's chance-corrected reliability.
 
+Two judges (``reference="judge"``): the second file is a second judge (one rater), not humans.
+The same figures compare the two judges, and nothing in the result calls the second one humans:
+there is no ceiling and no alpha over the humans (one rater has no agreement with itself),
+``items_humans_only`` is ``items_second_judge_only``, the per-system ``human_mean`` is
+``second_judge_mean``, the reasons and the method name the second judge (``method.reference``).
+
 ``system_level`` (when either file has a ``system`` column): per dimension, Kendall's tau-b
 between the judge's mean per system and the humans' mean per system (the mean over the system's
 items of the per-item human mean), over the compared items, with the same bootstrap; means are
@@ -116,6 +122,16 @@ _PAIRWISE_MAX_SYSTEMS = 64
 #: (the draws, about 24 bytes each), and 20,000 is ten times the default's precision already.
 MAX_RESAMPLES = 20_000
 
+#: What the second file holds: human ratings, or a second judge's (``agreement``'s ``reference``).
+REFERENCES = ("humans", "judge")
+# How the figures' reasons and the method name the second file's side.
+_NAMES = {
+    "humans": {"score": "a human score", "median": "the humans' median", "mean": "the humans' mean",
+               "side": "the humans"},
+    "judge": {"score": "a score of the second judge", "median": "the second judge's score",
+              "mean": "the second judge's mean", "side": "the second judge"},
+}
+
 PAIR_FIGURES = ("kappa_quadratic", "exact", "within_1", "spearman", "kendall_tau_b")
 ITEM_FIGURES = PAIR_FIGURES + ("bias",)
 CEILING_FIGURES = PAIR_FIGURES + ("abs_rater_bias",)
@@ -143,7 +159,8 @@ def conversation_resamples(n_conversations: int, resamples: int, seed: int, dime
 
 
 def agreement(
-    judge: Ratings, humans: Ratings, *, seed: int = DEFAULT_SEED, resamples: int = DEFAULT_RESAMPLES
+    judge: Ratings, humans: Ratings, *, seed: int = DEFAULT_SEED, resamples: int = DEFAULT_RESAMPLES,
+    reference: str = "humans",
 ) -> dict:
     """The agreement figures of the module docstring, as a JSON-ready dict::
 
@@ -156,12 +173,18 @@ def agreement(
     files (InputError naming the lines otherwise); at least one item must be in both files
     (InputError saying how many each has otherwise). ``resamples`` must be 1 to
     ``MAX_RESAMPLES``, ``seed`` not negative (ValueError otherwise: the caller checks them).
+    ``reference="judge"``: ``humans`` is a second judge (one rater; module docstring).
     """
+    if reference not in REFERENCES:
+        raise ValueError(f"reference must be one of {REFERENCES}, not {reference!r}")
+    names = _NAMES[reference]
     if not 1 <= resamples <= MAX_RESAMPLES:
         raise ValueError(f"resamples must be 1 to {MAX_RESAMPLES}, not {resamples}")
     if seed < 0:
         raise ValueError(f"the seed must not be negative, not {seed}")
     require_single_rater(judge)
+    if reference == "judge":
+        require_single_rater(humans)
     _require_shared_items(judge, humans)
     conversation_of, system_of = _items_of_both(judge, humans)
     has_system = judge.has_system or humans.has_system
@@ -175,10 +198,10 @@ def agreement(
             if data.n_conversations
             else None
         )
-        dimensions[dimension] = _dimension_figures(data, counts, resamples)
+        dimensions[dimension] = _dimension_figures(data, counts, resamples, names)
         ceiling[dimension] = _ceiling_figures(data, counts, resamples)
         if has_system:
-            system_level[dimension] = _system_figures(data, counts, resamples)
+            system_level[dimension] = _system_figures(data, counts, resamples, names)
     out: dict = {
         "dimensions": dimensions,
         "ceiling": {"definition": CEILING_DEFINITION, "dimensions": ceiling},
@@ -188,6 +211,31 @@ def agreement(
     out["method"] = _method(judge, humans, seed, resamples)
     if not has_system:
         out["method"]["system_level"] = "absent: neither file has a system column"
+    out["method"]["reference"] = reference
+    return out if reference == "humans" else _second_judge(out, humans.raters()[0])
+
+
+def _second_judge(out: dict, rater: str) -> dict:
+    """``out`` for two judges (module docstring): no ceiling, no humans-only alpha, no key or
+    method entry that names humans."""
+    for block in out["dimensions"].values():
+        for key in ("alpha_ordinal_humans", "n_human_ratings", "n_human_raters"):
+            block.pop(key, None)
+        block["items_second_judge_only"] = block.pop("items_humans_only")
+    del out["ceiling"]
+    for block in (out.get("system_level") or {}).get("dimensions", {}).values():
+        for figures in block.get("systems", {}).values():
+            figures["second_judge_mean"] = figures.pop("human_mean")
+    if "system_level" in out:
+        out["system_level"]["definition"] = SYSTEM_DEFINITION_JUDGES
+    method = out["method"]
+    method["second_judge_file"] = method.pop("human_file")
+    method["second_judge"] = rater
+    method.pop("human_mean")
+    for key in ("exact_and_within_1", "correlations"):
+        method[key] = method[key].replace("the humans' median", "the second judge's score")
+    method["items"] = "per dimension, the items scored by both judges"
+    method["ceiling"] = "none: the second file is a second judge, not human raters"
     return out
 
 
@@ -198,6 +246,7 @@ CEILING_DEFINITION = (
     "|mean of (rating - the others' mean)| per rater, averaged over raters weighted by their pairs "
     "(the signed bias is 0 by construction)"
 )
+SYSTEM_DEFINITION_JUDGES = "Kendall tau-b between the two judges' means per system, over the compared items"
 SYSTEM_DEFINITION = (
     "Kendall tau-b between the judge's mean per system and the humans' mean per system "
     "(mean over the system's items of the per-item human mean), over the compared items"
@@ -386,7 +435,7 @@ class _DimensionData:
 # Figures of one dimension
 
 
-def _dimension_figures(data: _DimensionData, counts: np.ndarray | None, resamples: int) -> dict:
+def _dimension_figures(data: _DimensionData, counts: np.ndarray | None, resamples: int, names: dict) -> dict:
     out: dict = {
         "n_items": len(data.items),
         "n_conversations": data.n_conversations,
@@ -397,10 +446,10 @@ def _dimension_figures(data: _DimensionData, counts: np.ndarray | None, resample
     }
     pairs = data.judge_vs_humans
     if pairs.n == 0:
-        reason = "no item has both a judge score and a human score"
+        reason = f"no item has both a judge score and {names['score']}"
         out.update({name: _undefined(reason) for name in ITEM_FIGURES + ALPHA_FIGURES})
         return out
-    out.update(_pair_figures(pairs, counts, resamples, "the judge", "the humans' median"))
+    out.update(_pair_figures(pairs, counts, resamples, "the judge", names["median"]))
     bias = float(np.mean(pairs.x) - np.mean(pairs.mean))
     differences = np.stack([pairs.x - pairs.mean, np.ones(pairs.n)], axis=1)
     sums = counts @ _per_conversation(differences, pairs.conversation, data.n_conversations)
@@ -480,12 +529,12 @@ def _pair_figures(pairs: _Pairs, counts: np.ndarray, resamples: int, x_name: str
     return out
 
 
-def _system_figures(data: _DimensionData, counts: np.ndarray | None, resamples: int) -> dict:
+def _system_figures(data: _DimensionData, counts: np.ndarray | None, resamples: int, names: dict) -> dict:
     pairs = data.judge_vs_humans
     n_systems = len(data.systems)
     out: dict = {"n_systems": n_systems, "systems": {}}
     if n_systems == 0:
-        out["kendall_tau_b"] = _undefined("no item has both a judge score and a human score")
+        out["kendall_tau_b"] = _undefined(f"no item has both a judge score and {names['score']}")
         return out
     system = data.system
     features = np.zeros((pairs.n, 3 * n_systems))
@@ -511,7 +560,7 @@ def _system_figures(data: _DimensionData, counts: np.ndarray | None, resamples: 
     elif np.all(judge_ranked == judge_ranked[0]):
         reason = "the judge's mean is the same for every system"
     elif np.all(human_ranked == human_ranked[0]):
-        reason = "the humans' mean is the same for every system"
+        reason = f"{names['mean']} is the same for every system"
     else:
         point = float(stats.kendalltau(judge_ranked, human_ranked, variant="b").statistic)
     values = np.zeros(resamples)
