@@ -142,3 +142,33 @@ def test_files_with_no_item_in_common_are_refused_saying_so(tmp_path, capsys):
     err = capsys.readouterr().err
     assert f"{h}: error: no item is in both files: the judge's file ({j}) has 8 items, this file 8" in err
     assert not (tmp_path / "o").exists()
+
+
+def test_two_judges_are_compared_and_nothing_calls_the_second_one_humans(tmp_path, capsys):
+    j, _ = write_files(tmp_path)
+    second = tmp_path / "second.csv"
+    second.write_text(j.read_text().replace(JUDGE, "other-judge@fedcba9876543210"))
+    out = tmp_path / "out"
+    assert main(["agreement", "--judge", str(j), "--second-judge", str(second), "--out", str(out),
+                 "--resamples", "50"]) == 0, capsys.readouterr().err
+    printed = capsys.readouterr().out
+    text = (out / "agreement.json").read_text()
+    page = (out / "agreement.html").read_text()
+    for shown in (printed, text, page):
+        assert "human" not in shown.lower(), [line for line in shown.splitlines() if "human" in line.lower()]
+    result = json.loads(text)
+    assert result["method"]["reference"] == "judge" and result["method"]["second_judge"] == "other-judge@fedcba9876543210"
+    assert result["dimensions"]["correctness"]["kappa_quadratic"]["value"] == 1.0  # the same scores
+    assert "bias (judge - second judge)" in printed and "Judge-judge agreement" in page
+    # Judges' ratings given as --human are refused, with the way to compare two judges.
+    assert main(["agreement", "--judge", str(j), "--human", str(second), "--out", str(tmp_path / "o")]) == 1
+    assert "every rater of --human is a judge (other-judge@fedcba9876543210): to compare two judges give the " \
+           "second one as --second-judge" in capsys.readouterr().err
+
+
+def test_a_judge_file_must_name_its_judge_by_signature(tmp_path, capsys):
+    j, h = write_files(tmp_path)
+    j.write_text(j.read_text().replace(JUDGE, "gpt-judge"))
+    assert main(["agreement", "--judge", str(j), "--human", str(h), "--out", str(tmp_path / "o")]) == 1
+    assert f"{j}:2: error: rater 'gpt-judge' does not name a judge by its signature" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()

@@ -235,7 +235,7 @@ def _second_judge(out: dict, rater: str) -> dict:
     for key in ("exact_and_within_1", "correlations"):
         method[key] = method[key].replace("the humans' median", "the second judge's score")
     method["items"] = "per dimension, the items scored by both judges"
-    method["ceiling"] = "none: the second file is a second judge, not human raters"
+    method["ceiling"] = "none: both files are judges"
     return out
 
 

@@ -104,7 +104,7 @@ def render(result: dict[str, Any]) -> str:
         title = "Judge-judge agreement"
         intro = (f"Judge <b>{escape(method.get('judge', '?'))}</b> ({escape(method.get('judge_file', '?'))}) against "
                  f"a second judge, <b>{escape(method.get('second_judge', '?'))}</b> "
-                 f"({escape(method.get('second_judge_file', '?'))}). There is no human rating here.")
+                 f"({escape(method.get('second_judge_file', '?'))}). Both files are judges.")
         counts = ("n_items", "n_conversations", "items_judge_only", "items_second_judge_only")
         figures = tuple(f for f in TABLE_FIGURES if f != "alpha_ordinal_humans")
     ceiling = result.get("ceiling", {})
