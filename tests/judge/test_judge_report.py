@@ -54,7 +54,8 @@ def fixtures(tmp_path):
                                        "bias": {"value": 0.25, "ci_low": 0.1, "ci_high": 0.4},
                                        "spearman": {"value": None, "reason": "constant"}}},
         "ceiling": {"dimensions": {"correctness": {"kappa_quadratic": {"value": 0.7, "ci_low": 0.5, "ci_high": 0.8}}}},
-        "method": {"seed": 2027, "resamples": 2000, "interval": "95% percentile bootstrap"},
+        "method": {"seed": 2027, "resamples": 2000, "interval": "95% percentile bootstrap",
+                   "judge": f"gpt-4o-2024-08-06@{CONFIG.signature}", "judge_signature": CONFIG.signature},
     })
     sample = write(tmp_path / "sheet.sample.json", {
         "subtrack": "2c", "seed": 5, "requested": 40, "sampled": 40, "candidates": 600, "systems": ["a", "b"],
@@ -154,8 +155,8 @@ def test_details_in_which_the_judge_never_ran_get_a_sentence_not_an_empty_table(
 
 
 def test_an_agreement_without_dimensions_gets_a_sentence_not_an_empty_table(tmp_path):
-    agreement = write(tmp_path / "agreement.json", {"dimensions": {}, "method": {"seed": 1, "resamples": 10,
-                                                                                  "interval": "95% percentile bootstrap"}})
+    agreement = write(tmp_path / "agreement.json", {"dimensions": {}, "method": {
+        "seed": 1, "resamples": 10, "interval": "95% percentile bootstrap", "judge_signature": CONFIG.signature}})
     assert main(["judge-report", "--out", str(tmp_path / "r"), "--agreement", str(agreement)]) == 0
     md = (tmp_path / "r" / "judge-report.md").read_text()
     section = md.split("## Agreement with the human ratings", 1)[1]
@@ -182,9 +183,10 @@ def test_the_config_line_identifies_the_configuration_without_a_path_of_this_mac
     yaml = tmp_path / "organizers-judge.yaml"
     yaml.write_text(f"prompt_version: {CONFIG.prompt_version}\nmodel: gpt-4o-mini\nbase_url: http://127.0.0.1:8080/v1\n")
     mine = load_judge_config(yaml)
+    c = write(tmp_path / "c.json", details(mine.signature, {"correctness": per_dimension(1, 0, 0, 0)}))
     monkeypatch.chdir(tmp_path.parent)  # the inputs are elsewhere than the current folder
     out = tmp_path / "r"
-    assert main(["judge-report", "--out", str(out), "--judge-config", str(yaml.resolve()), "--details", str(a), str(b),
+    assert main(["judge-report", "--out", str(out), "--judge-config", str(yaml.resolve()), "--details", str(a), str(b), str(c),
                  "--golden", str(golden), "--agreement", str(agreement), "--sample", str(sample)]) == 0
     md = (out / "judge-report.md").read_text()
     text = (out / "judge-report.json").read_text()
@@ -200,3 +202,70 @@ def test_the_config_line_identifies_the_configuration_without_a_path_of_this_mac
     assert (f"- config: judge.yaml, the packaged one (model `gpt-4o-2024-08-06` at api.openai.com, judge signature "
             f"`{CONFIG.signature}`)") in md
     assert str(CONFIG.source) not in md
+
+
+def agreement_of(tmp_path, name, judge_rater, **method):
+    """A small agreement.json as `reteco agreement` writes it (humans, or a second judge)."""
+    figure = {"value": 0.5, "ci_low": 0.3, "ci_high": 0.7}
+    block = {"n_items": 30, "n_conversations": 10, **{f: figure for f in (
+        "kappa_quadratic", "alpha_ordinal_humans", "alpha_ordinal_with_judge", "spearman", "kendall_tau_b", "exact")},
+        "bias": {"value": 0.2, "ci_low": 0.1, "ci_high": 0.3}}
+    result = {"dimensions": {"coherence": block}, "method": {"seed": 1, "resamples": 10, "interval": "95% bootstrap",
+                                                               "judge": judge_rater, **method}}
+    if method.get("reference") == "judge":
+        del block["alpha_ordinal_humans"]
+    else:
+        result["ceiling"] = {"dimensions": {"coherence": {"kappa_quadratic": figure}}}
+    return write(tmp_path / name, result)
+
+
+def test_agreement_figures_are_shown_under_the_judge_that_produced_them(tmp_path, capsys):
+    a, _, _, _, _ = fixtures(tmp_path)
+    other = "0123456789abcdef"
+    ours = agreement_of(tmp_path, "ours.json", f"gpt-4o-2024-08-06@{CONFIG.signature}")
+    assert main(["judge-report", "--out", str(tmp_path / "r1"), "--agreement", str(ours)]) == 0
+    md = (tmp_path / "r1" / "judge-report.md").read_text()
+    section = md.split("## Agreement with the human ratings", 1)[1]
+    assert f"Figures of judge signature `{CONFIG.signature}` (rater `gpt-4o-2024-08-06@{CONFIG.signature}`)." in section
+    assert "Warning" not in section
+    # The humans-only alpha is in the table, before the alpha with the judge.
+    header = next(line for line in section.splitlines() if line.startswith("| dimension"))
+    assert "| alpha_ordinal_humans | alpha_ordinal_with_judge |" in header
+    report = json.loads((tmp_path / "r1" / "judge-report.json").read_text())["agreement"]
+    assert (report["judge_signature"], report["same_judge"]) == (CONFIG.signature, True)
+    assert report["dimensions"]["coherence"]["alpha_ordinal_humans"]["value"] == 0.5
+    # Another judge's agreement beside a details file of the configured judge: shown under its own
+    # signature, with a warning (in the report and on stderr).
+    theirs = agreement_of(tmp_path, "theirs.json", f"m@{other}", judge_signature=other)
+    capsys.readouterr()
+    assert main(["judge-report", "--out", str(tmp_path / "r2"), "--details", str(a), "--agreement", str(theirs)]) == 0
+    md = (tmp_path / "r2" / "judge-report.md").read_text()
+    assert f"Figures of judge signature `{other}`" in md
+    assert "> **Warning:** not the signature of the judge configured for this report" in md
+    assert f"warning: the agreement figures were made with judge signature {other}, not the configured " \
+           f"{CONFIG.signature}" in capsys.readouterr().err
+    # An agreement whose judge names no signature (written before it was required) cannot be matched.
+    unknown = agreement_of(tmp_path, "unknown.json", "gpt-judge")
+    assert main(["judge-report", "--out", str(tmp_path / "r3"), "--details", str(a), "--agreement", str(unknown)]) == 0
+    assert "records no judge signature" in (tmp_path / "r3" / "judge-report.md").read_text()
+
+
+def test_no_input_of_the_configured_judge_is_exit_1_naming_each(tmp_path, capsys):
+    _, b, _, _, _ = fixtures(tmp_path)
+    other = "0123456789abcdef"
+    theirs = agreement_of(tmp_path, "theirs.json", f"m@{other}", judge_signature=other)
+    assert main(["judge-report", "--out", str(tmp_path / "r"), "--details", str(b), "--agreement", str(theirs)]) == 1
+    err = capsys.readouterr().err
+    assert f"judge-report: error: no input was made by the configured judge (signature {CONFIG.signature}): " in err
+    assert f"b.json: {other}; the agreement: {other}. Give --judge-config the configuration" in err
+    assert not (tmp_path / "r").exists()
+
+
+def test_two_judges_compared_are_not_called_humans_in_the_report(tmp_path):
+    two = agreement_of(tmp_path, "two.json", f"m@{CONFIG.signature}", judge_signature=CONFIG.signature,
+                       reference="judge", second_judge="n@0123456789abcdef", second_judge_file="n.csv")
+    assert main(["judge-report", "--out", str(tmp_path / "r"), "--agreement", str(two)]) == 0
+    md = (tmp_path / "r" / "judge-report.md").read_text()
+    section = md.split("## Agreement between two judges", 1)[1]
+    assert "human" not in section.lower() and "against a second judge, `n@0123456789abcdef`" in section
+    assert "| 0.200 [0.100, 0.300] |" in section

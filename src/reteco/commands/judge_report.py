@@ -15,7 +15,10 @@ judgments per dimension; from ``--golden``, told apart by their content, a ``ret
 (golden set v2: a JSON object with ``golden_version``), each check against its threshold and the
 judge it ran with (a warning when its signature is not the configured judge's or a details
 file's); from a ``reteco human-sample`` record, the sample; from an ``reteco agreement`` result,
-the agreement table. Exit 1 when a file cannot be used (named, with the line or the field).
+the agreement table, under the judge that produced it (its signature; a warning when it is not
+the configured judge, or records none). Exit 1 when a file cannot be used (named, with the line
+or the field), or when the inputs name judges by signature and none is the configured judge
+(``no_input_of_the_configured_judge``: the report would describe another judge than its own).
 
 No path of this machine goes into the report: the config is named by its file name, an input
 file by its path relative to the current folder, else by its folder and file names.
@@ -61,7 +64,7 @@ def cmd_judge_report(args) -> int:
     """Run the command (module docstring)."""
     from reteco.commands.output_folder import check_output_folder
     from reteco.judge.config import load_judge_config
-    from reteco.judge.report import build_report, render_markdown
+    from reteco.judge.report import build_report, no_input_of_the_configured_judge, render_markdown
 
     check_output_folder(args.out, "--out")
     config = load_judge_config(args.judge_config)
@@ -71,6 +74,9 @@ def cmd_judge_report(args) -> int:
     sample = _json_object(args.sample, "strata", "a sample record of `reteco human-sample`") if args.sample else None
     report = build_report(config, details=details, golden=golden, golden_meta=golden_meta, agreement=agreement,
                           sample=sample)
+    mismatch = no_input_of_the_configured_judge(report)
+    if mismatch:
+        raise InputError(mismatch, "judge-report")
     try:
         args.out.mkdir(parents=True, exist_ok=True)
         for name, text in (("judge-report.json", json.dumps(report, indent=2, allow_nan=False) + "\n"),
@@ -86,6 +92,11 @@ def cmd_judge_report(args) -> int:
     for m in meta["signature_mismatches"] if meta else []:
         print(f"warning: the golden set v{meta['golden_version']} results were made with judge signature "
               f"{meta['judge']['signature']}, not {m['signature']} ({m['against']})", file=sys.stderr)
+    agreed = report.get("agreement")
+    if agreed and not agreed["same_judge"]:
+        print(f"warning: the agreement figures were made with judge signature "
+              f"{agreed['judge_signature'] or '(none recorded)'}, not the configured {report['judge']['signature']}",
+              file=sys.stderr)
     print(f"judge {report['judge']['signature']}: report -> {args.out / 'judge-report.md'} and judge-report.json")
     return 0
 

@@ -88,7 +88,10 @@ RETRY_RULES = (
 _RETRY_SETTINGS = ("max_retries", "backoff_initial_s", "backoff_max_s", "max_wait_s", "timeout_s", "max_reasks",
                    "abort_after_errors", "max_calls_per_run", "max_tokens_per_run")
 _COUNTS = ("turns", "valid", "invalid", "error", "missing_answer", "turns_averaged")
-AGREEMENT_FIGURES = ("kappa_quadratic", "alpha_ordinal_with_judge", "spearman", "kendall_tau_b", "exact", "bias")
+AGREEMENT_FIGURES = ("kappa_quadratic", "alpha_ordinal_humans", "alpha_ordinal_with_judge", "spearman", "kendall_tau_b",
+                     "exact", "bias")
+#: Two judges compared (``reteco agreement --second-judge``): no figure of humans.
+AGREEMENT_FIGURES_JUDGES = tuple(f for f in AGREEMENT_FIGURES if f != "alpha_ordinal_humans")
 #: The dimension checks' column names in the Markdown, in the order of judge-meta's own table.
 _CHECK_NAMES = {"range_hits": "range hits", "pairwise_accuracy": "pairwise accuracy", "tie_share": "ties",
                 "spearman": "Spearman", "stayed_put": "stayed put", "unscored_share": "unscored"}
@@ -137,8 +140,36 @@ def build_report(config: Any, *, details: list[tuple[str, dict]] = (), golden: l
                                                            "systems", "dimensions", "allocation_rule")}
         report["human_sample"]["strata"] = len(sample.get("strata") or [])
     if agreement is not None:
-        report["agreement"] = _agreement(agreement)
+        report["agreement"] = _agreement(agreement, config.signature)
     return report
+
+
+def judges_of_inputs(report: dict[str, Any]) -> list[tuple[str, str]]:
+    """(input, judge signature) of every input of ``report`` that carries figures of a known judge:
+    details files in which the judge ran, golden v1 lines, judge_meta.json, agreement.json."""
+    found = [(f["file"], f["signature"]) for f in report.get("judgments", {}).get("files", [])
+             if f["ran"] and f.get("signature")]
+    golden = report.get("golden") or {}
+    found += [("the golden set v1 results", s) for s in golden.get("signatures_seen") or []]
+    meta = report.get("golden_meta")
+    if meta:
+        found.append((meta["file"], meta["judge"]["signature"]))
+    agreement = report.get("agreement")
+    if agreement and agreement.get("judge_signature"):
+        found.append(("the agreement", agreement["judge_signature"]))
+    return found
+
+
+def no_input_of_the_configured_judge(report: dict[str, Any]) -> str | None:
+    """Why the report cannot be made, or None: its inputs name judges by signature and none is
+    the configured judge, so every figure would describe another judge than the report's."""
+    found = judges_of_inputs(report)
+    configured = report["judge"]["signature"]
+    if not found or any(signature == configured for _, signature in found):
+        return None
+    listed = "; ".join(f"{name}: {signature}" for name, signature in found)
+    return (f"no input was made by the configured judge (signature {configured}): {listed}. Give --judge-config "
+            "the configuration of the judge that made them, or the inputs of this judge")
 
 
 def _judgments(details: list[tuple[str, dict]], config: Any) -> dict[str, Any]:
@@ -254,20 +285,32 @@ def _is_packaged(source: str) -> bool:
     return bool(source) and Path(source).resolve() == PACKAGED_CONFIG
 
 
-def _agreement(result: dict) -> dict[str, Any]:
+def _agreement(result: dict, configured_signature: str) -> dict[str, Any]:
+    """The agreement table, under the judge that produced it: its signature (``method.judge_signature``,
+    else the one its rater name carries, else None) and whether it is the configured judge."""
+    from reteco.formats.ratings import judge_signature
+
+    method = result.get("method", {})
+    humans = method.get("reference", "humans") == "humans"
+    figures = AGREEMENT_FIGURES if humans else AGREEMENT_FIGURES_JUDGES
     table = {}
     for d, block in result.get("dimensions", {}).items():
         row = {"n_items": block.get("n_items"), "n_conversations": block.get("n_conversations")}
-        for f in AGREEMENT_FIGURES:
+        for f in figures:
             figure = block.get(f) or {}
             row[f] = {k: figure.get(k) for k in ("value", "ci_low", "ci_high", "reason") if k in figure}
-        ceiling = ((result.get("ceiling") or {}).get("dimensions") or {}).get(d) or {}
-        row["ceiling_kappa_quadratic"] = {k: v for k, v in (ceiling.get("kappa_quadratic") or {}).items()
-                                          if k in ("value", "ci_low", "ci_high", "reason")}
+        if humans:
+            ceiling = ((result.get("ceiling") or {}).get("dimensions") or {}).get(d) or {}
+            row["ceiling_kappa_quadratic"] = {k: v for k, v in (ceiling.get("kappa_quadratic") or {}).items()
+                                              if k in ("value", "ci_low", "ci_high", "reason")}
         table[d] = row
-    method = result.get("method", {})
-    return {"dimensions": table, "method": {k: method.get(k) for k in ("seed", "resamples", "interval", "judge",
-                                                                       "judge_file", "human_file")}}
+    signature = method.get("judge_signature") or judge_signature(str(method.get("judge") or ""))
+    return {"dimensions": table, "reference": "humans" if humans else "judge",
+            "judge": method.get("judge"), "judge_signature": signature,
+            "same_judge": signature == configured_signature if signature else None,
+            "method": {k: method.get(k) for k in ("seed", "resamples", "interval", "judge", "judge_file",
+                                                  "human_file" if humans else "second_judge_file")
+                       } | ({} if humans else {"second_judge": method.get("second_judge")})}
 
 
 def render_markdown(report: dict[str, Any]) -> str:
@@ -295,14 +338,35 @@ def render_markdown(report: dict[str, Any]) -> str:
                 f"{len(s.get('systems') or [])} systems, {s['strata']} strata, seed {s['seed']} (sub-track {s['subtrack']})",
                 f"- dimensions: {', '.join(s.get('dimensions') or [])}", f"- allocation: {s['allocation_rule']}"]
     if "agreement" in report:
-        a = report["agreement"]
-        out += ["", "## Agreement with the human ratings", "",
-                f"{a['method'].get('interval')}; {a['method'].get('resamples')} resamples, seed {a['method'].get('seed')}.", ""]
-        rows = [[d, str(row["n_items"])] + [_figure(row[f]) for f in AGREEMENT_FIGURES] + [_figure(row["ceiling_kappa_quadratic"])]
-                for d, row in a["dimensions"].items()]
-        out += _table(["dimension", "items", *AGREEMENT_FIGURES, "ceiling kappa"], rows,
-                      "No dimension was rated by both the judge and the humans: there is no figure to show.")
+        out += [""] + _agreement_markdown(report["agreement"])
     return "\n".join(out) + "\n"
+
+
+def _agreement_markdown(a: dict) -> list[str]:
+    """The agreement table under its judge (a warning when it is not the configured one, or
+    unknown); two judges are never called humans."""
+    humans = a.get("reference", "humans") == "humans"
+    out = ["## Agreement with the human ratings" if humans else "## Agreement between two judges", ""]
+    if a.get("judge_signature"):
+        out += [f"Figures of judge signature `{a['judge_signature']}` (rater `{printable(str(a.get('judge')))}`)"
+                + ("" if humans else f" against a second judge, `{printable(str(a['method'].get('second_judge')))}`")
+                + ".", ""]
+        if not a.get("same_judge"):
+            out += ["> **Warning:** not the signature of the judge configured for this report: these figures "
+                    "describe another judge.", ""]
+    else:
+        out += ["> **Warning:** this agreement records no judge signature (its judge's rater names none): it cannot "
+                "be matched to the judge above or to any other.", ""]
+    m = a["method"]
+    out += [f"{m.get('interval')}; {m.get('resamples')} resamples, seed {m.get('seed')}.", ""]
+    figures = AGREEMENT_FIGURES if humans else AGREEMENT_FIGURES_JUDGES
+    extra = ["ceiling kappa"] if humans else []
+    rows = [[d, str(row["n_items"])] + [_figure(row[f]) for f in figures]
+            + ([_figure(row["ceiling_kappa_quadratic"])] if humans else [])
+            for d, row in a["dimensions"].items()]
+    return out + _table(["dimension", "items", *figures, *extra], rows,
+                        "No dimension was rated by both the judge and the humans: there is no figure to show." if humans
+                        else "No dimension was scored by both judges: there is no figure to show.")
 
 
 def _config_line(judge: dict) -> str:
