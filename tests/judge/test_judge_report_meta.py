@@ -193,15 +193,27 @@ def test_golden_results_of_another_judge_than_the_details_and_the_config_are_a_v
     golden_signature = load_judge_config(runs.config).signature
     other_signature = load_judge_config(other).signature
     assert golden_signature != other_signature
-    code, document, md = report(runs, tmp_path, "--golden", str(runs.passed), "--details", str(runs.judged), config=other)
+    # No input of the configured judge: refused, each input named with its judge.
+    code, _, _ = report(runs, tmp_path / "none", "--golden", str(runs.passed), "--details", str(runs.judged), config=other)
+    assert code == 1
+    assert f"no input was made by the configured judge (signature {other_signature}): " in capsys.readouterr().err
+    # With a details file of the configured judge beside them, the golden results are a warning.
+    judged_by_other = json.loads(runs.judged.read_text())
+    judged_by_other["generation"]["judge"]["signature"] = other_signature
+    mine = tmp_path / "mine" / "details.json"
+    mine.parent.mkdir()
+    mine.write_text(json.dumps(judged_by_other), encoding="utf-8")
+    code, document, md = report(runs, tmp_path, "--golden", str(runs.passed), "--details", str(runs.judged), str(mine),
+                                config=other)
     assert code == 0
     err = capsys.readouterr().err
     g = document["golden_meta"]
     # The details were judged by the golden run's judge; the configured judge is another one.
     assert document["judgments"]["files"][0]["signature"] == golden_signature
-    assert g["signature_mismatches"] == [{"against": "the configured judge", "signature": other_signature}]
+    assert g["signature_mismatches"] == [{"against": "the configured judge", "signature": other_signature},
+                                         {"against": "mine/details.json", "signature": other_signature}]
     assert (f"**Warning:** these results were made with judge signature `{golden_signature}`, not "
-            f"`{other_signature}` (the configured judge)") in md
+            f"`{other_signature}` (the configured judge, mine/details.json)") in md
     assert f"warning: the golden set v2 results were made with judge signature {golden_signature}, not " \
            f"{other_signature} (the configured judge)" in err
     # Configured as the golden run, but details judged by another judge.
@@ -260,7 +272,14 @@ def test_a_file_that_is_neither_golden_output_is_refused_naming_the_field_or_lin
 
 
 def test_golden_v1_lines_from_another_judge_or_from_before_the_signature_say_so(runs, tmp_path, capsys):
-    _, _, md = report(runs, tmp_path / "packaged", "--golden", str(runs.v1), config=PACKAGED_CONFIG)
+    code, _, _ = report(runs, tmp_path / "alone", "--golden", str(runs.v1), config=PACKAGED_CONFIG)
+    assert code == 1 and "no input was made by the configured judge" in capsys.readouterr().err
+    packaged = json.loads(runs.judged.read_text())  # a details file of the packaged judge beside them
+    packaged["generation"]["judge"]["signature"] = load_judge_config(PACKAGED_CONFIG).signature
+    (tmp_path / "packaged-details.json").write_text(json.dumps(packaged), encoding="utf-8")
+    code, _, md = report(runs, tmp_path / "packaged", "--golden", str(runs.v1), "--details",
+                         str(tmp_path / "packaged-details.json"), config=PACKAGED_CONFIG)
+    assert code == 0, capsys.readouterr().err
     assert "> **Warning:** not the signature of the judge configured for this report" in md
     old = tmp_path / "old-v1.jsonl"  # what `reteco judge --golden` wrote before it recorded the signature
     old.write_text("".join(json.dumps({k: v for k, v in json.loads(line).items() if k != "judge_signature"}) + "\n"
