@@ -1,5 +1,10 @@
 """What the task report discloses about the judge (``reteco judge-report``), and provenance.
 
+Why one module of over 450 lines: the disclosure is one document whose sections (judgments,
+golden results, agreement) are attributed to judges by one rule (``judges_of_inputs``: every
+figure under the signature of the judge that produced it) and written by the same Markdown
+helpers; split, the rule and the helpers would be shared across modules anyway.
+
 Provenance of a run's verdicts (``judge_provenance``, ``model_mismatch_warning``): the endpoint
 asked, the configured model, the models the server reported (with counts) and the distinct
 system fingerprints (with counts). The runner logs the warning once per run; generation scoring
