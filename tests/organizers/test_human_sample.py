@@ -156,6 +156,12 @@ def test_no_system_or_submission_name_is_in_the_annotators_files(release, tmp_pa
     assert list(rows[0]) == ["item_id", "dimension", "rater", "score"] and len(rows) == 30 * 5
     assert all(r["rater"] == "ann1" and r["score"] == "" for r in rows)
     assert {r["item_id"] for r in rows} == {r["item_id"] for r in key}
+    assert [r["dimension"] for r in rows[:5]] == list(DIMENSIONS)
+    # Nothing of the reference in the sheet: no query, reference answer, passage or gold id.
+    text = (out / "annotators" / "ann1" / "sheet.csv").read_text()
+    for turn in read_turns(Reference.read(release / "ref" / subtrack)):
+        for secret in (turn.query, turn.answer, *turn.gold_doc_ids):
+            assert not secret or secret not in text, secret
 
 
 def test_each_annotator_rates_in_an_order_of_their_own_seeded(release, tmp_path):

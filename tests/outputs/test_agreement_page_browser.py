@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from reteco.commands import main
-from reteco.outputs.chromium import WIDTHS, BrowserUnavailable, Chromium, find_chromium
+from reteco.outputs.chromium import WIDTHS, find_chromium
 
 if find_chromium() is None:
     pytest.skip("Chromium is not installed (Debian: apt-get install -y chromium): the agreement page's browser "
@@ -52,15 +52,6 @@ def pages(tmp_path_factory):
     assert main([*base, "--human", str(files["humans"]), "--out", str(root / "humans")]) == 0
     assert main([*base, "--second-judge", str(files["second"]), "--out", str(root / "judges")]) == 0
     return {"humans": root / "humans" / "agreement.html", "judges": root / "judges" / "agreement.html"}
-
-
-@pytest.fixture(scope="module")
-def browser():
-    try:
-        with Chromium() as chromium:
-            yield chromium
-    except BrowserUnavailable as exc:
-        pytest.skip(f"Chromium is installed but does not run here: {exc}")
 
 
 def blocks(browser) -> list[dict]:
