@@ -269,3 +269,13 @@ def test_two_judges_compared_are_not_called_humans_in_the_report(tmp_path):
     section = md.split("## Agreement between two judges", 1)[1]
     assert "human" not in section.lower() and "against a second judge, `n@0123456789abcdef`" in section
     assert "| 0.200 [0.100, 0.300] |" in section
+
+
+def test_a_blind_sample_says_so_with_its_annotators_and_rubric(tmp_path):
+    sample = write(tmp_path / "sample.json", {
+        "subtrack": "2b", "seed": 5, "requested": 40, "sampled": 40, "candidates": 600, "systems": ["a", "b"],
+        "dimensions": ["correctness"], "allocation_rule": "proportional", "strata": [{}], "annotators": ["x", "y", "z"],
+        "prompt_version": 2})
+    assert main(["judge-report", "--out", str(tmp_path / "r"), "--sample", str(sample)]) == 0
+    assert ("- blind: 3 annotators saw item codes only, each in an order of their own; their guide quotes the rubric "
+            "of prompt version 2") in (tmp_path / "r" / "judge-report.md").read_text()

@@ -2,7 +2,7 @@
 
     reteco judge-report --out DIR [--config judge.yaml] [--details DETAILS.json ...]
                         [--golden GOLDEN.jsonl judge_meta.json] [--agreement agreement.json]
-                        [--sample sheet.sample.json]
+                        [--sample sample.json]
 
 Writes ``DIR/judge-report.md`` and ``DIR/judge-report.json`` (``reteco.judge.report``): the
 prompts and their signature (prompt version, sha256 of every prompt file), the configured model

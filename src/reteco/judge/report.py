@@ -142,7 +142,8 @@ def build_report(config: Any, *, details: list[tuple[str, dict]] = (), golden: l
         report["golden_meta"] = _golden_meta(*golden_meta, config, report.get("judgments", {}).get("files", []))
     if sample is not None:
         report["human_sample"] = {k: sample.get(k) for k in ("subtrack", "seed", "requested", "sampled", "candidates",
-                                                           "systems", "dimensions", "allocation_rule")}
+                                                           "systems", "dimensions", "allocation_rule", "annotators",
+                                                           "prompt_version")}
         report["human_sample"]["strata"] = len(sample.get("strata") or [])
     if agreement is not None:
         report["agreement"] = _agreement(agreement, config.signature)
@@ -342,6 +343,9 @@ def render_markdown(report: dict[str, Any]) -> str:
         out += ["", "## Human sample", "", f"- {s['sampled']} of {s['candidates']} answered items of "
                 f"{len(s.get('systems') or [])} systems, {s['strata']} strata, seed {s['seed']} (sub-track {s['subtrack']})",
                 f"- dimensions: {', '.join(s.get('dimensions') or [])}", f"- allocation: {s['allocation_rule']}"]
+        if s.get("annotators"):
+            out.append(f"- blind: {len(s['annotators'])} annotators saw item codes only, each in an order of their own; "
+                       f"their guide quotes the rubric of prompt version {s.get('prompt_version')}")
     if "agreement" in report:
         out += [""] + _agreement_markdown(report["agreement"])
     return "\n".join(out) + "\n"
