@@ -11,6 +11,7 @@ import random
 
 import pytest
 from support.fake_openai_server import FakeOpenAI, asks_injection_flag, judgment
+from support.golden_turns import every_dimension, golden_turns
 
 from reteco.commands import main
 from reteco.judge import JudgeItem, item_to_json, run_judge
@@ -18,7 +19,6 @@ from reteco.judge.estimate import estimate_judging
 from reteco.judge.prompts import load_prompt_set
 from reteco.subtracks import DIMENSIONS
 
-from .test_judge_prompts_v3 import turns
 
 WORDS = "the passage states that answer covers bridge year opened because reference claims supported".split()
 
@@ -42,14 +42,10 @@ def synthetic_submission(n: int = 12) -> list[JudgeItem]:
     return items
 
 
-def per_dimension(turn_items: list[JudgeItem]) -> list[JudgeItem]:
-    return [dataclasses.replace(i, dimension=d) for i in turn_items for d in DIMENSIONS]
-
-
 @pytest.mark.parametrize("version", [2, 3])
 @pytest.mark.parametrize("source", ["golden-2b", "golden-2c", "synthetic"])
 def test_the_estimate_is_within_25_percent_of_what_the_server_counts(judge_config, tmp_path, version, source):
-    items = synthetic_submission() if source == "synthetic" else per_dimension(turns(source[-2:])[:12])
+    items = synthetic_submission() if source == "synthetic" else every_dimension(golden_turns(source[-2:])[:12])
     server = FakeOpenAI(count_tokens=True)
     server.judge = wordy_judge
     server.start()

@@ -13,29 +13,12 @@ import json
 
 import pytest
 from support.fake_openai_server import FakeOpenAI, common_prefix_length, prompt_text, rule_tokens
+from support.golden_turns import golden_turns
 
 from reteco.formats.turns import parse_key_points
 from reteco.judge import JudgeItem, item_from_json, item_to_json, run_judge
-from reteco.judge.golden import load_golden_set
 from reteco.judge.prompts import load_prompt_set
 from reteco.subtracks import DIMENSIONS
-
-
-def turns(subtrack: str) -> list[JudgeItem]:
-    """One item per golden series (its base answer), as 2b sees it (the system had the gold
-    passages) or as 2c does (five passages: the gold ones and others from the golden texts)."""
-    bases: dict[str, JudgeItem] = {}
-    for case in load_golden_set(2):
-        bases.setdefault(case.series, case.item)
-    pool = [p for item in bases.values() for p in item.evidence]
-    out = []
-    for i, item in enumerate(bases.values()):
-        if subtrack == "2b":
-            out.append(dataclasses.replace(item, evidence=item.gold_evidence))
-        else:
-            others = [p for p in pool if p not in item.gold_evidence][i:i + 5]
-            out.append(dataclasses.replace(item, evidence=(*item.gold_evidence, *others)[:5]))
-    return out
 
 
 def shared_share(version: int, item: JudgeItem) -> float:
@@ -48,7 +31,7 @@ def shared_share(version: int, item: JudgeItem) -> float:
 
 @pytest.mark.parametrize(("subtrack", "target"), [("2c", 0.70), ("2b", 0.60)])
 def test_most_of_each_turns_prompt_tokens_lie_in_the_prefix_its_five_requests_share(subtrack, target):
-    items = turns(subtrack)
+    items = golden_turns(subtrack)
     assert subtrack == "2b" or all(len(i.evidence) == 5 for i in items)
     v3 = [shared_share(3, i) for i in items]
     assert min(v3) >= target, f"{subtrack}: the least shared turn has {min(v3):.0%} in the shared prefix"
@@ -58,7 +41,7 @@ def test_most_of_each_turns_prompt_tokens_lie_in_the_prefix_its_five_requests_sh
 
 def test_the_five_requests_differ_only_after_the_response():
     prompts = load_prompt_set(3)
-    item = turns("2c")[0]
+    item = golden_turns("2c")[0]
     messages = [prompts.messages(dataclasses.replace(item, dimension=d)) for d in DIMENSIONS]
     assert len({m[0]["content"] for m in messages}) == 1  # one system message for every request
     users = [m[1]["content"] for m in messages]
@@ -120,7 +103,7 @@ def test_version_2_verdicts_stay_readable_and_are_never_served_for_version_3(jud
         v2 = dataclasses.replace(judge_config, prompt_version=2, prompts=load_prompt_set(2), base_url=server.base_url)
         v3 = dataclasses.replace(v2, prompt_version=3, prompts=load_prompt_set(3))
         assert v2.signature != v3.signature
-        items = [dataclasses.replace(turns("2b")[0], dimension=d) for d in DIMENSIONS]
+        items = [dataclasses.replace(golden_turns("2b")[0], dimension=d) for d in DIMENSIONS]
         first = run_judge(items, v2, cache_dir=tmp_path, progress=False)
         calls = server.chat_calls
         third = run_judge(items, v3, cache_dir=tmp_path, progress=False)

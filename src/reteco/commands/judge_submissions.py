@@ -54,6 +54,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=count_argument(1), default=1, help="scoring processes (default 1: the judge's own "
                    "concurrency does the waiting)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--estimate", action="store_true",
+                   help="print the calls, tokens and money judging each sub-track's last submissions per team would "
+                   "take (reteco.scoring.judge_cost); nothing is sent or written, no key is needed")
     p.set_defaults(func=cmd_judge_submissions)
     return p
 
@@ -64,9 +67,11 @@ def cmd_judge_submissions(args) -> int:
     from reteco.organizers.leaderboard import ScoringOptions, find_subtracks
     from reteco.subtracks import SUBTRACKS
 
-    check_output_folder(args.out, "--out")
     subtracks = find_subtracks(args.ref)
     config = load_judge_config(args.judge_config)
+    if args.estimate:
+        return _print_estimates(args, subtracks, config)
+    check_output_folder(args.out, "--out")
     ok, why = judge_available(config)
     if not ok:
         raise InputError(f"the judge cannot run: {why}; this command judges, so it needs the judge's key",
@@ -114,6 +119,26 @@ def cmd_judge_submissions(args) -> int:
             print(f"{sub}: {len(kept)} teams ({ranked} ranked), {len(superseded)} earlier submissions superseded -> "
                   f"{', '.join(os.fspath(p) for p in written)}")
     return EXIT_INCOMPLETE if incomplete else EXIT_OK
+
+
+def _print_estimates(args, subtracks, config) -> int:
+    """``--estimate``: per sub-track, what judging its teams' last submissions would cost."""
+    from reteco.judge.estimate import estimate_lines
+    from reteco.organizers import judge_submissions as js
+    from reteco.scoring.judge_cost import estimate_phase
+
+    single = len(subtracks) == 1 and args.ref.resolve() == subtracks[0][1].resolve()
+    with tempfile.TemporaryDirectory(prefix="reteco-bulk-") as tmp:
+        for n, (sub, ref_dir) in enumerate(subtracks):
+            source = args.submissions if single else _subtrack_source(args.submissions, sub)
+            if source is None:
+                continue
+            kept, _ = js.last_per_team(js.read_bulk_download(source, Path(tmp) / str(n)).submissions)
+            total, _ = estimate_phase(ref_dir, config, len(kept))
+            what = (f"{sub}: {len(kept)} teams' last submissions, every turn answered (answers as long as the reference "
+                    f"answers), judge {config.model}, prompt version {config.prompt_version}")
+            print("\n".join(estimate_lines(total, what)))
+    return EXIT_OK
 
 
 def _subtrack_source(folder: Path, sub: str) -> Path | None:
