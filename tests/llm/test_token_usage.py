@@ -125,3 +125,21 @@ def test_a_cache_of_an_older_reteco_gets_the_usage_columns_and_its_calls_say_not
         assert cache.import_archive(archive).judgments_imported == 1
         assert cache.judgment("k").usage == TokenUsage(calls=1, not_recorded=1)
     assert json.loads(json.dumps(TokenUsage().as_dict()))["money_usd"] is None
+
+
+def test_the_judge_report_shows_what_each_scored_files_verdicts_cost(tmp_path):
+    from reteco.commands import main
+
+    usage = {"calls": 10, "prompt_tokens": 15000, "cached_tokens": 9000, "completion_tokens": 900,
+             "calls_usage_not_recorded": 0, "money_usd": 0.0390}
+    for name, run in (("new.json", {"usage_of_verdicts": usage}), ("old.json", {})):
+        (tmp_path / name).write_text(json.dumps({"generation": {"judge": {
+            "ran": True, "signature": "0123456789abcdef", "model": "m", "prompt_version": 3, "per_dimension": {},
+            "run": run}}}), encoding="utf-8")
+    assert main(["judge-report", "--out", str(tmp_path / "report"), "--details", str(tmp_path / "new.json"),
+                 str(tmp_path / "old.json")]) == 0
+    markdown = (tmp_path / "report" / "judge-report.md").read_text()
+    assert "new.json | 10 | 15,000 | 9,000 | 900 | $0.0390 |" in markdown
+    assert "old.json | not recorded | - | - | - | - |" in markdown
+    report = json.loads((tmp_path / "report" / "judge-report.json").read_text())
+    assert [f["usage"] for f in report["judgments"]["files"]] == [usage, None]

@@ -161,3 +161,11 @@ def test_the_estimate_needs_no_key_sends_nothing_and_counts_every_turn_of_each_t
     assert status == 0 and f"{sub}: 2 teams' last submissions" in out
     assert f"calls: {2 * turns * 5:,} " in out and "characters per token" in out
     assert not (tmp_path / "out").exists()
+
+
+def test_before_the_phase_the_estimate_takes_the_expected_number_of_teams(ref_root, monkeypatch, capsys):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert main(["judge-submissions", "--ref", str(ref_root / "2c"), "--teams", "180", "--estimate"]) == 0
+    turns = len(Reference.read(ref_root / "2c").topics)
+    assert f"calls: {180 * turns * 5:,} " in capsys.readouterr().out
+    assert main(["judge-submissions", "--ref", str(ref_root / "2c"), "--teams", "3"]) == 2
