@@ -2,7 +2,7 @@
 tokens, wall time; and the estimate against the tokens the server reports.
 
     .venv/bin/python bench/bench_judge_cost.py [--turns 3] [--subtrack 2c] [--threads 1]
-        [--llama-cpp ../shared/tools/llama.cpp] [--json OUT]
+        [--sample-passages CHARS] [--llama-cpp ../shared/tools/llama.cpp] [--json OUT]
     .venv/bin/python bench/bench_judge_cost.py --table
 
 Judges TURNS golden turns (tests/support/golden_turns.py: the golden cases' own texts; 2c: five
@@ -142,6 +142,21 @@ def cost_table(turns: int, submissions: list[int]) -> list[dict]:
     return rows
 
 
+def with_sample_passages(turn_items, documents: Path, chars: int) -> list:
+    """2c turns whose passages after the gold ones are real RECOR documents of the organizers'
+    sample release, cut to ``chars`` characters (the sample's median length is ~1,700)."""
+    texts = []
+    with open(documents, encoding="utf-8") as handle:
+        for line in handle:
+            record = json.loads(line)
+            texts.append((record["doc_id"], record["content"][:chars]))
+    out = []
+    for i, item in enumerate(turn_items):
+        others = [texts[(i * 4 + k) % len(texts)] for k in range(5 - len(item.gold_evidence))]
+        out.append(dataclasses.replace(item, evidence=(*item.gold_evidence, *others)))
+    return out
+
+
 def main() -> int:
     os.environ.setdefault("OPENAI_API_KEY", "sk-local-llama-server")  # llama-server checks no key
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -149,17 +164,26 @@ def main() -> int:
     parser.add_argument("--subtrack", choices=("2b", "2c"), default="2c")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--llama-cpp", type=Path, default=SHARED / "tools" / "llama.cpp")
+    parser.add_argument("--documents", type=Path,
+                        default=SHARED / "data" / "reteco_sample" / "track2_recor" / "documents.jsonl",
+                        help="with --sample-passages: the sample release's RECOR documents")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--table", action="store_true", help="print the cost table (estimate only, no server)")
+    parser.add_argument("--sample-passages", type=int, metavar="CHARS",
+                        help="2c: fill the five passages with the sample release's RECOR documents cut to CHARS characters")
     args = parser.parse_args()
     if args.table:
         for row in cost_table(200, [1, 50, 180]):
             print(json.dumps(row))
         return 0
-    items = every_dimension(golden_turns(args.subtrack)[:args.turns])
+    turns = golden_turns(args.subtrack)[:args.turns]
+    if args.sample_passages:
+        turns = with_sample_passages(turns, args.documents, args.sample_passages)
+    items = every_dimension(turns)
     results = [run(v, items, args.llama_cpp, args.threads) for v in (2, 3)]
     v2, v3 = results
-    summary = {"turns": args.turns, "subtrack": args.subtrack, "threads": args.threads, "runs": results,
+    summary = {"turns": args.turns, "subtrack": args.subtrack, "threads": args.threads,
+               "sample_passages": args.sample_passages, "runs": results,
                "prompt_ms_v3_over_v2": round(v3["prompt_ms"] / v2["prompt_ms"], 3),
                "wall_v3_over_v2": round(v3["wall_s"] / v2["wall_s"], 3)}
     print(json.dumps(summary, indent=2))
