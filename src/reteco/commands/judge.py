@@ -4,6 +4,7 @@
                  [--retry-invalid] [--batch] [--no-progress]
     reteco judge --golden --out GOLDEN.jsonl [--judge-config ...]
     reteco judge --import-archive ARCHIVE [ARCHIVE ...] [--judge-cache DIR]
+    reteco judge (--items ITEMS.jsonl | --golden) --estimate [--judge-config judge.yaml] [--batch]
 
 ITEMS.jsonl: one JudgeItem per line ({"key", "dimension", "query", "history", "answer",
 "evidence": [[doc_id, text], ...], "reference_answer"}). OUT.jsonl: one outcome per line, in
@@ -18,6 +19,10 @@ be used, no key is configured, or the server refused (or never answered) the pre
 answer received is in the cache); 4 (``EXIT_INCOMPLETE``) some judgments failed (status
 "error": transport failures, the run stopped, the deadline or the call budget): the outcomes
 are written, the rest is kept, and running the same command again asks only the failed ones.
+
+``--estimate``: print the calls, input (and cacheable input) tokens, output tokens and money the
+run would take (``reteco.judge.estimate``: the method is printed with the figures); nothing is
+sent or written, no key is needed. Exit 0.
 
 ``--import-archive``: merge the judge archives the Codabench scoring program writes into its
 scoring output (``judge_archive.sqlite``; give the file, the output folder, or the output's zip as
