@@ -270,3 +270,10 @@ def test_the_build_refuses_a_judged_phase_whose_output_participants_download(tmp
         with pytest.raises(InputError, match=message):
             build(options)
     assert not (tmp_path / "build").exists()  # refused before any work
+
+
+def test_the_build_log_estimates_what_judging_one_submission_of_each_judged_phase_costs(judged_build):
+    log = judged_build[2]
+    for sub in ("2b", "2c"):
+        assert f"_{sub} (nothing was sent):" in log or f" {sub} (nothing was sent):" in log, log
+    assert "estimate for judging one submission of" in log and "input tokens:" in log and "characters per token" in log

@@ -18,7 +18,7 @@ EXAMPLE = PACKAGED_CONFIG.parent / "open-weights.example.yaml"
 
 def test_the_packaged_config_is_the_frozen_gpt4o_judge():
     config = load_judge_config()
-    assert config.prompt_version == 2
+    assert config.prompt_version == 3
     assert config.model == "gpt-4o-2024-08-06"
     assert (config.temperature, config.seed) == (0, 2027)
     assert config.max_completion_tokens > 0 and config.max_reasks >= 1 and config.max_retries >= 1

@@ -284,7 +284,8 @@ def meta_run(fake_openai, monkeypatch, tmp_path):
     monkeypatch.setenv(KEY_ENV, "test-key-0123456789")
     config = tmp_path / "judge.yaml"
     config.write_text(
-        f"prompt_version: 2\nmodel: fake-judge\nbase_url: {fake_openai.base_url}\napi_key_env: {KEY_ENV}\n"
+        f"prompt_version: {load_judge_config().prompt_version}\nmodel: fake-judge\nbase_url: {fake_openai.base_url}\n"
+        f"api_key_env: {KEY_ENV}\n"
         "max_retries: 0\nmax_reasks: 1\nbackoff_initial_s: 0.01\nabort_after_errors: 1000\n",
         encoding="utf-8",
     )
@@ -311,7 +312,7 @@ def test_a_judge_giving_the_intended_grades_passes(fake_openai, meta_run, cases,
     code, report, err = meta_run(capsys)
     assert code == 0, err
     assert report["passed"] is True and report["failures"] == [] and report["complete"] is True
-    assert report["golden_version"] == 2 and report["judge"]["prompt_version"] == 2
+    assert report["golden_version"] == 2 and report["judge"]["prompt_version"] == 3
     assert all(f["range_hits"] == 1 and f["pairwise_accuracy"] == 1 and f["spearman"] == pytest.approx(1)
                for f in report["per_dimension"].values())
     assert report["injection"]["recall"] == 1 and report["injection"]["false_flag_share"] == 0

@@ -70,12 +70,13 @@ def test_a_changed_prompt_file_cannot_be_loaded_under_the_old_version(tmp_path):
     with pytest.raises(PromptIntegrityError, match="already frozen"):
         freeze(1, root)
     # The way forward: a new version folder, frozen, selected in the config.
-    shutil.copytree(root / "v1", root / "v3")
+    new = max(int(v.name[1:]) for v in root.glob("v*")) + 1  # the next free number
+    shutil.copytree(root / "v1", root / f"v{new}")
     (root / "v1" / "faithfulness.md").write_bytes((PACKAGED_PROMPTS / "v1" / "faithfulness.md").read_bytes())
-    freeze(3, root)
-    assert load_prompt_set(3, root).version == 3
+    freeze(new, root)
+    assert load_prompt_set(new, root).version == new
     config_file = tmp_path / "judge.yaml"
-    config_file.write_text(f"prompt_version: 3\nmodel: some-model\nprompts_dir: {root.name}\n", encoding="utf-8")
+    config_file.write_text(f"prompt_version: {new}\nmodel: some-model\nprompts_dir: {root.name}\n", encoding="utf-8")
     config = load_judge_config(config_file)
     assert config.signature != load_judge_config().signature
 
@@ -107,7 +108,7 @@ def test_package_data_ships_every_prompt_config_and_golden_file():
     assert data - shipped == set()
     assert {judge / "judge.yaml", judge / "prompts" / "manifest.json", judge / "golden" / "cases.jsonl"} <= shipped
     assert {judge / "golden" / "v2" / "cases.yaml", judge / "golden" / "v2" / "thresholds.yaml"} <= shipped
-    for version in (1, 2):
+    for version in (1, 2, 3):
         assert {judge / "prompts" / f"v{version}" / name for name in VERSION_FILES} <= shipped
 
 
@@ -115,7 +116,7 @@ def test_package_data_ships_every_prompt_config_and_golden_file():
 
 
 def test_each_dimension_has_its_own_prompt_with_five_anchors():
-    prompts = load_judge_config().prompts
+    prompts = load_prompt_set(2)  # version 3's layout: tests/judge/test_judge_prompts_v3.py
     systems = {}
     for d in DIMENSIONS:
         system, user = prompts.messages(item(d))
@@ -146,8 +147,7 @@ def shown(prompts, dimension: str, **changes) -> dict[str, bool]:
 def test_each_dimension_sees_the_evidence_its_rubric_names():
     """Rubric v2: correctness and completeness against the reference answer and the GOLD passages,
     never the system's own; faithfulness against the system's passages alone."""
-    prompts = load_judge_config().prompts
-    assert prompts.version == 2
+    prompts = load_prompt_set(2)
     gold = (("law_doc_9", "The URAA restored copyright in foreign films."),)
     seen = {d: shown(prompts, d, gold_evidence=gold) for d in DIMENSIONS}
     for d in ("correctness", "completeness"):

@@ -70,7 +70,7 @@ def test_the_report_discloses_prompts_models_retries_counts_golden_and_agreement
                  "--agreement", str(agreement), "--sample", str(sample)]) == 0
     report = json.loads((out / "judge-report.json").read_text())
     judge = report["judge"]
-    assert judge["signature"] == CONFIG.signature and judge["prompt_version"] == CONFIG.prompt_version == 2
+    assert judge["signature"] == CONFIG.signature and judge["prompt_version"] == CONFIG.prompt_version == 3
     assert judge["prompt_files"] == dict(CONFIG.prompts.file_hashes) and len(judge["prompt_files"]) == 9
     assert judge["configured_model"] == "gpt-4o-2024-08-06" and judge["decoding"]["response_format"] == "json_schema"
     assert report["retry_procedure"]["settings"]["max_retries"] == CONFIG.max_retries

@@ -52,7 +52,8 @@ def runs(tmp_path_factory) -> Runs:
             mp.setenv(KEY_ENV, "test-key-0123456789")
             config = root / "judge.yaml"
             config.write_text(
-                f"prompt_version: 2\nmodel: fake-judge\nbase_url: {server.base_url}\napi_key_env: {KEY_ENV}\n"
+                f"prompt_version: {load_judge_config().prompt_version}\nmodel: fake-judge\nbase_url: {server.base_url}\n"
+                f"api_key_env: {KEY_ENV}\n"
                 "max_retries: 0\nmax_reasks: 1\nbackoff_initial_s: 0.01\nabort_after_errors: 1000\n",
                 encoding="utf-8")
             packaged = load_judge_config()
@@ -102,7 +103,7 @@ def test_a_passing_judge_meta_json_is_reported_check_by_check_against_its_thresh
     signature = load_judge_config(runs.config).signature
     assert (g["golden_version"], g["passed"], g["complete"]) == (2, True, True)
     assert g["judge"]["signature"] == signature == meta["judge"]["signature"]
-    assert (g["judge"]["prompt_version"], g["judge"]["model"]) == (2, "fake-judge")
+    assert (g["judge"]["prompt_version"], g["judge"]["model"]) == (load_judge_config().prompt_version, "fake-judge")
     assert g["cases"] == len(load_golden_set(2)) == 280
     limits = thresholds()["per_dimension"]
     assert set(g["checks"]) == set(DIMENSIONS)
@@ -118,7 +119,7 @@ def test_a_passing_judge_meta_json_is_reported_check_by_check_against_its_thresh
     assert g["thresholds_file"] == "thresholds.yaml" and g["thresholds_packaged"] is True
     assert g["signature_mismatches"] == []
     assert "## Golden set v2 meta-evaluation: PASSED" in md
-    assert f"judge signature `{signature}`, prompt version 2, model `fake-judge`" in md
+    assert f"judge signature `{signature}`, prompt version {load_judge_config().prompt_version}, model `fake-judge`" in md
     assert "| dimension | cases | range hits (>= 0.85) | pairwise accuracy (>= 0.8) | ties (<= 0.2) |" in md
     assert re.search(r"^\| correctness \| 56 \| 1\.000 pass \| 1\.000 pass \| 0\.000 pass \| 1\.000 pass \| "
                      r"1\.000 pass \| 0\.000 pass \|$", md, re.MULTILINE), md

@@ -106,7 +106,13 @@ def test_the_command_judges_each_teams_last_submission(ref_root, tmp_path, serve
                                 cache_dir=tmp_path / "cache").scores
     assert {k: float(table[0][k]) for k in SUBTRACKS["2b"].keys if table[0][k]} == expected
     assert set(JUDGE) <= {k for k in SUBTRACKS["2b"].keys if table[1][k]}  # judge columns filled
+    # What the verdicts cost, as the fake server reported it (100 prompt + 20 completion tokens a
+    # call); no prices in the config: no money.
+    calls = int(table[0]["calls"])
+    assert calls > 0 and int(table[0]["prompt_tokens"]) == 100 * calls and int(table[0]["completion_tokens"]) == 20 * calls
+    assert table[0]["money_usd"] == "" and table[0]["calls_usage_not_recorded"] == "0"
     markdown = (out / "judged_submissions_2b.md").read_text()
+    assert "Judge usage of these 2 submissions' verdicts:" in markdown and "no prices in the judge config" in markdown
     assert "| 1 | alice | 15 |" in markdown and "11_alice_PhaseId4_2027-01-20_01-00_early.zip: superseded by submission 15" in markdown
     assert KEY not in markdown and KEY not in capsys.readouterr().out
 
@@ -140,3 +146,26 @@ def test_a_judge_without_a_key_is_refused_before_anything_is_scored(ref_root, tm
                    "--out", str(tmp_path / "out")])
     assert status == 1 and "the judge cannot run: no API key" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("sub", ["2b", "2c"])
+def test_the_estimate_needs_no_key_sends_nothing_and_counts_every_turn_of_each_team(ref_root, tmp_path, monkeypatch,
+                                                                                    capsys, sub):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    status = main(["judge-submissions", "--ref", str(ref_root / sub), "--submissions", str(_bulk_of_samples(tmp_path, sub)),
+                   "--out", str(tmp_path / "out"), "--estimate"])
+    out = capsys.readouterr().out
+    turns = len(Reference.read(ref_root / sub).topics)
+    # Two teams (alice's last submission, bob's), every turn answered, five dimensions each; each
+    # request is distinct within a submission, and both stand-in submissions are alike: counted twice.
+    assert status == 0 and f"{sub}: 2 teams' last submissions" in out
+    assert f"calls: {2 * turns * 5:,} " in out and "characters per token" in out
+    assert not (tmp_path / "out").exists()
+
+
+def test_before_the_phase_the_estimate_takes_the_expected_number_of_teams(ref_root, monkeypatch, capsys):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert main(["judge-submissions", "--ref", str(ref_root / "2c"), "--teams", "180", "--estimate"]) == 0
+    turns = len(Reference.read(ref_root / "2c").topics)
+    assert f"calls: {180 * turns * 5:,} " in capsys.readouterr().out
+    assert main(["judge-submissions", "--ref", str(ref_root / "2c"), "--teams", "3"]) == 2

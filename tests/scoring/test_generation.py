@@ -177,7 +177,7 @@ def test_judge_without_a_key_does_not_run_and_says_why(tmp_path, monkeypatch):
     judge = result.details["generation"]["judge"]
     assert judge["ran"] is False
     assert judge["reason"] == "no API key: the environment variable OPENAI_API_KEY is not set"
-    assert judge["model"] == "gpt-4o-2024-08-06" and judge["prompt_version"] == 2 and judge["signature"]
+    assert judge["model"] == "gpt-4o-2024-08-06" and judge["prompt_version"] == 3 and judge["signature"]
     assert any(line.startswith("judge: warning: the judge did not run: no API key") for line in result.problems.lines())
 
 
@@ -269,11 +269,11 @@ def test_2b_end_to_end_hand_computed_then_all_from_the_cache(tmp_path, fake_open
     faith3 = next(b for b in bodies if "for faithfulness" in b and ANSWER_3 in b)
     assert "document id: e1\n\nHeavy rain raises rivers." in faith3 and "document id: e2" in faith3
     correct3 = next(b for b in bodies if "for correctness" in b and ANSWER_3 in b)
-    assert "BEGIN GOLD PASSAGE 1" in correct3 and "document id: e1" in correct3 and "document id: e2" in correct3
-    assert judge["passages_shown"] == {
-        "correctness": ["the turn's gold passages"], "completeness": ["the turn's gold passages"], "relevance": [],
-        "coherence": [], "faithfulness": ["the passages the system had"],
-    }  # fmt: skip
+    # Prompt version 3 shows every dimension the same blocks; 2b's gold passages are the system's, shown once.
+    assert "document id: e1" in correct3 and "document id: e2" in correct3
+    assert "the gold passages are the PASSAGES above" in correct3 and "BEGIN GOLD PASSAGE 1" not in correct3
+    both = ["the passages the system had", "the turn's gold passages"]
+    assert judge["passages_shown"] == dict.fromkeys(DIMENSIONS, both)
 
     # Second run: every judgment from the cache, no HTTP call, the same figures.
     before = fake_openai.chat_calls
@@ -399,16 +399,18 @@ def test_2c_end_to_end_retrieval_as_2a_plus_generation_with_the_runs_top_5(tmp_p
     faith1 = next(
         user_text(r.body) for r in fake_openai.chat_requests if "for faithfulness" in user_text(r.body) and ANSWER_1 in user_text(r.body)
     )
-    ids = re.findall(r"document id: (\S+)", faith1)
+    ids = re.findall(r"BEGIN PASSAGE \d+ \w+>>>\ndocument id: (\S+)", faith1)
     assert ids == ["b3", "b1", "b2"]
-    # Correctness and completeness saw the turn's gold passage (b1), never the run's top 5: a
-    # retrieval miss costs faithfulness, not correctness.
+    # Correctness and completeness are given the turn's gold passage (b1) to judge against (prompt
+    # version 3 shows every dimension the same blocks; the rubric names what counts): a retrieval
+    # miss costs faithfulness, not correctness.
     for dimension in ("correctness", "completeness"):
         body = next(
             user_text(r.body) for r in fake_openai.chat_requests
             if f"for {dimension}" in user_text(r.body) and ANSWER_1 in user_text(r.body)
         )
-        assert re.findall(r"document id: (\S+)", body) == ["b1"] and "BEGIN GOLD PASSAGE 1" in body
+        assert re.findall(r"BEGIN GOLD PASSAGE \d+ \w+>>>\ndocument id: (\S+)", body) == ["b1"]
+        assert "Judge against the REFERENCE ANSWER and the GOLD PASSAGES" in body or dimension == "completeness"
     assert result.details["generation"]["evidence"]["gold_passages_given"] == 1 + 2
     per_turn = result.details["generation"]["per_turn"]
     assert [t["evidence_doc_ids"] for t in per_turn] == [["b3", "b1", "b2"], [], ["e1", "e3"]]

@@ -22,6 +22,17 @@ whose ``response_format.type`` is ``json_schema`` gets HTTP 500 with its pydanti
 text, and the cap on completion tokens is ignored (the preflight's reply reports more tokens
 than it allowed).
 
+Usage. By default every completion reports fixed usage (100 prompt + 20 completion tokens; the
+preflight 12 + what it used). With ``count_tokens=True`` the server counts like a real one, by
+one documented rule: a request's prompt is its messages written out as ``<|role|>\ncontent\n``
+one after the other; the prompt tokens are that text's ASCII characters / 4 (rounded up) plus
+one per other character, and the completion tokens the reply content's, by the same rule.
+``usage.prompt_tokens_details.cached_tokens`` is the same count of the longest prefix of the
+prompt text shared with a prompt this server answered before (a prefix cache that never
+evicts), rounded down to a multiple of ``cache_block_tokens`` (1: any shared prefix; OpenAI
+caches in steps of 128 from 1,024 tokens). ``usage_reported`` lists (prompt, cached, completion)
+per judgment answer, in order: what tests compare the cache's columns with.
+
 ``echo_auth=True`` makes the server hostile: it copies the request's Authorization header
 into every body it sends (errors, completions, batch files), to prove the key never leaks.
 
@@ -145,6 +156,29 @@ def graded_judge(grades: dict[str, tuple[int, bool]]) -> Callable[[dict], Reply]
     return reply
 
 
+def rule_tokens(text: str) -> int:
+    """Tokens by the server's documented rule: ASCII characters / 4, rounded up, plus one per
+    other character (written here independently of reteco's estimate, which uses the same rule)."""
+    ascii_chars = sum(1 for c in text if ord(c) < 128)
+    return -(-ascii_chars // 4) + len(text) - ascii_chars
+
+
+def prompt_text(body: dict) -> str:
+    """A chat request's prompt as the server counts it: ``<|role|>\ncontent\n`` per message."""
+    return "".join(f"<|{m.get('role')}|>\n{m.get('content') or ''}\n" for m in body.get("messages", []))
+
+
+def common_prefix_length(a: str, b: str) -> int:
+    """How many leading characters ``a`` and ``b`` share."""
+    end, shared, step = min(len(a), len(b)), 0, 4096
+    while step:  # gallop over equal chunks, halving the chunk at a difference: fast on long prompts
+        if shared + step <= end and a[shared:shared + step] == b[shared:shared + step]:
+            shared += step
+        else:
+            step //= 2
+    return shared
+
+
 @dataclass
 class Recorded:
     """A request the server received."""
@@ -170,7 +204,12 @@ def llama_cpp_python_rejection() -> Reply:
 class FakeOpenAI:
     """The server. ``start()`` returns the base URL (http://127.0.0.1:PORT/v1)."""
 
-    def __init__(self, *, latency_s: float = 0.0, echo_auth: bool = False, mode: str | None = None):
+    def __init__(self, *, latency_s: float = 0.0, echo_auth: bool = False, mode: str | None = None,
+                 count_tokens: bool = False, cache_block_tokens: int = 1):
+        self.count_tokens = count_tokens
+        self.cache_block_tokens = cache_block_tokens
+        self.seen_prompts: list[str] = []  # the prefix cache (count_tokens)
+        self.usage_reported: list[tuple[int, int, int]] = []
         self.latency_s = latency_s
         self.echo_auth = echo_auth
         self.mode = mode
@@ -268,7 +307,25 @@ class FakeOpenAI:
                 self.preflight_requests.append(Recorded("POST", "/v1/chat/completions", headers, body, time.monotonic()))
             return llama_cpp_python_rejection() if rejected else self.preflight(body)
         self.record("POST", "/v1/chat/completions", headers, body)
-        return llama_cpp_python_rejection() if rejected else self.choose(body)
+        return llama_cpp_python_rejection() if rejected else self.counted(body, self.choose(body))
+
+    def counted(self, body: dict, reply: Reply) -> Reply:
+        """``reply`` with the usage counted by the documented rule (``count_tokens``), recorded."""
+        if not (self.count_tokens and reply.status == 200 and isinstance(reply.body, dict) and "choices" in reply.body):
+            return reply
+        prompt = prompt_text(body)
+        with self._lock:
+            shared = max((common_prefix_length(prompt, seen) for seen in self.seen_prompts), default=0)
+            self.seen_prompts.append(prompt)
+            prompt_tokens = rule_tokens(prompt)
+            cached = rule_tokens(prompt[:shared]) // self.cache_block_tokens * self.cache_block_tokens
+            content = reply.body["choices"][0].get("message", {}).get("content") or ""
+            usage = (prompt_tokens, cached, rule_tokens(content))
+            self.usage_reported.append(usage)
+        body_out = {**reply.body, "usage": {
+            "prompt_tokens": usage[0], "completion_tokens": usage[2], "total_tokens": usage[0] + usage[2],
+            "prompt_tokens_details": {"cached_tokens": usage[1]}}}
+        return Reply(reply.status, body_out, reply.headers, reply.delay_s)
 
     def record(self, method: str, path: str, headers: dict[str, str], body: Any) -> None:
         with self._lock:
@@ -283,7 +340,7 @@ class FakeOpenAI:
             request = json.loads(line)
             if self.batch_skip(request["custom_id"]):
                 continue
-            reply = self.choose(request["body"])
+            reply = self.counted(request["body"], self.choose(request["body"]))
             body = reply.body
             if self.echo_auth and isinstance(body, dict):
                 body = _echo(body, auth)

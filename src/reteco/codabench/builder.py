@@ -248,8 +248,19 @@ def _reference_data(options: BuildOptions, subs: tuple[str, ...], work: Path, fi
             if judge is not None and sub in JUDGED_SUBTRACKS and phase.key in options.judge_phases:
                 write_judge_setup(staged, judge, max_calls=call_budget(judge, count_turns(staged)))
                 judged.append(definition.reference_path(phase, sub))
+                _print_judge_estimate(staged, judge, f"{phase.key} {sub}")
             write_zip(files / definition.reference_path(phase, sub), staged, compression=options.compression)
     return Path(release), judged
+
+
+def _print_judge_estimate(folder: Path, judge, what: str) -> None:
+    """The build's log: what judging one submission answering every turn of a judged phase costs
+    with ``judge`` (a ``JudgeSetup``): ``reteco.scoring.judge_cost``; multiply by the teams expected."""
+    from reteco.judge.estimate import estimate_lines
+    from reteco.scoring.judge_cost import estimate_phase
+
+    _, one = estimate_phase(folder, judge.config, 1)
+    print("\n".join(estimate_lines(one, f"judging one submission of {what}")), file=sys.stderr)
 
 
 def _solutions(options: BuildOptions, subs: tuple[str, ...], work: Path, files: Path) -> Path:

@@ -4,6 +4,7 @@
                  [--retry-invalid] [--batch] [--no-progress]
     reteco judge --golden --out GOLDEN.jsonl [--judge-config ...]
     reteco judge --import-archive ARCHIVE [ARCHIVE ...] [--judge-cache DIR]
+    reteco judge (--items ITEMS.jsonl | --golden) --estimate [--judge-config judge.yaml] [--batch]
 
 ITEMS.jsonl: one JudgeItem per line ({"key", "dimension", "query", "history", "answer",
 "evidence": [[doc_id, text], ...], "reference_answer"}). OUT.jsonl: one outcome per line, in
@@ -18,6 +19,10 @@ be used, no key is configured, or the server refused (or never answered) the pre
 answer received is in the cache); 4 (``EXIT_INCOMPLETE``) some judgments failed (status
 "error": transport failures, the run stopped, the deadline or the call budget): the outcomes
 are written, the rest is kept, and running the same command again asks only the failed ones.
+
+``--estimate``: print the calls, input (and cacheable input) tokens, output tokens and money the
+run would take (``reteco.judge.estimate``: the method is printed with the figures); nothing is
+sent or written, no key is needed. Exit 0.
 
 ``--import-archive``: merge the judge archives the Codabench scoring program writes into its
 scoring output (``judge_archive.sqlite``; give the file, the output folder, or the output's zip as
@@ -83,6 +88,9 @@ def add_judge_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--retry-invalid", action="store_true", help="ask again the judgments cached as invalid")
     p.add_argument("--batch", action="store_true", help="send first asks through the Batch API")
     p.add_argument("--max-calls", type=count_argument(0), help="at most this many HTTP requests (0: from the cache only)")
+    p.add_argument("--estimate", action="store_true",
+                   help="print the calls, tokens and money judging would take (reteco.judge.estimate); nothing is sent "
+                   "or written")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_judge)
     return p
@@ -134,13 +142,19 @@ def cmd_judge(args) -> int:
 
     if args.import_archive:
         return import_archives(args.import_archive, args.judge_cache or default_cache_dir())
-    if args.out is None:
+    if args.out is None and not args.estimate:
         raise UsageError("--out is required with --items and --golden")
     config = load_judge_config(args.judge_config)
     if args.batch:
         config = dataclasses.replace(config, use_batch_api=True)
     cases = load_golden_cases() if args.golden else None
     items = [c.item for c in cases] if cases is not None else read_items(args.items)
+    if args.estimate:
+        from reteco.judge.estimate import estimate_judging, estimate_lines
+
+        what = f"{len(items)} judgments with judge {config.signature} ({config.model}, prompt version {config.prompt_version})"
+        print("\n".join(estimate_lines(estimate_judging(items, config), what)))
+        return EXIT_OK
     require_judge(config, "judge")
     cache_dir = args.judge_cache or default_cache_dir()
     print(f"cache: {cache_dir}", file=sys.stderr)

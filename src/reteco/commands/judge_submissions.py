@@ -2,6 +2,7 @@
 
     reteco judge-submissions --ref REF --submissions BULK --out OUT [--judge-config C]
                              [--judge-cache D] [--jobs N] [--no-progress]
+    reteco judge-submissions --ref REF (--submissions BULK | --teams N) --estimate [--judge-config C]
 
 BULK is ``bulk_submissions.zip`` as Codabench's "download" of selected submissions saves it,
 or a folder of its files (``reteco.organizers.judge_submissions`` names the layout and where in
@@ -13,6 +14,11 @@ the cache (``--judge-cache``; import the platform's archives first with ``reteco
 --import-archive`` so nothing judged there is paid twice), and OUT gets, per sub-track,
 ``judged_submissions_<sub>.csv`` and ``.md``: rank, team, submission, every leaderboard figure of
 the sub-track, judge columns included, and why a figure is absent.
+
+``--estimate`` prints, per sub-track, the calls, tokens and money judging each team's last
+submission would take (``reteco.scoring.judge_cost``: every turn answered, reference answers as
+stand-in answers), for the bulk download's teams or ``--teams N`` (before the phase opens);
+nothing is sent or written and no key is needed.
 
 Exit codes: 0 written; 1 the input cannot be used (REF, BULK, a judge config without a key);
 2 the command line is wrong; 4 written, but some submission failed on an internal error of
@@ -30,7 +36,7 @@ from pathlib import Path
 
 from reteco.commands.judge_options import add_judge_cache_option, add_judge_config_option, check_judge_cache
 from reteco.commands.output_folder import check_output_folder
-from reteco.problems import EXIT_INCOMPLETE, EXIT_OK, InputError, quoted
+from reteco.problems import EXIT_INCOMPLETE, EXIT_OK, InputError, UsageError, quoted
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -44,16 +50,22 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                     "(CSV and Markdown) of the sub-track's figures, judge columns included.",
     )
     p.add_argument("--ref", type=Path, required=True, help="the sub-track's reference folder, or a folder of them")
-    p.add_argument("--submissions", type=Path, required=True,
+    p.add_argument("--submissions", type=Path,
                    help="bulk_submissions.zip as Codabench saves it, or a folder of its files (with several sub-tracks: a "
                    "folder of <sub-track>.zip or <sub-track>/)")
-    p.add_argument("--out", type=Path, required=True, help="output folder")
+    p.add_argument("--out", type=Path, help="output folder (required unless --estimate)")
     add_judge_config_option(p, help_text="judge config YAML (default: the packaged judge.yaml); the bundle's "
                             "--judge-config, for the platform's judgments to be found in the cache")
     add_judge_cache_option(p)
     p.add_argument("--jobs", type=count_argument(1), default=1, help="scoring processes (default 1: the judge's own "
                    "concurrency does the waiting)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--estimate", action="store_true",
+                   help="print the calls, tokens and money judging each sub-track's last submissions per team would "
+                   "take (reteco.scoring.judge_cost); nothing is sent or written, no key is needed")
+    p.add_argument("--teams", type=count_argument(1),
+                   help="with --estimate: the number of teams expected, instead of counting a bulk download's (before "
+                   "the phase opens)")
     p.set_defaults(func=cmd_judge_submissions)
     return p
 
@@ -64,9 +76,17 @@ def cmd_judge_submissions(args) -> int:
     from reteco.organizers.leaderboard import ScoringOptions, find_subtracks
     from reteco.subtracks import SUBTRACKS
 
-    check_output_folder(args.out, "--out")
+    if args.teams is not None and not args.estimate:
+        raise UsageError("--teams goes with --estimate")
+    if args.submissions is None and not (args.estimate and args.teams is not None):
+        raise UsageError("--submissions is required (with --estimate, or --teams N)")
+    if args.out is None and not args.estimate:
+        raise UsageError("--out is required unless --estimate")
     subtracks = find_subtracks(args.ref)
     config = load_judge_config(args.judge_config)
+    if args.estimate:
+        return _print_estimates(args, subtracks, config)
+    check_output_folder(args.out, "--out")
     ok, why = judge_available(config)
     if not ok:
         raise InputError(f"the judge cannot run: {why}; this command judges, so it needs the judge's key",
@@ -114,6 +134,28 @@ def cmd_judge_submissions(args) -> int:
             print(f"{sub}: {len(kept)} teams ({ranked} ranked), {len(superseded)} earlier submissions superseded -> "
                   f"{', '.join(os.fspath(p) for p in written)}")
     return EXIT_INCOMPLETE if incomplete else EXIT_OK
+
+
+def _print_estimates(args, subtracks, config) -> int:
+    """``--estimate``: per sub-track, what judging its teams' last submissions would cost."""
+    from reteco.judge.estimate import estimate_lines
+    from reteco.organizers import judge_submissions as js
+    from reteco.scoring.judge_cost import estimate_phase
+
+    single = len(subtracks) == 1 and args.ref.resolve() == subtracks[0][1].resolve()
+    with tempfile.TemporaryDirectory(prefix="reteco-bulk-") as tmp:
+        for n, (sub, ref_dir) in enumerate(subtracks):
+            teams = args.teams
+            if teams is None:
+                source = args.submissions if single else _subtrack_source(args.submissions, sub)
+                if source is None:
+                    continue
+                teams = len(js.last_per_team(js.read_bulk_download(source, Path(tmp) / str(n)).submissions)[0])
+            total, _ = estimate_phase(ref_dir, config, teams)
+            what = (f"{sub}: {teams} teams' last submissions, every turn answered (answers as long as the reference "
+                    f"answers), judge {config.model}, prompt version {config.prompt_version}")
+            print("\n".join(estimate_lines(total, what)))
+    return EXIT_OK
 
 
 def _subtrack_source(folder: Path, sub: str) -> Path | None:

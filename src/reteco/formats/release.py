@@ -46,6 +46,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from reteco.formats.jsonl_records import ISO_DATE
 from reteco.formats.topic_ids import canonical_domain, normalize_topic_id
+from reteco.formats.turns import parse_key_points
 from reteco.problems import InputError
 
 TRACK1_DIR = "track1_tempo"
@@ -96,6 +97,7 @@ class Turn:
     history: Any
     answer: str
     gold_doc_ids: list[str] | None
+    key_points: tuple[tuple[str, str], ...] = ()  # the reference answer's, when written (formats.turns)
 
 
 @dataclass(frozen=True)
@@ -481,9 +483,12 @@ def read_benchmark(path: Path) -> Iterator[Conversation]:
                 raise InputError(f"conversation {conversation_id!r}: turn_id {number} repeats", str(path), line)
             seen.add(number)
             gold = _id_list(raw.get("gold_doc_ids"), f'"gold_doc_ids" of turn {number}', path, line)
-            turns.append(
-                Turn(number, _text(raw.get("query")), raw.get("conversation_history"), _text(raw.get("answer")), gold)
-            )
+            try:
+                key_points = parse_key_points(raw.get("key_points"))
+            except ValueError as exc:
+                raise InputError(f"conversation {conversation_id!r}: turn {number}: {exc}", str(path), line) from None
+            turns.append(Turn(number, _text(raw.get("query")), raw.get("conversation_history"), _text(raw.get("answer")),
+                              gold, key_points))
         yield Conversation(conversation_id, task, turns, str(path), line)
 
 

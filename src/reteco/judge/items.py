@@ -10,6 +10,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from reteco.formats.turns import KEY_POINT_IMPORTANCE, parse_key_points
+from reteco.llm.usage import TokenUsage
 from reteco.subtracks import DIMENSIONS
 
 OK = "ok"
@@ -17,7 +19,9 @@ INVALID = "invalid"
 ERROR = "error"
 STATUSES = (OK, INVALID, ERROR)
 
-ITEM_FIELDS = ("key", "dimension", "query", "history", "answer", "evidence", "reference_answer", "gold_evidence")
+ITEM_FIELDS = ("key", "dimension", "query", "history", "answer", "evidence", "reference_answer", "gold_evidence",
+               "key_points")
+
 
 
 @dataclass(frozen=True)
@@ -28,8 +32,10 @@ class JudgeItem:
     supplied gold passages (2b) or the run's top 5 (2c); faithfulness is judged against them.
     ``gold_evidence`` holds the turn's gold passages whatever the system retrieved (2b and 2c
     alike); correctness and completeness are judged against them and the reference answer
-    (prompt version 2 on; version 1 showed ``evidence`` to every dimension). Which inputs a
-    dimension sees is its prompt's ``inputs``. Everything but ``key`` and ``dimension`` is data
+    (prompt version 2 on; version 1 showed ``evidence`` to every dimension). ``key_points``:
+    the reference answer's written key points as (text, importance) pairs, importance "vital"
+    or "okay" (empty: none written), shown from prompt version 3 on. Which inputs a dimension
+    sees is its prompt's ``inputs``. Everything but ``key`` and ``dimension`` is data
     shown to the judge, never instructions to it.
     """
 
@@ -41,6 +47,7 @@ class JudgeItem:
     evidence: tuple[tuple[str, str], ...]
     reference_answer: str
     gold_evidence: tuple[tuple[str, str], ...] = ()
+    key_points: tuple[tuple[str, str], ...] = ()  # (text, "vital" | "okay"): the reference's, when written
 
 
 @dataclass(frozen=True)
@@ -58,7 +65,8 @@ class JudgeOutcome:
     trail's handle. Provenance: ``reported_model`` is the model the server named in the reply
     that gave the verdict (None when no reply did: status "error"), which may differ from the
     configured one; ``system_fingerprint`` that reply's fingerprint; ``endpoint`` the public URL
-    of the server asked.
+    of the server asked. ``usage``: the calls that made the verdict and their tokens, in whichever
+    run they were made (``reteco.llm.usage``): what the verdict cost.
     """
 
     item: JudgeItem
@@ -71,6 +79,7 @@ class JudgeOutcome:
     cache_key: str = ""
     reported_model: str | None = None
     endpoint: str | None = None
+    usage: TokenUsage | None = None  # the tokens of the calls that made the verdict (None: no verdict)
 
     @property
     def normalized(self) -> float | None:
@@ -104,7 +113,7 @@ def item_from_json(obj: Mapping[str, Any]) -> JudgeItem:
     if values["dimension"] not in DIMENSIONS:
         raise ValueError(f"dimension {values['dimension']!r} is not one of {', '.join(DIMENSIONS)}")
     evidence = {name: _passages(obj.get(name), name) for name in ("evidence", "gold_evidence")}
-    return JudgeItem(**evidence, **values)
+    return JudgeItem(**evidence, **values, key_points=parse_key_points(obj.get("key_points")))
 
 
 def _passages(raw: Any, name: str) -> tuple[tuple[str, str], ...]:
@@ -137,6 +146,7 @@ def item_to_json(item: JudgeItem) -> dict:
         "evidence": [[doc_id, text] for doc_id, text in item.evidence],
         "reference_answer": item.reference_answer,
         "gold_evidence": [[doc_id, text] for doc_id, text in item.gold_evidence],
+        "key_points": [{"text": text, "importance": importance} for text, importance in item.key_points],
     }
 
 
@@ -170,6 +180,9 @@ def validate_items(items: Iterable[JudgeItem]) -> None:
         for name in ("key", "query", "history", "answer", "reference_answer"):
             if not isinstance(getattr(item, name), str):
                 raise TypeError(f"item {n} ({item.key}): {name} must be a string")
+        for text, importance in item.key_points:
+            if not isinstance(text, str) or importance not in KEY_POINT_IMPORTANCE:
+                raise TypeError(f"item {n} ({item.key}): key_points must be (text, 'vital' | 'okay') pairs")
         for name in ("evidence", "gold_evidence"):
             for pair in getattr(item, name):
                 if not (isinstance(pair, (tuple, list)) and len(pair) == 2 and all(isinstance(x, str) for x in pair)):
@@ -188,3 +201,16 @@ def summarize_outcomes(outcomes: Iterable[JudgeOutcome]) -> dict[str, dict[str, 
         c[o.status] += 1
         c["cached"] += int(o.cached)
     return {d: {k: int(c.get(k, 0)) for k in (*STATUSES, "cached")} for d, c in counts.items()}
+
+
+def verdicts_usage(outcomes: Iterable[JudgeOutcome]) -> TokenUsage:
+    """The tokens the verdicts of ``outcomes`` cost (``JudgeOutcome.usage``), each judgment once:
+    items asking the same request share one verdict and were paid once."""
+    seen: dict[str, TokenUsage] = {}
+    for o in outcomes:
+        if o.usage is not None:
+            seen.setdefault(o.cache_key or str(id(o)), o.usage)
+    out = TokenUsage()
+    for usage in seen.values():
+        out = out + usage
+    return out

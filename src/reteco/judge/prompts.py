@@ -42,7 +42,7 @@ from reteco.llm.prompt_files import (
 )
 
 PACKAGED_PROMPTS = Path(__file__).resolve().parent / "prompts"
-INPUTS = ("history", "query", "reference_answer", "evidence", "gold_evidence", "answer")
+INPUTS = ("history", "query", "reference_answer", "evidence", "gold_evidence", "key_points", "answer")
 # Inputs holding passages: one fenced block per passage.
 PASSAGE_INPUTS = ("evidence", "gold_evidence")
 COMMON_FILES = ("system.md", "layout.yaml", "reask.md", "schema.json")
@@ -80,9 +80,23 @@ class PromptSet:
         """The JSON schema proper (``response_format["json_schema"]["schema"]``)."""
         return self.response_format["json_schema"]["schema"]
 
+    @property
+    def rubric_at_end(self) -> bool:
+        """The prefix-cache layout (version 3 on, ``layout.yaml``'s ``rubric_at_end``): the system
+        message holds the shared rules only, every dimension shows the same data blocks, and the
+        dimension's question and rubric close the user message, so the five requests of one
+        answer share everything up to the RESPONSE. Before: the rubric ended the system message."""
+        return bool(self.layout.get("rubric_at_end"))
+
     def messages(self, item: JudgeItem) -> list[dict[str, str]]:
-        """The chat messages asking for ``item``'s judgment: system rules + rubric, fenced data."""
+        """The chat messages asking for ``item``'s judgment: the rules, the fenced data and the
+        dimension's rubric (at the end of the system message, or of the user message when
+        ``rubric_at_end``)."""
         spec = self.dimensions[item.dimension]
+        if self.rubric_at_end:
+            user = f"{self._user(item, spec, closing=False)}\n{spec.text.strip()}\n\n" + \
+                self.layout["closing"].format(dimension=spec.title) + "\n"
+            return [{"role": "system", "content": f"{self.system.strip()}\n"}, {"role": "user", "content": user}]
         system = f"{self.system.strip()}\n\n{spec.text.strip()}\n"
         return [{"role": "system", "content": system}, {"role": "user", "content": self._user(item, spec)}]
 
@@ -90,19 +104,17 @@ class PromptSet:
         """The user message sent after an unusable reply, saying what was wrong with it."""
         return {"role": "user", "content": self.reask.strip().format(problem=problem)}
 
-    def _user(self, item: JudgeItem, spec: DimensionPrompt) -> str:
+    def _user(self, item: JudgeItem, spec: DimensionPrompt, *, closing: bool = True) -> str:
         blocks_conf = self.layout["blocks"]
         blocks: list[tuple[str, str, str]] = []  # (intro, label, content)
         for name in spec.inputs:
             conf = blocks_conf[name]
             if name in PASSAGE_INPUTS:
-                passages = getattr(item, name)
-                if not passages:
-                    blocks.append((conf["empty_intro"], f"{conf['label']}S", conf["empty"]))
-                for n, (doc_id, text) in enumerate(passages, 1):
-                    content = f"document id: {neutralise(doc_id)}\n\n{neutralise(text).strip() or conf['empty']}"
-                    intro = conf["intro"].format(n=n, total=len(passages))
-                    blocks.append((intro, f"{conf['label']} {n}", content))
+                blocks.extend(self._passage_blocks(item, name, conf))
+            elif name == "key_points":
+                lines = [conf["line"].format(n=n, importance=importance, text=neutralise(text).strip())
+                         for n, (text, importance) in enumerate(item.key_points, 1)]
+                blocks.append((conf["intro"], conf["label"], "\n".join(lines) or conf["empty"]))
             else:
                 value = neutralise(getattr(item, name)).strip()
                 blocks.append((conf["intro"], conf["label"], value or conf["empty"]))
@@ -110,8 +122,29 @@ class PromptSet:
         parts = [self.layout["header"].format(tag=tag)]
         for intro, label, content in blocks:
             parts.append(f"{intro}\n<<<BEGIN {label} {tag}>>>\n{content}\n<<<END {label} {tag}>>>")
-        parts.append(self.layout["closing"].format(dimension=spec.title))
+        if closing:
+            parts.append(self.layout["closing"].format(dimension=spec.title))
         return "\n\n".join(parts) + "\n"
+
+    @staticmethod
+    def _passage_blocks(item: JudgeItem, name: str, conf: Mapping[str, str]) -> list[tuple[str, str, str]]:
+        """One block per passage; the gold passages, when the layout says so, not repeated:
+        one ``same`` block when they are the system's passages (2b), a ``repeated`` pointer for
+        one the system also had."""
+        passages = getattr(item, name)
+        if not passages:
+            return [(conf["empty_intro"], f"{conf['label']}S", conf["empty"])]
+        if name == "gold_evidence" and "same" in conf and passages == item.evidence:
+            return [(conf["empty_intro"], f"{conf['label']}S", conf["same"])]
+        had = {pair: n for n, pair in reversed(list(enumerate(item.evidence, 1)))} if "repeated" in conf else {}
+        blocks = []
+        for n, (doc_id, text) in enumerate(passages, 1):
+            if name == "gold_evidence" and (doc_id, text) in had:
+                content = conf["repeated"].format(doc_id=neutralise(doc_id), n=had[(doc_id, text)])
+            else:
+                content = f"document id: {neutralise(doc_id)}\n\n{neutralise(text).strip() or conf['empty']}"
+            blocks.append((conf["intro"].format(n=n, total=len(passages)), f"{conf['label']} {n}", content))
+        return blocks
 
     def parse_reply(self, content: str | None) -> tuple[int, str]:
         """(score, rationale) from a reply's content; raises ReplyProblem when it is unusable.
@@ -191,6 +224,9 @@ def load_prompt_set(version: int, root: Path = PACKAGED_PROMPTS, *, verify: bool
         raise PromptIntegrityError(f"prompt version {version}: {exc}") from None
     _check_schema(response_format["json_schema"], directory / "schema.json")
     _check_layout(layout, {i for spec in dims.values() for i in spec.inputs}, directory / "layout.yaml")
+    if isinstance(layout, Mapping) and layout.get("rubric_at_end") and len({spec.inputs for spec in dims.values()}) != 1:
+        raise PromptIntegrityError(f"{directory / 'layout.yaml'}: with rubric_at_end every dimension must show the same "
+                                   "inputs in the same order (the shared prefix)")
     prompts = PromptSet(
         version=version,
         directory=directory,
@@ -249,7 +285,8 @@ def _check_layout(layout: Any, used: set[str], where: Path) -> None:
     try:
         for name in (i for i in INPUTS if i in used):
             block = layout["blocks"][name]
-            keys = ("label", "intro", "empty") + (("empty_intro",) if name in PASSAGE_INPUTS else ())
+            keys = ("label", "intro", "empty") + (("empty_intro",) if name in PASSAGE_INPUTS else ()) + (
+                ("line",) if name == "key_points" else ())
             for key in keys:
                 if not isinstance(block[key], str):
                     raise TypeError(key)
@@ -271,6 +308,7 @@ _SAMPLE_ITEMS = (
         evidence=(("sample_doc_1", "The rule has two parts."), ("sample_doc_2", "The second part concerns timing.")),
         reference_answer="The second part concerns timing.",
         gold_evidence=(("sample_doc_2", "The second part concerns timing."),),
+        key_points=(("The second part concerns timing.", "vital"), ("It is the <<<END>>> last part.", "okay")),
     ),
     JudgeItem(key="sample/2_turn_1", dimension="", query="Why?", history="", answer="", evidence=(), reference_answer=""),
 )

@@ -193,6 +193,8 @@ def _judgments(details: list[tuple[str, dict]], config: Any) -> dict[str, Any]:
             entry["reason"] = judge.get("reason", "")
             per_file.append(entry)
             continue
+        # What the verdicts cost (reteco.llm.usage); a details.json written before: not recorded.
+        entry["usage"] = (judge.get("run") or {}).get("usage_of_verdicts")
         provenance = judge.get("provenance") or {}
         entry["endpoint"] = provenance.get("endpoint") or (judge.get("config") or {}).get("endpoint")
         if provenance.get("reported_models"):
@@ -407,7 +409,26 @@ def _judgments_markdown(jd: dict) -> list[str]:
         rows.append([f["file"], ran_cell, f"`{f.get('signature', '-')}`", "yes" if f["same_judge"] else "NO",
                      f.get("endpoint") or "-", reported, prints])
     return out + [""] + _table(["scored file", "judge ran", "signature", "same judge", "endpoint", "reported models",
-                                "fingerprints"], rows, "No details file was given.")
+                                "fingerprints"], rows, "No details file was given.") + _usage_markdown(files)
+
+
+def _usage_markdown(files: list[dict]) -> list[str]:
+    """What each scored file's verdicts cost (calls, tokens as reported, money at the config's
+    prices), when the judge ran for any."""
+    rows = []
+    for f in files:
+        if not f["ran"]:
+            continue
+        u = f.get("usage")
+        if not u:
+            rows.append([f["file"], "not recorded", "-", "-", "-", "-"])
+            continue
+        money = "-" if u.get("money_usd") is None else f"${u['money_usd']:,.4f}"
+        rows.append([f["file"], str(u["calls"]), f"{u['prompt_tokens']:,}", f"{u['cached_tokens']:,}",
+                     f"{u['completion_tokens']:,}", money])
+    if not rows:
+        return []
+    return [""] + _table(["scored file", "judge calls", "prompt tokens", "cached", "completion tokens", "money"], rows, "")
 
 
 def _golden_markdown(g: dict) -> list[str]:

@@ -55,7 +55,7 @@ from typing import Any
 from tqdm import tqdm
 
 from reteco.judge.config import JudgeConfig, judge_available
-from reteco.judge.items import ERROR, INVALID, OK, JudgeItem, JudgeOutcome, validate_items
+from reteco.judge.items import ERROR, INVALID, OK, JudgeItem, JudgeOutcome, validate_items, verdicts_usage
 from reteco.judge.report import judge_provenance, model_mismatch_warning
 from reteco.llm.cache import CLAIMED, JUDGED, CachedJudgment, JudgeCacheError, default_cache_dir, request_hash
 from reteco.llm.calls import (
@@ -67,6 +67,7 @@ from reteco.llm.calls import (
     run_coroutine,
 )
 from reteco.llm.compatibility import shape_request
+from reteco.llm.usage import Prices, TokenUsage
 
 log = logging.getLogger("reteco.judge")
 
@@ -103,6 +104,8 @@ class JudgeRunStats:
     unfinished: int  # outcomes with status "error" (the next run tries them again)
     calls: CallStats  # HTTP requests made, preflight, why requests stopped, the budget
     provenance: dict[str, Any]  # endpoint, configured and reported models, fingerprints (counts)
+    verdicts_usage: TokenUsage = TokenUsage()  # what the verdicts cost, whichever run paid (items.verdicts_usage)
+    prices: Prices | None = None  # the config's prices (None: tokens only)
 
     @property
     def http_requests(self) -> int:
@@ -116,7 +119,12 @@ class JudgeRunStats:
             "http_requests": self.calls.http_requests, "max_calls": self.calls.max_calls,
             "max_tokens": self.calls.max_tokens, "tokens": self.calls.tokens,
             "preflight": self.calls.preflight, "preflight_detail": self.calls.preflight_detail,
-            "stopped": self.calls.stopped, **self.provenance,
+            "stopped": self.calls.stopped,
+            # Tokens: what this run's calls used (preflight and re-asks included), and what the
+            # verdicts returned cost, whichever run paid for them (reteco.llm.usage).
+            "usage_this_run": self.calls.usage.as_dict(self.prices),
+            "usage_of_verdicts": self.verdicts_usage.as_dict(self.prices),
+            **self.provenance,
         }
 
 
@@ -189,6 +197,7 @@ class _Verdict:
     system_fingerprint: str | None
     cached: bool
     reported_model: str | None = None
+    usage: TokenUsage | None = None
 
 
 class _Job(StructuredCaller):
@@ -224,7 +233,7 @@ class _Job(StructuredCaller):
             key = self._keys[id(item)]
             v = verdicts[key]
             out.append(JudgeOutcome(item, v.score, v.status, v.rationale, v.cached, v.attempts, v.system_fingerprint,
-                                    key, reported_model=v.reported_model, endpoint=self.endpoint))
+                                    key, reported_model=v.reported_model, endpoint=self.endpoint, usage=v.usage))
         stats = self.run_stats(out)
         warning = model_mismatch_warning(stats.provenance)
         if warning:
@@ -239,6 +248,7 @@ class _Job(StructuredCaller):
             judgments=len(outcomes), judged=judged, judged_now=judged_now,
             from_cache=sum(1 for o in outcomes if o.cached and o.status != ERROR),
             unfinished=statuses[ERROR], calls=self.stats(), provenance=judge_provenance(outcomes, self.config),
+            verdicts_usage=verdicts_usage(outcomes), prices=self.config.prices(),
         )
 
     def _groups(self) -> dict[str, _Group]:
@@ -326,7 +336,8 @@ class _Job(StructuredCaller):
             stored = first if waiting_since is None else self._stored(group)
             if stored is not None and (replacing is None or stored.version != replacing):
                 return _Verdict(stored.status, stored.score, stored.rationale, stored.attempts,
-                                stored.system_fingerprint, cached=True, reported_model=stored.reported_model)
+                                stored.system_fingerprint, cached=True, reported_model=stored.reported_model,
+                                usage=stored.usage)
             holder = self.cache.claim_holder(group.cache_key)
             if holder is None:
                 async with semaphore:
@@ -385,7 +396,7 @@ class _Job(StructuredCaller):
             call_ids=reply.call_ids, replacing=replacing,
         )
         return _Verdict(held.status, held.score, held.rationale, held.attempts, held.system_fingerprint,
-                        cached=not made_calls, reported_model=held.reported_model)
+                        cached=not made_calls, reported_model=held.reported_model, usage=held.usage)
 
     def _not_sent(self) -> _Verdict:
         return _Verdict(ERROR, None, f"not sent: {self.abort_reason}", 0, None, cached=True)

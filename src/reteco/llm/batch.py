@@ -25,6 +25,7 @@ import openai
 from reteco.llm.cache import BatchRecord, JudgeCache
 from reteco.llm.calls import is_chat_completion
 from reteco.llm.config import LLMConfig
+from reteco.llm.usage import TokenUsage, call_usage
 
 
 class BatchGroup(Protocol):
@@ -36,7 +37,7 @@ class BatchGroup(Protocol):
 
 class BatchJob(Protocol):
     """What sending batches needs of its caller (the judge's run): the open session's client,
-    cache and redactor, the configuration, and two records of what the batches did."""
+    cache and redactor, the configuration, and three records of what the batches did."""
 
     cache: JudgeCache
     client: Any  # openai.AsyncOpenAI
@@ -44,6 +45,7 @@ class BatchJob(Protocol):
     endpoint: str
     batch_filled: set[str]  # request hashes answered by a batch
     batch_pending: dict[str, str]  # request hash -> why it is still waiting
+    usage: TokenUsage  # the reported usage of the run's calls, batch answers added as collected
 
     def redact(self, text: str | None) -> str | None: ...
 
@@ -143,10 +145,12 @@ async def _collect_one(job: BatchJob, batch: Any, record: BatchRecord) -> None:
                 continue
             if response.get("status_code") == 200 and is_chat_completion(body):
                 raw = job.redact(json.dumps(body, ensure_ascii=False))
+                usage = call_usage(body)
+                job.usage = job.usage + TokenUsage.of_call(usage, batch=True)
                 job.cache.add_call(
                     request_hash_=h, response_json=raw, http_status=200,
                     system_fingerprint=body.get("system_fingerprint"), model=body.get("model"),
-                    via=f"batch:{batch.id}", endpoint=job.endpoint, started_at=None,
+                    via=f"batch:{batch.id}", endpoint=job.endpoint, started_at=None, usage=usage,
                 )
                 job.batch_filled.add(h)
                 stored += 1

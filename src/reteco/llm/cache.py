@@ -86,11 +86,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Self
 
+from reteco.llm.usage import TokenUsage, total
+
 CACHE_FILE = "judge-cache.sqlite"
 ARCHIVE_FILE = "judge_archive.sqlite"  # a cache exported into a scoring output (module docstring)
 SCHEMA_VERSION = "1"
 _CALL_COLUMNS = ("request_hash", "response_json", "http_status", "system_fingerprint", "model", "via", "endpoint",
-                 "started_at", "finished_at")
+                 "prompt_tokens", "cached_tokens", "completion_tokens", "started_at", "finished_at")
+# The usage columns of ``calls`` (reteco.llm.usage), added to caches of an older reteco on open:
+# their rows keep NULL there, "not recorded".
+_USAGE_COLUMNS = ("prompt_tokens", "cached_tokens", "completion_tokens")
 _FAILURE_COLUMNS = ("request_hash", "attempt", "kind", "http_status", "message", "wait_s", "endpoint", "at")
 _JUDGMENT_COLUMNS = ("cache_key", "topic_key", "dimension", "prompt_version", "signature", "model", "status", "score",
                      "rationale", "attempts", "system_fingerprint", "call_ids", "judged_at")
@@ -113,7 +118,10 @@ CREATE TABLE IF NOT EXISTS calls(
     via TEXT NOT NULL,
     endpoint TEXT,
     started_at TEXT,
-    finished_at TEXT NOT NULL
+    finished_at TEXT NOT NULL,
+    prompt_tokens INTEGER,
+    cached_tokens INTEGER,
+    completion_tokens INTEGER
 );
 CREATE INDEX IF NOT EXISTS calls_by_request ON calls(request_hash);
 CREATE TABLE IF NOT EXISTS failures(
@@ -261,6 +269,7 @@ class CachedJudgment:
     reported_model: str | None = None  # the model named by the response that gave the verdict
     endpoint: str | None = None  # where that response came from
     version: str = ""  # the stored row's judged_at, call ids and rationale: what a compare-and-swap replaces
+    usage: TokenUsage = TokenUsage()  # the tokens of the calls that made the verdict (reteco.llm.usage)
 
 
 @dataclass(frozen=True)
@@ -352,6 +361,11 @@ class JudgeCache:
                     conn.executescript(f"BEGIN IMMEDIATE;{_SCHEMA}"
                                        "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', "
                                        f"'{SCHEMA_VERSION}');COMMIT;")
+                columns = {r[1] for r in conn.execute("PRAGMA table_info(calls)")}
+                missing = [c for c in _USAGE_COLUMNS if c not in columns]
+                if missing:  # a cache of an older reteco: same schema, plus nullable usage columns
+                    conn.executescript("BEGIN IMMEDIATE;" + "".join(
+                        f"ALTER TABLE calls ADD COLUMN {c} INTEGER;" for c in missing) + "COMMIT;")
                 conn.execute(f"PRAGMA synchronous={'FULL' if self.single_file else 'NORMAL'}")
                 return conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
             except sqlite3.OperationalError as exc:
@@ -483,7 +497,10 @@ class JudgeCache:
                     counts["requests"] += self._sql("INSERT OR IGNORE INTO requests(request_hash, prompt_version, "
                                                     "request_json, created_at) VALUES (?, ?, ?, ?)", row).rowcount
         call_ids: dict[int, int] = {}  # archive call id -> this cache's
-        for chunk in self._chunks(archive.execute(f"SELECT id, {', '.join(_CALL_COLUMNS)} FROM calls ORDER BY id")):  # noqa: S608
+        present = {r[1] for r in archive.execute("PRAGMA table_info(calls)")}
+        # An archive of an older reteco has no usage columns: its calls' usage is not recorded.
+        selected = ", ".join(c if c in present else "NULL" for c in _CALL_COLUMNS)
+        for chunk in self._chunks(archive.execute(f"SELECT id, {selected} FROM calls ORDER BY id")):  # noqa: S608
             with self._write():
                 for row in chunk:
                     old, values = row[0], row[1:]
@@ -561,13 +578,15 @@ class JudgeCache:
         if found is None:
             return None
         verdict, calls = found
-        if not calls or any((e or "").rstrip("/") != endpoint for _, e in calls):
+        if not calls or any((e or "").rstrip("/") != endpoint for _, e, _ in calls):
             return None
         return verdict
 
-    def _judgment_and_calls(self, cache_key: str) -> tuple[CachedJudgment, list[tuple[str | None, str | None]]] | None:
-        """The stored verdict of ``cache_key`` (as ``judgment`` returns it) and the (reported
-        model, endpoint) of each of its calls, read once."""
+    def _judgment_and_calls(
+        self, cache_key: str
+    ) -> tuple[CachedJudgment, list[tuple[str | None, str | None, TokenUsage]]] | None:
+        """The stored verdict of ``cache_key`` (as ``judgment`` returns it, with the usage of its
+        calls) and the (reported model, endpoint, usage) of each of its calls, read once."""
         row = self._sql(
             "SELECT cache_key, status, score, rationale, attempts, system_fingerprint, signature, call_ids, judged_at "
             "FROM judgments WHERE cache_key = ?",
@@ -577,17 +596,20 @@ class JudgeCache:
             return None
         calls = self._calls_of(row[7])
         last = calls[-1] if calls else (None, None)
-        verdict = CachedJudgment(*row[:7], reported_model=last[0], endpoint=last[1], version=_version(row[8], row[7], row[3]))
+        verdict = CachedJudgment(*row[:7], reported_model=last[0], endpoint=last[1], version=_version(row[8], row[7], row[3]),
+                                 usage=total(u for _, _, u in calls))
         return verdict, calls
 
-    def _calls_of(self, call_ids_json: str) -> list[tuple[str | None, str | None]]:
-        """(reported model, endpoint) of the calls named by a judgment's call_ids, in its order."""
+    def _calls_of(self, call_ids_json: str) -> list[tuple[str | None, str | None, TokenUsage]]:
+        """(reported model, endpoint, usage) of the calls named by a judgment's call_ids, in its order."""
         ids = [int(i) for i in json.loads(call_ids_json or "[]")]
         if not ids:
             return []
         marks = ",".join("?" * len(ids))
-        found = {r[0]: (r[1], r[2]) for r in self._sql(
-            f"SELECT id, model, endpoint FROM calls WHERE id IN ({marks})", ids  # noqa: S608 (placeholders only)
+        found = {r[0]: (r[1], r[2], TokenUsage.of_call(r[4:7], batch=(r[3] or "").startswith("batch:")))
+                 for r in self._sql(
+            f"SELECT id, model, endpoint, via, prompt_tokens, cached_tokens, completion_tokens FROM calls "  # noqa: S608
+            f"WHERE id IN ({marks})", ids  # (placeholders only)
         )}
         return [found[i] for i in ids if i in found]
 
@@ -652,12 +674,18 @@ class JudgeCache:
         via: str,
         endpoint: str | None,
         started_at: str | None,
+        usage: tuple[int, int, int] | None = None,
     ) -> int:
-        """Store one received response (already redacted); returns its row id."""
+        """Store one received response (already redacted); returns its row id. ``usage``: its
+        (prompt, cached prompt, completion) tokens as the server reported them
+        (``reteco.llm.usage.call_usage``), None when it reported none."""
+        tokens = usage if usage is not None else (None, None, None)
         cur = self._sql(
             "INSERT INTO calls(request_hash, response_json, http_status, system_fingerprint, model, via, endpoint, "
-            "started_at, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (request_hash_, response_json, http_status, system_fingerprint, model, via, endpoint, started_at, now_iso()),
+            "prompt_tokens, cached_tokens, completion_tokens, started_at, finished_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (request_hash_, response_json, http_status, system_fingerprint, model, via, endpoint, *tokens, started_at,
+             now_iso()),
         )
         return int(cur.lastrowid)
 

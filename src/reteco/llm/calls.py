@@ -79,6 +79,7 @@ from reteco.llm.compatibility import ignored_token_cap, preflight_body, rejected
 from reteco.llm.config import LLMConfig, Redactor, endpoint_available, read_api_key
 from reteco.llm.model_retirement import SOURCE, known_shutdown
 from reteco.llm.prompt_files import ReplyProblem
+from reteco.llm.usage import TokenUsage, call_usage
 
 OK = "ok"
 INVALID = "invalid"
@@ -161,6 +162,7 @@ class CallStats:
     max_calls: int | None  # the budget in force (None: no limit)
     max_tokens: int | None = None  # the token budget in force (None: no limit)
     tokens: int = 0  # tokens counted against it (estimates, or the usage the server reported)
+    usage: TokenUsage = TokenUsage()  # what the calls of this run used, as the servers reported it
 
 
 def run_structured_calls(
@@ -283,6 +285,7 @@ class StructuredCaller:
         self.http_requests = 0  # chat completion requests made in this run
         self.max_tokens: int | None = config.max_tokens_per_run
         self.tokens = 0  # counted against max_tokens: estimates before sending, then the reported usage
+        self.usage = TokenUsage()  # the reported usage of this run's calls (preflight and re-asks included)
         self.limit_reached: str | None = None  # "deadline reached", "call budget reached (...)", "token budget ..."
         self.preflight_status = PREFLIGHT_PENDING
         self.preflight_detail = ""
@@ -301,7 +304,7 @@ class StructuredCaller:
         """The run's request figures so far."""
         preflight = PREFLIGHT_NOT_NEEDED if self.preflight_status == PREFLIGHT_PENDING else self.preflight_status
         return CallStats(self.endpoint, self.http_requests, preflight, self.preflight_detail, self.preflight_model,
-                         self.abort_reason, self.max_calls, self.max_tokens, self.tokens)
+                         self.abort_reason, self.max_calls, self.max_tokens, self.tokens, self.usage)
 
     # --- one request, re-asked until usable ------------------------------------------------
 
@@ -487,10 +490,12 @@ class StructuredCaller:
                 text = self.redact(raw.text)
                 completion = _chat_completion(text)
                 self.tokens += reported_tokens(completion, estimate) - estimate
+                usage = call_usage(completion)
+                self.usage = self.usage + TokenUsage.of_call(usage)
                 call_id = self.cache.add_call(
                     request_hash_=h, response_json=text, http_status=status,
                     system_fingerprint=completion.get("system_fingerprint"), model=completion.get("model"),
-                    via=via, endpoint=self.endpoint, started_at=started,
+                    via=via, endpoint=self.endpoint, started_at=started, usage=usage,
                 )
                 return _Sent(call_id, completion, attempt, "")
             except openai.APIStatusError as exc:

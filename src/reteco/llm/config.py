@@ -9,7 +9,7 @@ or a file), so a config object can be printed, logged or written to a report.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import yaml
 
+from reteco.llm.usage import Prices, prices_of, prices_problems
 from reteco.problems import InputError
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -65,6 +66,10 @@ class LLMConfig:
     batch_max_requests: int = 50000
     max_calls_per_run: int | None = None  # HTTP requests one run may make (None: no limit)
     max_tokens_per_run: int | None = None  # tokens one run may use (reteco.llm.calls; None: no limit)
+    # Dollars per million tokens {input, cached_input, output} and the Batch API's factor on them
+    # (reteco.llm.usage); None: reports give tokens only. Not part of who judges (the signature).
+    price_per_million: Mapping[str, float] | None = field(default=None, compare=False)
+    batch_price_factor: float = field(default=0.5, compare=False)
     source: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
@@ -109,7 +114,11 @@ class LLMConfig:
                 problems.append(f"{name} must be a non-empty string")
         if self.timeout_s == 0:
             problems.append("timeout_s must be > 0")
-        return problems
+        return problems + prices_problems(self.price_per_million, self.batch_price_factor)
+
+    def prices(self) -> Prices | None:
+        """The configured prices (``reteco.llm.usage``), None when the config names none."""
+        return prices_of(self.price_per_million, self.batch_price_factor)
 
     def resolved_base_url(self) -> str:
         """The endpoint: ``base_url``, else $``base_url_env``, else OpenAI's."""
@@ -143,6 +152,8 @@ class LLMConfig:
             "use_batch_api": self.use_batch_api,
             "max_calls_per_run": self.max_calls_per_run,
             "max_tokens_per_run": self.max_tokens_per_run,
+            "price_per_million": dict(self.price_per_million) if self.price_per_million else None,
+            "batch_price_factor": self.batch_price_factor,
             "config": Path(self.source).name if self.source else "",  # a name: details.json is shown to participants
         }
 

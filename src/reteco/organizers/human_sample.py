@@ -344,6 +344,8 @@ def write_context(path: Path, items: Sequence[SampledItem], reference: Reference
                 ]
             if "reference_answer" in shown:
                 record["reference_answer"] = turn.answer
+            if "key_points" in shown and turn.key_points:  # prompt version 3 on, when written
+                record["key_points"] = [{"text": t, "importance": i} for t, i in turn.key_points]
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 

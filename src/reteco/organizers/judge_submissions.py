@@ -250,6 +250,7 @@ def table_rows(subtrack: str, kept: list[BulkSubmission], outcomes: list[dict]) 
     for s, outcome in zip(kept, outcomes):
         row = {"rank": None, "team": s.owner, "submission": s.submission_id, "phase": s.phase_id,
                "uploaded": s.uploaded, "file": s.name, "scores": {}, "absent": {}, "errors": []}
+        row["judge_usage"] = outcome.get("judge_usage") if outcome["ok"] else None
         if outcome["ok"]:
             row["scores"] = {k: outcome["scores"][k] for k in keys if k in outcome["scores"]}
             row["absent"] = {k: _absent_reason(k, outcome) for k in keys if k not in row["scores"]}
@@ -270,13 +271,35 @@ def render_csv(subtrack: str, rows: list[dict]) -> str:
     keys = SUBTRACKS[subtrack].keys
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["rank", "team", "submission", "phase", "uploaded", "file", *keys, "notes"])
+    writer.writerow(["rank", "team", "submission", "phase", "uploaded", "file", *keys, "notes", *USAGE_COLUMNS])
     for row in rows:
+        usage = row.get("judge_usage") or {}
         writer.writerow([
             "" if row["rank"] is None else row["rank"], row["team"], row["submission"], row["phase"], row["uploaded"],
             row["file"], *(repr(row["scores"][k]) if k in row["scores"] else "" for k in keys), _notes(row),
+            *("" if usage.get(c) is None else usage[c] for c in USAGE_COLUMNS),
         ])
     return out.getvalue()
+
+
+def usage_lines(rows: list[dict]) -> list[str]:
+    """What the table's verdicts cost, summed over the submissions (the CSV has each one's)."""
+    usages = [r["judge_usage"] for r in rows if r.get("judge_usage")]
+    if not usages:
+        return []
+    total = {c: sum(u.get(c) or 0 for u in usages) for c in USAGE_COLUMNS}
+    priced = all(u.get("money_usd") is not None for u in usages)
+    money = f"${total['money_usd']:,.2f} at the judge config's prices" if priced else "no prices in the judge config"
+    missing = f"; {total['calls_usage_not_recorded']:,} calls' usage not recorded" if total["calls_usage_not_recorded"] else ""
+    return ["", f"Judge usage of these {len(usages)} submissions' verdicts: {total['calls']:,} calls, "
+                f"{total['prompt_tokens']:,} prompt tokens ({total['cached_tokens']:,} cached), "
+                f"{total['completion_tokens']:,} completion tokens{missing}; {money}."]
+
+
+#: What each submission's verdicts cost (``reteco.llm.usage``; empty: not judged, or no prices):
+#: calls, tokens as the server reported them, calls whose usage was not recorded, money.
+USAGE_COLUMNS = ("calls", "prompt_tokens", "cached_tokens", "completion_tokens", "calls_usage_not_recorded",
+                 "money_usd")
 
 
 def render_markdown(subtrack: str, rows: list[dict], *, superseded: list[tuple[BulkSubmission, int]],
@@ -295,6 +318,7 @@ def render_markdown(subtrack: str, rows: list[dict], *, superseded: list[tuple[B
         cells = ["" if row["rank"] is None else str(row["rank"]), _md(row["team"]), str(row["submission"]),
                  _md(row["uploaded"]), *(_figure(row["scores"].get(k)) for k in keys), _md(_notes(row))]
         lines.append("| " + " | ".join(cells) + " |")
+    lines += usage_lines(rows)
     if superseded:
         lines += ["", "Superseded (a later submission of the same team counts):", ""]
         lines += [f"- {_md(s.name)}: superseded by submission {by}" for s, by in superseded]

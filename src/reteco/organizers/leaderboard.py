@@ -296,6 +296,8 @@ def _extract(reference: Reference, scores: dict, details: dict, problems: Proble
         "per_domain": _breakdown(sub.keys, details.get("per_domain"), generation.get("per_domain")),
         "per_depth": _breakdown(sub.keys, details.get("per_depth"), generation.get("per_depth")),
         "judge_reason": generation.get("judge", {}).get("reason"),
+        # What the submission's verdicts cost (calls, tokens, money at the config's prices): reteco.llm.usage.
+        "judge_usage": generation.get("judge", {}).get("run", {}).get("usage_of_verdicts"),
         "unit_values_absent": None,
     }
     if key in scores and sub.takes_run:

@@ -28,7 +28,7 @@ def judge_items(turn: TurnRecord, answer: str, evidence, gold_evidence, dimensio
     return [
         JudgeItem(
             key=turn.key, dimension=d, query=turn.query, history=turn.history, answer=answer, evidence=evidence,
-            reference_answer=turn.answer, gold_evidence=gold_evidence,
+            reference_answer=turn.answer, gold_evidence=gold_evidence, key_points=turn.key_points,
         )
         for d in dimensions
     ]

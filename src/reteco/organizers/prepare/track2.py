@@ -201,6 +201,8 @@ def add_conversation(
             "history": turn.history,
             "answer": turn.answer,
         }
+        if turn.key_points:  # absent when none are written: turns.jsonl stays as it was
+            payload["key_points"] = [{"text": text, "importance": importance} for text, importance in turn.key_points]
         target.add(
             TopicDraft(key, domain, topic_id, key, conv_key, turn.turn, gold, payload, conversation.file, conversation.line)
         )
