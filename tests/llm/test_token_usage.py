@@ -129,12 +129,15 @@ def test_a_cache_of_an_older_reteco_gets_the_usage_columns_and_its_calls_say_not
 
 def test_the_judge_report_shows_what_each_scored_files_verdicts_cost(tmp_path):
     from reteco.commands import main
+    from reteco.judge import load_judge_config
 
+    # judge-report refuses inputs none of which the configured (here the packaged) judge made
+    signature = load_judge_config().signature
     usage = {"calls": 10, "prompt_tokens": 15000, "cached_tokens": 9000, "completion_tokens": 900,
              "calls_usage_not_recorded": 0, "money_usd": 0.0390}
     for name, run in (("new.json", {"usage_of_verdicts": usage}), ("old.json", {})):
         (tmp_path / name).write_text(json.dumps({"generation": {"judge": {
-            "ran": True, "signature": "0123456789abcdef", "model": "m", "prompt_version": 3, "per_dimension": {},
+            "ran": True, "signature": signature, "model": "m", "prompt_version": 3, "per_dimension": {},
             "run": run}}}), encoding="utf-8")
     assert main(["judge-report", "--out", str(tmp_path / "report"), "--details", str(tmp_path / "new.json"),
                  str(tmp_path / "old.json")]) == 0
