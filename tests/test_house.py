@@ -198,3 +198,75 @@ def test_the_shared_modules_may_import_no_layer(tmp_path):
     graph = import_graph(package)
     assert upward_imports(graph) == ["reteco.subtracks:1 -> reteco.formats.runs"]
     assert cycles(graph) == [["reteco.formats.runs", "reteco.subtracks"]]
+
+
+# ---------------------------------------------------------------- behaviour read from the rows
+
+# A literal sub-track or benchmark id outside the table is a branch on a name: the row holds the
+# fact (``row.step_topics``, ``row.evidence``, ``reference.benchmark.has_subtracks`` ...), and a
+# new row would silently miss the branch. Every package is scanned but these, each for a reason:
+ID_EXEMPT_PACKAGES = {
+    "formats": "the readers of each format: FactIR's reader names FactIR's row, a reference names its sub-track",
+    "organizers.prepare": "each sub-track's own reference writer (`reteco prepare`): what a sub-track's reader is",
+    "organizers.synthetic": "the synthetic release: sample data made per sub-track",
+}
+# Single literals allowed elsewhere, as (module's file name, literal): reason.
+ID_EXEMPT_LITERALS = {
+    ("screenshots.py", "2a"): "the refused-run screenshot is taken on one run-taking sub-track; any would do",
+}
+# "reteco" is also the package's and the scorer's name (paths, "scorer": {"name": "reteco"}); as a
+# benchmark id it is flagged where it is compared or given as a default (``.get("benchmark", "reteco")``).
+PACKAGE_NAME = PACKAGE_DIR.name
+
+
+def literal_ids(package_dir: Path, ids: set[str]) -> list[str]:
+    """Every string constant equal to one of ``ids`` in the package's subpackages, as
+    ``module:line 'id'``, less the exemptions above. The package's own top-level modules (the
+    table ``subtracks.py`` among them) are not scanned."""
+    found = []
+    for module, path in modules(package_dir).items():
+        parts = module.split(".")
+        if len(parts) < 3 or any(".".join(parts[1:]).startswith(p) for p in ID_EXEMPT_PACKAGES):
+            continue  # a top-level module (the table) or an exempt package
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        compared = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Compare):
+                compared.update(id(n) for n in [node.left, *node.comparators])
+                compared.update(id(e) for n in node.comparators if isinstance(n, (ast.Tuple, ast.List, ast.Set)) for e in n.elts)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
+                compared.update(id(a) for a in node.args[1:])
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in ids):
+                continue
+            if node.value == PACKAGE_NAME and id(node) not in compared:
+                continue
+            if (path.name, node.value) in ID_EXEMPT_LITERALS:
+                continue
+            found.append(f"{module}:{node.lineno} {node.value!r}")
+    return sorted(found)
+
+
+def test_no_literal_subtrack_or_benchmark_id_outside_the_table():
+    from reteco.subtracks import BENCHMARKS, SUBTRACKS
+
+    assert literal_ids(PACKAGE_DIR, set(SUBTRACKS) | set(BENCHMARKS)) == []
+
+
+def test_the_id_check_finds_a_branch_on_a_name(tmp_path):
+    package = _write(tmp_path, {
+        "reteco/__init__.py": "",
+        "reteco/subtracks.py": 'SUBTRACKS = {"1b": 1}\n',
+        "reteco/scoring/__init__.py": "",
+        "reteco/scoring/aggregate.py": 'def f(reference):\n    return reference.subtrack == "1b"\n',
+        "reteco/scoring/submission.py": 'def g(m):\n    name = "reteco"  # the scorer\'s name\n    return m.get("benchmark", "reteco")\n',
+        "reteco/formats/__init__.py": "",
+        "reteco/formats/factir.py": 'ID = "factir"\n',
+        "reteco/renamed/__init__.py": "",
+        "reteco/renamed/screenshots.py": 'JOB = "2a"\nOTHER = "factir"\n',
+    })
+    assert literal_ids(package, {"1b", "2a", "reteco", "factir"}) == [
+        "reteco.renamed.screenshots:2 'factir'",
+        "reteco.scoring.aggregate:2 '1b'",
+        "reteco.scoring.submission:3 'reteco'",
+    ]

@@ -22,6 +22,7 @@ from reteco.judge import load_judge_config
 from reteco.judge.prompts import load_prompt_set
 from reteco.problems import InputError
 from reteco.scoring.generation import DIMENSIONS, MAX_UNSCORED_SHARE, dimension_figure, score_generation
+from reteco.scoring.judge_run import JudgeOptions
 from reteco.scoring.retrieval import score_run
 from reteco.scoring.submission import score_submission, validate_submission
 from reteco.subtracks import JUDGE
@@ -140,7 +141,7 @@ def test_a_dimension_without_any_valid_judgment_has_no_figure():
 def test_no_judge_path_reports_no_judge_key_at_all(tmp_path):
     ref = write_tiny_reference(tmp_path / "2b", "2b")
     answers = read_answers(ANSWERS.encode(), "answers.jsonl", ref)
-    scores, details, problems, absent = score_generation(ref, answers, run_judge_now=False)
+    scores, details, problems, absent = score_generation(ref, answers, judge=JudgeOptions(run_now=False))
     assert set(scores) == {"rouge_l", "meteor"}  # no judge key, no BERTScore (no model here)
     assert scores["rouge_l"] == pytest.approx(sum(ROUGE) / 3, abs=1e-12)
     assert scores["meteor"] == pytest.approx(sum(METEOR) / 3, abs=1e-12)
@@ -195,14 +196,14 @@ def test_the_text_metrics_run_before_the_judge_and_the_window_says_what_they_lef
 
     def run_judge_on_answers(*args, **kwargs):
         order.append("judge")
-        assert kwargs["deadline"] == 1e9
+        assert args[4].deadline == 1e9  # the JudgeOptions
         return generation.judge_not_run({"ran": False, "reason": "not in this test"}, args[-1])
 
     monkeypatch.setattr(generation, "text_overlap_values", text_overlap_values)
     monkeypatch.setattr(generation, "run_judge_on_answers", run_judge_on_answers)
     ref = write_tiny_reference(tmp_path / "2b", "2b")
     answers = read_answers(ANSWERS.encode(), "answers.jsonl", ref)
-    scores, details, _, _ = score_generation(ref, answers, judge_deadline=1e9)
+    scores, details, _, _ = score_generation(ref, answers, judge=JudgeOptions(deadline=1e9))
     assert order == ["text metrics", "judge"]
     assert set(scores) == {"rouge_l", "meteor"}
     window = details["judge"]["window"]
@@ -212,7 +213,7 @@ def test_the_text_metrics_run_before_the_judge_and_the_window_says_what_they_lef
 def test_every_score_is_finite(tmp_path):
     ref = write_tiny_reference(tmp_path / "2b", "2b")
     answers = read_answers(ANSWERS.encode(), "answers.jsonl", ref)
-    scores, _, _, _ = score_generation(ref, answers, run_judge_now=False)
+    scores, _, _, _ = score_generation(ref, answers, judge=JudgeOptions(run_now=False))
     assert all(math.isfinite(v) for v in scores.values())
 
 

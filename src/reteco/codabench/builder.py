@@ -53,7 +53,7 @@ from reteco.codabench import image, vendor
 from reteco.codabench.competition import PHASES
 from reteco.formats.phase_record import DEFAULT_TIME_LIMIT_S, PHASE_FILE
 from reteco.problems import InputError
-from reteco.subtracks import IDS as SUBTRACKS
+from reteco.subtracks import SUBTRACK_IDS
 
 REPO = Path(__file__).resolve().parents[3]
 FIXED_TIME = (2026, 1, 1, 0, 0, 0)  # zip entries' timestamp: the same inputs give the same bytes
@@ -69,7 +69,7 @@ class BuildOptions:
     dev_split: str = "dev"
     test_split: str = "test"
     layout: str = definition.DEFAULT_LAYOUT
-    subtracks: tuple[str, ...] = SUBTRACKS
+    subtracks: tuple[str, ...] = SUBTRACK_IDS
     code_submission: bool = False
     python: str = image.PYTHON
     wheels: str = "pip"
@@ -98,7 +98,7 @@ class Built:
 
 def build(options: BuildOptions) -> list[Built]:
     """Build the bundle(s) of ``options.layout``; returns what was written."""
-    subs = tuple(s for s in SUBTRACKS if s in options.subtracks)
+    subs = tuple(s for s in SUBTRACK_IDS if s in options.subtracks)
     if not subs:
         raise InputError("no sub-track to build")
     if options.layout not in definition.LAYOUTS:

@@ -41,11 +41,10 @@ class ScoreResult:
 
 def retrieval_score_keys(reference: Reference) -> list[str]:
     """The scores.json keys of a retrieval reference, official figure first."""
-    cutoffs = list(reference.manifest.get("cutoffs", [10]))
-    if reference.manifest.get("benchmark", "reteco") == "reteco":
+    if reference.benchmark.has_subtracks:
         return list(RETRIEVAL)
-    keys = [f"{m}_{k}" for m in ("ndcg", "recall", "map", "p") for k in cutoffs] + ["mrr"]
-    official = reference.manifest.get("official", keys[0])
+    keys = [f"{m}_{k}" for m in ("ndcg", "recall", "map", "p") for k in reference.cutoffs] + ["mrr"]
+    official = reference.record.official or keys[0]
     return [official] + [k for k in keys if k != official]
 
 
@@ -90,10 +89,10 @@ def score_run(
         "scorer": {"name": "reteco", "version": __version__, "engine": engine},
         "reference": {
             "subtrack": reference.subtrack,
-            "benchmark": reference.manifest.get("benchmark", "reteco"),
-            "split": reference.manifest.get("split"),
+            "benchmark": reference.record.benchmark,
+            "split": reference.record.split,
             "relevance": reference.relevance,
-            "cutoffs": reference.manifest.get("cutoffs", [10]),
+            "cutoffs": reference.cutoffs,
             "fingerprint": reference.fingerprint(),
         },
         "rules": list(RULES),
@@ -156,7 +155,7 @@ def corpus_relevance_warning(manifest: dict) -> str | None:
 
 def per_topic_metrics_trec_eval(reference: Reference, ranked: RankedRun) -> dict[str, np.ndarray]:
     """``per_topic_metrics`` computed by pytrec_eval on the same decided rankings."""
-    cutoffs = list(reference.manifest.get("cutoffs", [10]))
+    cutoffs = reference.cutoffs
     qrels: dict[str, dict[str, int]] = {}
     for j in reference.judgments:
         qrels.setdefault(j.key, {})[j.doc_id] = j.relevance
@@ -188,7 +187,7 @@ def stance_recall(reference: Reference, ranked: RankedRun) -> dict[str, dict]:
         return {}
     index = {t.key: i for i, t in enumerate(reference.topics)}
     n = len(reference.topics)
-    depth = max(reference.manifest.get("cutoffs", [10]))
+    depth = max(reference.cutoffs)
     within = np.flatnonzero(ranked.rows.position < depth)
     rows = list(
         zip(
@@ -203,7 +202,7 @@ def stance_recall(reference: Reference, ranked: RankedRun) -> dict[str, dict]:
         for j in reference.judgments:
             if j.relevance > 0 and reference.stance.get((j.key, j.doc_id)) == stance and j.key in index:
                 relevant.setdefault(index[j.key], set()).add(j.doc_id)
-        for k in reference.manifest.get("cutoffs", [10]):
+        for k in reference.cutoffs:
             found = np.zeros(n)
             for t, position, doc in rows:
                 if position < k and doc in relevant.get(t, ()):

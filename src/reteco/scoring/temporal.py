@@ -51,7 +51,6 @@ from reteco.metrics.temporal import (
 )
 from reteco.scoring.aggregate import Units
 from reteco.scoring.temporal_sources import TemporalSource, load_source
-from reteco.subtracks import SUBTRACKS
 
 K = 10
 SCORE_KEYS = ("tp_10", "tr_10", "tc_10", "ndcg_fc_10")
@@ -78,7 +77,8 @@ class TemporalResult:
 
 
 def applies(reference: Reference) -> bool:
-    return reference.manifest.get("benchmark", "reteco") == "reteco" and reference.subtrack in SUBTRACKS and SUBTRACKS[reference.subtrack].temporal
+    row = reference.row
+    return row is not None and row.temporal
 
 
 def temporal_diagnostics(
@@ -96,7 +96,7 @@ def temporal_diagnostics(
         source = load_source(reference)
     units = Units.of(reference)
     n_topics, n_units = len(reference.topics), len(units.keys)
-    stepwise = reference.subtrack == "1b"
+    stepwise = reference.row.step_topics
 
     rows = ranked.rows
     within = np.flatnonzero(rows.position < k)
