@@ -241,7 +241,7 @@ def test_2b_end_to_end_hand_computed_then_all_from_the_cache(tmp_path, fake_open
                                   "flagged_turns": []}
     # 9 first requests + the invalid one asked 1 + max_reasks (2) times.
     assert fake_openai.chat_calls == 9 + 3
-    turn3 = result.details["generation"]["per_turn"][2]
+    turn3 = result.per_topic["generation.per_turn"][2]
     assert turn3["judgments"]["faithfulness"]["status"] == "invalid"
     assert turn3["judgments"]["faithfulness"]["score"] is None
     assert turn3["judgments"]["correctness"] | {"rationale": None} == {
@@ -411,7 +411,7 @@ def test_2c_end_to_end_retrieval_as_2a_plus_generation_with_the_runs_top_5(tmp_p
         )
         assert re.findall(r"document id: (\S+)", body) == ["b1"] and "BEGIN GOLD PASSAGE 1" in body
     assert result.details["generation"]["evidence"]["gold_passages_given"] == 1 + 2
-    per_turn = result.details["generation"]["per_turn"]
+    per_turn = result.per_topic["generation.per_turn"]
     assert [t["evidence_doc_ids"] for t in per_turn] == [["b3", "b1", "b2"], [], ["e1", "e3"]]
     assert result.details["submission"]["run_file"] == "sub.zip:team/run.txt"
     assert result.details["submission"]["answers_file"] == "sub.zip:team/answers.jsonl"
@@ -518,4 +518,4 @@ def test_sample_submissions_score_without_the_judge(tmp_path):
         assert not set(result.scores) & {*DIMENSIONS, "judge_mean"}
         if subtrack == "2c":
             assert result.scores["ndcg_10"] > 0
-            assert all(len(t["evidence_doc_ids"]) == 5 for t in generation["per_turn"])
+            assert all(len(t["evidence_doc_ids"]) == 5 for t in result.per_topic["generation.per_turn"])

@@ -53,8 +53,8 @@ def test_a_made_up_subtrack_row_is_scored_from_its_row(made_up_rows, tmp_path):
     result = score_submission(reference, run)
     # Part-wise (the row's step_topics): q is the mean of its parts (1 and 1/log2(3)), r scores 0.
     assert result.scores["ndcg_10"] == pytest.approx(((1 + 1 / L2(3)) / 2 + 0) / 2, abs=1e-15)
-    assert [u["topics"] for u in result.details["per_unit"]] == [2, 1]
-    assert [s["step"] for s in result.details["per_step"]] == ["d/q_part1", "d/q_part2", "d/r_part1"]
+    assert [u["topics"] for u in result.per_topic["per_unit"]] == [2, 1]
+    assert [s["step"] for s in result.per_topic["per_step"]] == ["d/q_part1", "d/q_part2", "d/r_part1"]
     assert "temporal" not in result.details  # the row's keys hold no temporal diagnostic
     # The outputs read the row's keys: every required key written, none reported absent.
     absent = write_results(tmp_path / "out", result, "3a", PHASE)

@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
             print(line)
         out = args.build / "scores" / subtrack
         write_scores(out, result.scores)
-        write_details(out, result.details)
+        write_details(out, result.details_json(per_topic=True))
         print(json.dumps(result.scores, indent=2))
         generation = result.details.get("generation")
         if generation is not None:

@@ -201,7 +201,8 @@ def per_topic_tsv(result) -> str:
     topic, then ``key<TAB>all<TAB>value`` for every scores.json figure. Values in full precision;
     a figure a topic does not have is not printed."""
     per_topic: dict[str, dict[str, float]] = {}
-    sections = [result.details] + ([result.details["generation"]] if "generation" in result.details else [])
+    details = result.details_json(per_topic=True)
+    sections = [details] + ([details["generation"]] if "generation" in details else [])
     for section in sections:
         for name, field in _PER_TOPIC:
             for record in section.get(name) or ():

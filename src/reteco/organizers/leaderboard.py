@@ -265,7 +265,7 @@ def score_one(reference: Reference, entry_path: Path, options: ScoringOptions, j
             reference, entry_path, judge_config=judge_config, cache_dir=options.cache_dir,
             run_judge_now=options.run_judge_now, progress=False, per_topic=True,
         )
-        return {"ok": True, **_extract(reference, result.scores, result.details, result.problems)}
+        return {"ok": True, **_extract(reference, result.scores, result.details_json(per_topic=True), result.problems)}
     except ReferenceDataError as exc:  # the organizers' data, not the team's: never "not scored"
         return {"ok": False, "kind": "reference", "errors": exc.problems.lines(),
                 "problems": [(p.file, p.line, p.message) for p in exc.problems.errors()]}

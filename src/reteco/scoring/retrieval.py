@@ -30,13 +30,41 @@ RULES = (
 
 @dataclass
 class ScoreResult:
+    """A scored submission: its ``scores.json`` figures, the aggregates of ``details.json``, and,
+    apart, its per-topic figures, which only a phase that allows them publishes (``details_json``)."""
+
     scores: dict[str, float]
-    details: dict
+    details: dict  # details.json without the per-topic figures
     problems: Problems = field(default_factory=Problems)
     ranked: RankedRun | None = None  # the decided rankings (2c takes its top 5 passages from them)
     # Every key of the sub-track left out of scores, with the scorer's reason (a figure that
     # does not apply is absent with a reason, never 0).
     absent: dict[str, str] = field(default_factory=dict)
+    # The per-topic figures, one record per topic, by their place in details.json: a top-level
+    # section ("per_unit", "per_step") or one inside a section ("generation.per_turn").
+    per_topic: dict[str, list[dict]] = field(default_factory=dict)
+    # The details section the top-level per-topic sections follow in details.json.
+    per_topic_after: str | None = None
+
+    def details_json(self, per_topic: bool) -> dict:
+        """What details.json holds: the aggregates, and with ``per_topic`` the per-topic figures
+        in their places (a top-level section after ``per_topic_after``, a nested one at the end
+        of its section). Without, nothing per topic can be in it: it never was in ``details``."""
+        if not (per_topic and self.per_topic):
+            return dict(self.details)
+        top = {k: v for k, v in self.per_topic.items() if "." not in k}
+        out: dict = {}
+        if self.per_topic_after not in self.details:
+            out.update(top)
+        for key, value in self.details.items():
+            out[key] = value
+            if key == self.per_topic_after:
+                out.update(top)
+        for path, rows in self.per_topic.items():
+            if "." in path:
+                section, name = path.split(".", 1)
+                out[section] = {**out[section], name: rows}
+        return out
 
 
 def retrieval_score_keys(reference: Reference) -> list[str]:
@@ -111,15 +139,18 @@ def score_run(
         details["stance_recall"] = stance
     if mostly_relevant:
         details["reference"]["corpus_mostly_relevant"] = mostly_relevant
+    after = next(reversed(details))  # the per-topic sections follow the grouped figures in details.json
+    per_topic_sections = {}
     if per_topic:
-        details["per_unit"] = summary["per_unit"]
+        per_topic_sections["per_unit"] = summary["per_unit"]
         if "per_step" in summary:
-            details["per_step"] = summary["per_step"]
+            per_topic_sections["per_step"] = summary["per_step"]
     # Track 1: TP@10, TR@10, TC@10, nDCG|FC@10 on the same decided rankings (reteco.scoring.temporal).
     temporal = temporal_diagnostics(reference, ranked, topic_values["ndcg_10"]) if temporal_applies(reference) else None
     if temporal is not None:
-        add_temporal(scores, details, temporal)
-    return ScoreResult(scores, details, problems, ranked, dict(temporal.absent) if temporal is not None else {})
+        add_temporal(scores, details, temporal, per_topic_sections)
+    absent = dict(temporal.absent) if temporal is not None else {}
+    return ScoreResult(scores, details, problems, ranked, absent, per_topic_sections, after)
 
 
 def corpus_caveat(reference: Reference, problems: Problems) -> list[str]:

@@ -106,7 +106,10 @@ def score_submission(
     result.scores.update(scores)
     result.absent.update(absent)
     result.details["warnings"] = [str(p) for p in result.problems.warnings()]
+    per_turn = generation.pop("per_turn", None)  # per topic: the result's own field, never in details
     result.details["generation"] = generation
+    if per_turn is not None:
+        result.per_topic["generation.per_turn"] = per_turn
     return result
 
 
