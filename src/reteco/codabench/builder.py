@@ -1,6 +1,6 @@
 """``reteco bundle`` (``make bundle``): build the Codabench competition bundle(s).
 
-Why one module of 406 lines: the build is one recipe (reference data, programs, solutions, kit,
+Why one module: the build is one recipe (reference data, programs, solutions, kit,
 bundles, in that order, sharing one staging folder) plus the command that runs it.
 
 What goes in a bundle (paths as ``competition.yaml`` names them)::
@@ -57,7 +57,7 @@ from reteco.subtracks import SUBTRACK_IDS
 
 REPO = Path(__file__).resolve().parents[3]
 FIXED_TIME = (2026, 1, 1, 0, 0, 0)  # zip entries' timestamp: the same inputs give the same bytes
-WORDNET_DIR = "nltk_data"  # vendor/nltk_data/corpora/wordnet: codabench.py points nltk at it
+WORDNET_DIR = "nltk_data"  # vendor/nltk_data/corpora/wordnet: the scoring program points nltk at it (_use_vendored_wordnet)
 BASELINE_REQUIREMENTS = ("bm25s",)  # what the code submission carries beyond the image and reteco
 _SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".DS_Store", ".pytest_cache")
 

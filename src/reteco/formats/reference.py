@@ -1,6 +1,6 @@
 """Reference data of one sub-track: the folder ``reteco prepare`` writes and scoring reads.
 
-Why one module of 465 lines: one format's reader under its specification below: the layout, the
+Why one module: one format's reader under its specification below: the layout, the
 manifest's checks and the readers of topics, qrels and stance, all verified together before
 anything is scored (a data file missing from the manifest must never read as "accept every id").
 

@@ -1,6 +1,6 @@
 """The organizers' ranked tables: many submissions of a sub-track scored, ranked and compared.
 
-Why one module of 578 lines: one command's pipeline, the four steps below, each short: finding
+Why one module: one command's pipeline, the four steps below, each short: finding
 the references, naming the submissions, scoring them in worker processes and ranking them. The
 steps pass one another the same records (``Entry``, ``score_one``'s outcome), and ``reteco
 leaderboard`` and ``judge-submissions`` call them step by step.

@@ -1,6 +1,6 @@
 """Generation scoring for 2b (gold-passage generation) and 2c (full conversational RAG).
 
-Why one module of 494 lines: the aggregation of 2b and 2c as one set of rules
+Why one module: the aggregation of 2b and 2c as one set of rules
 (``AGGREGATION_RULES``, repeated in details.json) over the same reference turns: the judge's
 dimensions with their bounded exclusion, judge_mean, the text metrics, the per-domain and
 per-depth groups and the reason of every key left out. Running the judge is ``judge_run``'s.

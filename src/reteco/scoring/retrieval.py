@@ -1,4 +1,8 @@
-"""One code path from a submission to its scores, for every caller (CLI, scoring program, kit)."""
+"""A run's retrieval scores against a reference: ``score_run`` applies the rules (``rules``),
+computes every metric per topic (numpy, or pytrec_eval as a cross-check), aggregates them
+(``aggregate``), adds the temporal diagnostics where the sub-track's row says they apply
+(``temporal``) and per-stance recall where the reference has stance labels, and returns a
+``ScoreResult``. The one entry point from a submission is ``reteco.scoring.submission``."""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ import numpy as np
 from reteco import __version__
 from reteco.formats.reference import Reference
 from reteco.formats.trec_run import RunTable, read_trec_run
+from reteco.metrics.ranking import stance_recall_at_k
 from reteco.metrics.trec_eval_engine import trec_eval_per_topic
 from reteco.problems import Problems
 from reteco.scoring.aggregate import summarize
@@ -209,15 +214,14 @@ def per_topic_metrics_trec_eval(reference: Reference, ranked: RankedRun) -> dict
 
 
 def stance_recall(reference: Reference, ranked: RankedRun) -> dict[str, dict]:
-    """Recall@k per stance (FactIR): for stance s, the share of a topic's relevant documents of
-    stance s found in the top k, averaged over the topics that have at least one.
+    """Recall@k per stance (``reteco.metrics.ranking.stance_recall_at_k``) at every cutoff of the
+    reference, over its decided rankings.
 
     Keys ``recall_<k>_<stance>`` (stance lower-cased); empty when the reference has no stance file.
     """
     if not reference.stance:
         return {}
     index = {t.key: i for i, t in enumerate(reference.topics)}
-    n = len(reference.topics)
     depth = max(reference.cutoffs)
     within = np.flatnonzero(ranked.rows.position < depth)
     rows = list(
@@ -234,16 +238,8 @@ def stance_recall(reference: Reference, ranked: RankedRun) -> dict[str, dict]:
             if j.relevance > 0 and reference.stance.get((j.key, j.doc_id)) == stance and j.key in index:
                 relevant.setdefault(index[j.key], set()).add(j.doc_id)
         for k in reference.cutoffs:
-            found = np.zeros(n)
-            for t, position, doc in rows:
-                if position < k and doc in relevant.get(t, ()):
-                    found[t] += 1
-            topics = sorted(relevant)
-            values = [found[t] / len(relevant[t]) for t in topics]
-            out[f"recall_{k}_{stance.lower()}"] = {
-                "topics": len(topics),
-                "mean": float(np.mean(values)) if values else None,
-            }
+            topics, mean = stance_recall_at_k(rows, relevant, k)
+            out[f"recall_{k}_{stance.lower()}"] = {"topics": topics, "mean": mean}
     return out
 
 

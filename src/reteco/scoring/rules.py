@@ -1,6 +1,6 @@
 """Retrieval scoring for 1a, 1b, 2a, 2c and graded benchmarks (FactIR): the official rules.
 
-Why one module of 428 lines: the official rules of a run, numbered below, as one vectorised pass
+Why one module: the official rules of a run, numbered below, as one vectorised pass
 over the run's columns (``apply_rules``); its helpers serve that pass, and the judgments and
 per-topic metrics beside it are computed on its result.
 

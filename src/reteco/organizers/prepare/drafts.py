@@ -2,7 +2,7 @@
 duplicate maps (chains resolved, cycles refused), the flat layout's domain assignment, the
 manifest, counts and the organizers' summary of a sub-track.
 
-Why one module of 445 lines: what ``track1`` and ``track2`` both build, each piece short (topic
+Why one module: what ``track1`` and ``track2`` both build, each piece short (topic
 sets, id mapping and duplicate maps, the flat layout's assignment, manifest, counts, summaries):
 kept in one module the tracks' modules share, so that neither imports the other.
 """
