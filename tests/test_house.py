@@ -280,3 +280,76 @@ def test_the_id_check_finds_a_branch_on_a_name(tmp_path):
         "reteco.scoring.aggregate:2 '1b'",
         "reteco.scoring.submission:3 'reteco'",
     ]
+
+
+# ---------------------------------------------------------------- imports inside functions
+
+DEVELOPMENT_DOC = Path(__file__).resolve().parents[1] / "docs" / "development.md"
+DEFERRED_HEADING = "## Imports inside functions"
+
+
+def deferred_import_rules(doc: str) -> list[tuple[list[str], list[str], str]]:
+    """The rows of docs/development.md's table of allowed imports inside functions: (module
+    patterns, imported-name patterns, reason), the patterns fnmatch globs in backticks."""
+    import re
+
+    section = doc.split(DEFERRED_HEADING, 1)[1].split("\n## ", 1)[0]
+    rules = []
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 3 or cells[0] in ("where", "") or set(cells[0]) <= {"-"}:
+            continue
+        rules.append((re.findall(r"`([^`]+)`", cells[0]), re.findall(r"`([^`]+)`", cells[1]), cells[2]))
+    return rules
+
+
+def deferred_imports(package_dir: Path) -> list[tuple[str, str, int]]:
+    """(module, imported name, line) of every import inside a function of the package; ``from a
+    import b`` imports ``a.b``."""
+    found = []
+    for module, path in modules(package_dir).items():
+        for fn in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Import):
+                    found += [(module, a.name, node.lineno) for a in node.names]
+                elif isinstance(node, ast.ImportFrom):
+                    base = "." * node.level + (node.module or "")
+                    found += [(module, f"{base}.{a.name}", node.lineno) for a in node.names]
+    return sorted(set(found))
+
+
+def unlisted_deferred_imports(imports, rules) -> tuple[list[str], list[str]]:
+    """(imports no rule allows, as ``module:line imported``; rules no import needs)."""
+    from fnmatch import fnmatchcase
+
+    def allows(rule, module, name) -> bool:
+        where, what, _ = rule
+        return any(fnmatchcase(module, w) for w in where) and any(fnmatchcase(name, n) for n in what)
+
+    unlisted = [f"{m}:{line} {name}" for m, name, line in imports if not any(allows(r, m, name) for r in rules)]
+    unused = [" ".join(r[0]) for r in rules if not any(allows(r, m, name) for m, name, _ in imports)]
+    return unlisted, unused
+
+
+def test_imports_inside_functions_are_the_ones_docs_development_lists():
+    rules = deferred_import_rules(DEVELOPMENT_DOC.read_text(encoding="utf-8"))
+    assert len(rules) >= 5 and all(reason for _, _, reason in rules)
+    unlisted, unused = unlisted_deferred_imports(deferred_imports(PACKAGE_DIR), rules)
+    assert unlisted == [], "import at the top, or add a row with its measured cost to docs/development.md"
+    assert unused == [], "rows of docs/development.md that no import needs any more"
+
+
+def test_the_deferred_import_check_finds_an_unlisted_import(tmp_path):
+    package = _write(tmp_path, {
+        "reteco/__init__.py": "",
+        "reteco/scoring/__init__.py": "",
+        "reteco/scoring/generation.py": "def f():\n    import json\n    from reteco.judge import prompts\n",
+    })
+    doc = (f"{DEFERRED_HEADING}\n\n| where | imports | why |\n|---|---|---|\n"
+           "| `reteco.scoring.*` | `reteco.judge*` | measured |\n| `reteco.outputs.*` | `matplotlib*` | measured |\n")
+    rules = deferred_import_rules(doc)
+    assert unlisted_deferred_imports(deferred_imports(package), rules) == (
+        ["reteco.scoring.generation:2 json"], ["reteco.outputs.*"]
+    )

@@ -25,7 +25,7 @@ from reteco.codabench import leaderboards
 from reteco.codabench.check_bundle import check_bundle
 from reteco.subtracks import SUBTRACK_IDS
 from reteco.subtracks import JUDGE, TEXT
-from reteco.subtracks import SUBTRACK_IDS as ROWS
+from reteco.subtracks import SUBTRACKS as ROWS
 
 KEYS = {s: row.keys for s, row in ROWS.items()}
 OPTIONAL = {k for row in ROWS.values() for k in row.optional_keys()}

@@ -80,7 +80,7 @@ from pathlib import Path, PurePosixPath
 from typing import BinaryIO, Iterator
 
 from reteco.problems import InputError, printable, quoted
-from reteco.subtracks import SUBTRACK_IDS as SUBTRACK_IDS
+from reteco.subtracks import SUBTRACK_IDS
 
 __all__ = [
     "DEFAULT_MAX_BYTES",

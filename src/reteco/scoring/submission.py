@@ -24,6 +24,7 @@ from reteco.formats.reference import Reference
 from reteco.formats.submission import DEFAULT_MAX_BYTES, Submission, open_submission
 from reteco.formats.trec_run import read_trec_run
 from reteco.problems import InputError, Problems
+from reteco.scoring.generation import score_generation
 from reteco.scoring.judge_run import JudgeOptions
 from reteco.scoring.retrieval import ScoreResult, score_run
 from reteco.scoring.rules import RankedRun, apply_rules
@@ -81,8 +82,6 @@ def score_submission(
         del run
         result.details["submission"] = {"run_file": opened.display_name(name), "ignored": list(opened.ignored)}
         return result
-
-    from reteco.scoring.generation import score_generation
 
     judge = JudgeOptions(judge_config, cache_dir, run_judge_now, progress, judge_deadline, judge_max_calls)
     problems = Problems()
