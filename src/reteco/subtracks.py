@@ -215,7 +215,7 @@ class Benchmark:
     ``subtracks`` names the sub-track rows whose references it has (RETECO: all five, each a
     folder ``reteco prepare`` writes); a benchmark without sub-tracks (FactIR) is scored from its
     plain qrels (``reteco score --benchmark``), a run per submission, and its keys are its
-    cutoffs' (``nDCG@k``, ``Recall@k`` ... and ``recall_<stance>_<k>`` with stance labels).
+    cutoffs' (``nDCG@k``, ``Recall@k`` ... and ``recall_<k>_<stance>`` with stance labels).
     ``relevance``, ``cutoffs`` and ``official`` are the preset a reference of the benchmark is
     built with; a reference's manifest records its own (``reteco.formats.reference.Manifest``).
     """

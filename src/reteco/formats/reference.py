@@ -82,9 +82,10 @@ _HASH_THREADS = 2  # hashlib releases the GIL: two files hash while the main thr
 @dataclass(frozen=True)
 class Manifest:
     """The fields of ``reference.json`` that scoring reads, typed, with their defaults in this one
-    place: a field a manifest leaves out reads as its benchmark's preset (RETECO's, when it names
-    no benchmark). ``Reference.record`` builds it from the manifest as read (already checked by
-    ``read_manifest``); the manifest itself stays the dict that is written and hashed."""
+    place: a field a manifest leaves out reads as RETECO's preset (``BENCHMARKS``' default row;
+    ``reteco prepare`` and ``benchmark_reference`` write every field). ``Reference.record`` builds
+    it from the manifest as read (already checked by ``read_manifest``); the manifest itself stays
+    the dict that is written and hashed."""
 
     subtrack: str
     benchmark: str = DEFAULT_BENCHMARK

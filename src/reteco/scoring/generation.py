@@ -454,6 +454,7 @@ def _group_figures(turns: list[TurnRecord], values: dict[str, list[float | None]
 
 def _per_turn(reference, turns, answers, evidence, evidence_ids, by_turn, values) -> list[dict]:
     out = []
+    run_evidence = reference.row.evidence == RUN  # the run's ids are the participant's; gold ids are reference data
     for i, turn in enumerate(turns):
         answer = answers.get(i)
         row: dict = {"turn": turn.key, "domain": turn.domain}
@@ -464,7 +465,7 @@ def _per_turn(reference, turns, answers, evidence, evidence_ids, by_turn, values
             row["answer_line"] = answer.line
         # 2b's evidence is the gold passages: their ids are reference data, so only counted.
         row["evidence_passages"] = len(evidence[i])
-        if reference.row.evidence == RUN:  # the run's ids are the participant's; gold ids are reference data
+        if run_evidence:
             row["evidence_doc_ids"] = evidence_ids[i]
         judgments = {}
         for d, outcome in sorted(by_turn.get(i, {}).items(), key=lambda kv: DIMENSIONS.index(kv[0])):
