@@ -1,6 +1,14 @@
-"""The five sub-tracks of RETECO and their score keys: the one table every other module reads.
+"""The benchmarks, the five sub-tracks of RETECO and their score keys: the tables every other module reads.
 
-A row says what a participant submits, what a run's topic is, what the official figure
+``BENCHMARKS`` holds one row per benchmark a reference can belong to (RETECO, FactIR), in the
+style of sacrebleu's ``DATASETS``: typed objects, not a dict of strings. ``SUBTRACKS`` holds one
+row per sub-track of RETECO. A reference carries its rows (``reteco.formats.reference.Reference``'s
+``benchmark`` and ``row``), and the code reads behaviour from them (``row.step_topics``,
+``row.evidence``, ``benchmark.cutoffs`` ...), never from an id: ``tests/test_house.py`` finds
+any literal id outside this module and the formats readers. docs/development.md ("The tables")
+shows the rows and what adding one takes.
+
+A sub-track row says what a participant submits, what a run's topic is, what the official figure
 averages over, and which keys ``scores.json`` holds for the sub-track, official figure first.
 A key's row says its leaderboard title, what it measures (in the participants' words), and,
 for a key that may be absent from a successful scoring run, when that happens. The leaderboard
@@ -18,6 +26,7 @@ from dataclasses import dataclass
 
 RUN = "run"
 ANSWERS = "answers"
+GOLD = "gold"  # a judged sub-track's evidence: the turn's gold passages (RUN: the run's top documents)
 
 
 @dataclass(frozen=True)
@@ -48,6 +57,14 @@ class SubTrack:
     unit: str  # what the official figure averages over, in words
     keys: tuple[str, ...]  # scores.json keys, the official figure first
     official: str | None  # the official ranking figure (None: 2b has no official ranking)
+    topic_form: str = ""  # how a topic id is built, for messages ("" when it is the query id itself)
+    step_topics: bool = False  # topics are steps of a parent query: per query the mean over its steps
+    evidence: str | None = None  # a judged sub-track's faithfulness evidence: GOLD or RUN
+
+    @property
+    def topic_kind(self) -> str:
+        """What the sub-track's topic ids are, for messages: ``step ids (<query id>_step<n>)``."""
+        return f"{self.topic} ids" + (f" ({self.topic_form})" if self.topic_form else "")
 
     @property
     def name(self) -> str:
@@ -156,22 +173,26 @@ SUBTRACKS: dict[str, SubTrack] = {
         SubTrack(
             "1b", 1, "Step-wise retrieval", (RUN,), "step", "122291_22_step3",
             "per query the mean over its steps, then the mean over queries", RETRIEVAL + TEMPORAL, "ndcg_10",
+            topic_form="<query id>_step<n>", step_topics=True,
         ),
         SubTrack(
             "2a", 2, "Conversational retrieval", (RUN,), "turn", "ex_3025_turn_2",
-            "mean over the reference target turns", RETRIEVAL, "ndcg_10",
+            "mean over the reference target turns", RETRIEVAL, "ndcg_10", topic_form="<conv>_turn_<n>",
         ),
         SubTrack(
             "2b", 2, "Gold-passage generation", (ANSWERS,), "turn", "ex_3025_turn_2",
-            "mean over the reference target turns", JUDGE + TEXT, None,
+            "mean over the reference target turns", JUDGE + TEXT, None, topic_form="<conv>_turn_<n>",
+            evidence=GOLD,
         ),
         SubTrack(
             "2c", 2, "Full conversational RAG", (RUN, ANSWERS), "turn", "ex_3025_turn_2",
             "mean over the reference target turns", RETRIEVAL + JUDGE + TEXT, "ndcg_10",
+            topic_form="<conv>_turn_<n>", evidence=RUN,
         ),
     )
 }
-IDS = tuple(SUBTRACKS)  # ("1a", "1b", "2a", "2b", "2c")
+SUBTRACK_IDS = tuple(SUBTRACKS)  # ("1a", "1b", "2a", "2b", "2c"); SUBTRACKS is always the dict of rows
+JUDGED_SUBTRACK_IDS = tuple(s.id for s in SUBTRACKS.values() if s.judged)  # ("2b", "2c")
 
 
 def subtrack(subtrack_id: str) -> SubTrack:
@@ -179,9 +200,60 @@ def subtrack(subtrack_id: str) -> SubTrack:
     try:
         return SUBTRACKS[subtrack_id]
     except KeyError:
-        raise KeyError(f"unknown sub-track {subtrack_id!r}; the sub-tracks are {', '.join(IDS)}") from None
+        raise KeyError(f"unknown sub-track {subtrack_id!r}; the sub-tracks are {', '.join(SUBTRACK_IDS)}") from None
 
 
 def of_track(track: int) -> tuple[str, ...]:
     """The sub-track ids of a track, in order (1: 1a, 1b; 2: 2a, 2b, 2c)."""
     return tuple(s.id for s in SUBTRACKS.values() if s.track == track)
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """One benchmark a reference can belong to: its judgments' kind and its retrieval preset.
+
+    ``subtracks`` names the sub-track rows whose references it has (RETECO: all five, each a
+    folder ``reteco prepare`` writes); a benchmark without sub-tracks (FactIR) is scored from its
+    plain qrels (``reteco score --benchmark``), a run per submission, and its keys are its
+    cutoffs' (``nDCG@k``, ``Recall@k`` ... and ``recall_<k>_<stance>`` with stance labels).
+    ``relevance``, ``cutoffs`` and ``official`` are the preset a reference of the benchmark is
+    built with; a reference's manifest records its own (``reteco.formats.reference.Manifest``).
+    """
+
+    id: str
+    title: str
+    relevance: str  # "binary" (rel > 0 is relevant, gain 1) or "graded" (gain = level)
+    cutoffs: tuple[int, ...]  # the k of the @k figures; the largest is the ranking's depth
+    official: str  # the official ranking figure
+    subtracks: tuple[str, ...] = ()  # ids of its SUBTRACKS rows; () for a benchmark of plain qrels
+    source: str = ""  # where its judgments come from, in words
+
+    @property
+    def has_subtracks(self) -> bool:
+        return bool(self.subtracks)
+
+
+BENCHMARKS: dict[str, Benchmark] = {
+    b.id: b
+    for b in (
+        Benchmark(
+            "reteco", "RETECO (SemEval-2027 Task 1)", "binary", (10,), "ndcg_10", SUBTRACK_IDS,
+            "the organizers' release, prepared per sub-track by `reteco prepare`",
+        ),
+        Benchmark(
+            "factir", "FactIR (Venktesh et al. 2025)", "graded", (1, 5, 10, 100), "ndcg_10", (),
+            "FactIR's evidence.csv and qrel_processed, converted by `reteco factir-qrels`",
+        ),
+    )
+}
+DEFAULT_BENCHMARK = "reteco"  # a reference manifest that names no benchmark is RETECO's
+PLAIN_QRELS_BENCHMARK_IDS = tuple(b.id for b in BENCHMARKS.values() if not b.has_subtracks)  # ("factir",)
+
+
+def benchmark(benchmark_id: str) -> Benchmark:
+    """The row of a benchmark id. An id the table does not hold (a reference built in memory
+    from another benchmark's qrels) is a plain-qrels benchmark with the manifest's own preset."""
+    found = BENCHMARKS.get(benchmark_id)
+    if found is not None:
+        return found
+    return Benchmark(benchmark_id, benchmark_id, "graded", (10,), "ndcg_10", (), "plain qrels")

@@ -23,7 +23,7 @@ from support.paths import REPO_ROOT
 from reteco.codabench import competition as definition
 from reteco.codabench import leaderboards
 from reteco.codabench.check_bundle import check_bundle
-from reteco.subtracks import IDS as SUBTRACKS
+from reteco.subtracks import SUBTRACK_IDS
 from reteco.subtracks import JUDGE, TEXT
 from reteco.subtracks import SUBTRACKS as ROWS
 
@@ -42,11 +42,11 @@ def test_committed_competition_yaml_is_generated_from_the_definition():
         "competition.yaml is out of date: run `reteco bundle --write-yaml competition.yaml`"
     )
     documents = list(yaml.safe_load_all(committed))
-    assert [d["leaderboards"][0]["key"] for d in documents] == [f"reteco_{s}" for s in SUBTRACKS]
-    assert documents == [definition.competition("per-subtrack", s) for s in SUBTRACKS]
+    assert [d["leaderboards"][0]["key"] for d in documents] == [f"reteco_{s}" for s in SUBTRACK_IDS]
+    assert documents == [definition.competition("per-subtrack", s) for s in SUBTRACK_IDS]
 
 
-@pytest.mark.parametrize("subtrack", SUBTRACKS)
+@pytest.mark.parametrize("subtrack", SUBTRACK_IDS)
 def test_per_subtrack_leaderboard_is_exactly_the_subtracks_keys_official_first(subtrack):
     content = definition.competition("per-subtrack", subtrack)
     (board,) = content["leaderboards"]
@@ -60,7 +60,7 @@ def test_single_leaderboard_holds_every_key_once_ranked_by_ndcg():
     (board,) = definition.competition("single")["leaderboards"]
     keys = [c["key"] for c in sorted(board["columns"], key=lambda c: c["index"])]
     assert keys[0] == "ndcg_10"
-    assert len(keys) == len(set(keys)) == len({k for sub in SUBTRACKS for k in KEYS[sub]})
+    assert len(keys) == len(set(keys)) == len({k for sub in SUBTRACK_IDS for k in KEYS[sub]})
     assert all(len(c["key"]) <= 36 and len(c["title"]) <= 36 for c in board["columns"])
 
 
@@ -89,11 +89,11 @@ def test_yaml_dates_are_quoted_strings_in_phase_order():
 def test_default_layout_is_one_competition_per_subtrack(built_all):
     bundles, options = built_all
     assert options.layout == definition.DEFAULT_LAYOUT == "per-subtrack"
-    assert sorted(bundles) == [(s,) for s in SUBTRACKS]
-    assert sorted(b.path.name for b in bundles.values()) == sorted(f"reteco_{s}.zip" for s in SUBTRACKS)
+    assert sorted(bundles) == [(s,) for s in SUBTRACK_IDS]
+    assert sorted(b.path.name for b in bundles.values()) == sorted(f"reteco_{s}.zip" for s in SUBTRACK_IDS)
 
 
-@pytest.mark.parametrize("subtrack", SUBTRACKS)
+@pytest.mark.parametrize("subtrack", SUBTRACK_IDS)
 def test_bundle_passes_the_check_and_every_solution_scores_in_the_simulated_worker(built_all, subtrack):
     bundles, options = built_all
     report = check_bundle(bundles[(subtrack,)].path, cache=options.cache)

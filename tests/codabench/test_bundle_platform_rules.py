@@ -54,7 +54,7 @@ def test_the_default_layout_is_per_subtrack_in_the_makefile_the_command_and_the_
 
 
 def test_every_phase_of_a_per_subtrack_competition_has_one_task():
-    for sub in definition.SUBTRACKS:
+    for sub in definition.SUBTRACK_IDS:
         content = definition.competition("per-subtrack", sub)
         assert [len(p["tasks"]) for p in content["phases"]] == [1, 1, 1]
         assert content["leaderboards"][0]["submission_rule"] == "Force_Last"

@@ -494,6 +494,6 @@ def test_the_first_occurrence_is_the_first_in_the_decided_order(ref_2a, tmp_path
     # b1 (the gold document of biology/2_turn_1) keeps rank 1: nDCG@10 1 for the turn, not
     # 1/log2(3) as if the file's first b1 line (0.5) had been kept behind b3 (0.7).
     result = score_run(ref_2a, read_trec_run(data, "run.txt"))
-    per_unit = {row["unit"]: row for row in result.details["per_unit"]}
+    per_unit = {row["unit"]: row for row in result.per_topic["per_unit"]}
     assert per_unit["biology/2_turn_1"]["ndcg_10"] == 1.0
     assert result.scores["mrr"] == pytest.approx(1 / 3, abs=1e-15)  # 1 on one turn of 3, 0 on the others

@@ -35,8 +35,8 @@ def test_engines_agree_on_the_sample_submissions(reference_root, subtrack):
     for key in fast.scores:
         assert fast.scores[key] == pytest.approx(slow.scores[key], abs=1e-12), key
     # zip would stop at the shorter list (or check nothing on an empty one): same length, not empty.
-    assert len(fast.details["per_unit"]) == len(slow.details["per_unit"]) == len({t.unit for t in reference.topics}) > 0
-    for a, b in zip(fast.details["per_unit"], slow.details["per_unit"]):
+    assert len(fast.per_topic["per_unit"]) == len(slow.per_topic["per_unit"]) == len({t.unit for t in reference.topics}) > 0
+    for a, b in zip(fast.per_topic["per_unit"], slow.per_topic["per_unit"]):
         assert a == pytest.approx(b, abs=1e-12)
 
 
@@ -115,6 +115,6 @@ def test_organizers_sample_scores_gold_runs_perfectly(tmp_path):
     golds = [p[2] for p in (l.split() for l in qrels_2a) if p and p[0] == turn]
     run.write_text(f"{turn} Q0 not-a-doc 1 3 x\n{turn} Q0 {golds[0]} 2 2 x\n")
     result = score_submission(Reference.read(tmp_path / "ref" / "2a"), run)
-    unit = next(u for u in result.details["per_unit"] if u["unit"] == "drones/ex_3025_turn_1")
+    unit = next(u for u in result.per_topic["per_unit"] if u["unit"] == "drones/ex_3025_turn_1")
     assert unit["ndcg_10"] == pytest.approx(1 / (1 + 1 / 1.584962500721156 + 0.5))
     assert result.details["counts"]["unknown_doc_ids"] == 1

@@ -165,7 +165,7 @@ def board_of(built: Built, sub: str) -> dict:
 def per_unit_official(built: Built, sub: str, system: dict) -> np.ndarray:
     """The system's per-unit nDCG@10 straight from score_submission's details (per_unit)."""
     result = score_submission(Reference.read(built.ref / sub), built.submissions / system["file"])
-    return np.array([row["ndcg_10"] for row in result.details["per_unit"]])
+    return np.array([row["ndcg_10"] for row in result.per_topic["per_unit"]])
 
 
 # -------------------------------------------------------------------------------- the command
@@ -464,7 +464,7 @@ def test_2b_judged_end_to_end_on_the_tiny_reference(tmp_path, fake_openai, monke
         result = score_submission(reference, folder / system["file"], cache_dir=cache)
         assert {k: system[k] for k in SUBTRACKS["2b"].keys if k in system} == result.scores
         # Its per-turn judge means (a turn's five normalized dimensions; unanswered 0) average to judge_mean.
-        rows = result.details["generation"]["per_turn"]
+        rows = result.per_topic["generation.per_turn"]
         per_turn = [np.mean([r["judgments"][d]["normalized"] for d in DIMENSIONS]) if r["answered"] else 0.0
                     for r in rows]
         assert np.mean(per_turn) == pytest.approx(system[JUDGE_MEAN], abs=1e-12)

@@ -203,8 +203,8 @@ def test_pool_label_score_repool_override(setup, server, capsys):
     assert human.temporally_relevant is not current.temporally_relevant
     assert labels.manifest["history"][-1]["what"].startswith("label-import")
     after = score_run(Reference.read(ref_1a), bm25.read_bytes())
-    unit = next(u for u in after.details["per_unit"] if u["unit"] == query)
-    before = next(u for u in result.details["per_unit"] if u["unit"] == query)
+    unit = next(u for u in after.per_topic["per_unit"] if u["unit"] == query)
+    before = next(u for u in result.per_topic["per_unit"] if u["unit"] == query)
     # The flipped document is at rank 1: TR moves by exactly 1/10.
     assert unit["tr_10"] - before["tr_10"] == pytest.approx(0.1 if human.temporally_relevant else -0.1, abs=1e-15)
     assert after.details["temporal"]["labels"]["counts"]["human_overrides"] == 1

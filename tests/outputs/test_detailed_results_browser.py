@@ -16,7 +16,7 @@ import pytest
 from support.detailed_results_samples import judged_pages, scoring_program_pages
 
 from reteco.outputs.chromium import WIDTHS, find_chromium
-from reteco.subtracks import IDS
+from reteco.subtracks import SUBTRACK_IDS
 
 if find_chromium() is None:
     pytest.skip(
@@ -25,7 +25,7 @@ if find_chromium() is None:
         allow_module_level=True,
     )
 
-PAGES = [f"{s}-{p}" for s in IDS for p in ("development", "evaluation")]
+PAGES = [f"{s}-{p}" for s in SUBTRACK_IDS for p in ("development", "evaluation")]
 PAGES += [f"{s}-judged-{p}" for s in ("2b", "2c") for p in ("development", "evaluation")]
 
 

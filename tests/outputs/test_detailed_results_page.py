@@ -25,7 +25,7 @@ from reteco.formats.reference import Reference
 from reteco.outputs import charts, detailed_results, page_html, page_sections, results
 from reteco.outputs.charts import Bar, Point, bar_chart, depth_curve, number
 from reteco.scoring.submission import score_submission
-from reteco.subtracks import DIMENSIONS, IDS, JUDGE, JUDGE_MEAN, KEYS, SUBTRACKS
+from reteco.subtracks import DIMENSIONS, SUBTRACK_IDS, JUDGE, JUDGE_MEAN, KEYS, SUBTRACKS
 
 DEV = {"phase": "development", "name": "Development", "split": "dev", "per_topic": True}
 EVAL = {"phase": "evaluation", "name": "Evaluation", "split": "test", "per_topic": False}
@@ -151,7 +151,7 @@ def read(path: Path) -> Page:
     return Page(path.read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize("subtrack", IDS)
+@pytest.mark.parametrize("subtrack", SUBTRACK_IDS)
 @pytest.mark.parametrize("phase", ["development", "evaluation"])
 def test_every_sample_page_is_sound_and_headlined(program_pages, subtrack, phase):
     sample = program_pages[f"{subtrack}-{phase}"]
@@ -178,7 +178,7 @@ def test_every_sample_page_is_sound_and_headlined(program_pages, subtrack, phase
     assert board.count("absent (") == len([k for k in row.keys if k not in scores])
 
 
-@pytest.mark.parametrize("subtrack", IDS)
+@pytest.mark.parametrize("subtrack", SUBTRACK_IDS)
 def test_evaluation_pages_are_aggregate_only_and_say_so_once(program_pages, subtrack):
     development = read(program_pages[f"{subtrack}-development"].path)
     evaluation = read(program_pages[f"{subtrack}-evaluation"].path)
@@ -293,7 +293,7 @@ CHARTS = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("subtrack", IDS)
+@pytest.mark.parametrize("subtrack", SUBTRACK_IDS)
 def test_the_charts_of_each_subtrack_read_their_values(program_pages, subtrack):
     for phase in ("development", "evaluation"):
         page = read(program_pages[f"{subtrack}-{phase}"].path)
@@ -422,7 +422,7 @@ def test_participant_text_is_escaped_everywhere(program_pages):
 
 
 def test_every_count_the_scorers_write_is_explained(program_pages):
-    for subtrack in IDS:
+    for subtrack in SUBTRACK_IDS:
         sample = program_pages[f"{subtrack}-development"]
         _, details = output_of(sample)
         page = read(sample.path)
@@ -473,7 +473,7 @@ def test_no_reference_data_on_any_page(program_pages, judged):
     reference_root = program_pages["1a-development"].path.parents[3] / "reference"
     pages = {name: p.path.read_text() for name, p in program_pages.items()}
     pages |= {name: p.path.read_text() for name, (p, _, _) in judged.items()}
-    for subtrack in IDS:
+    for subtrack in SUBTRACK_IDS:
         reference = Reference.read(reference_root / subtrack)
         gold = {j.doc_id for j in reference.judgments if j.relevance > 0}
         answers, passages = set(), set()

@@ -52,3 +52,31 @@ def test_arrow_to_numpy_matches_arrow_and_skips_pandas():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_hidden_phase_withholds_per_topic_figures_by_construction_whatever_their_name(tmp_path):
+    """Per-topic figures live in ``ScoreResult.per_topic``: a phase that withholds them never
+    writes that field, so a section named like an aggregate, or with records naming no topic
+    field, cannot slip through (the former guess by key names published both)."""
+    from reteco.outputs.results import write_results
+    from reteco.problems import Problems
+    from reteco.scoring.retrieval import ScoreResult
+
+    scores = {"ndcg_10": 0.5, "map_10": 0.4, "recall_10": 0.6, "p_10": 0.1, "mrr": 0.5, "ndcg_10_domain_macro": 0.5}
+    rows = [{"item": "q1", "ndcg_10": 0.5}, {"item": "q2", "ndcg_10": 0.5}]
+    result = ScoreResult(
+        scores, {"overall": {"ndcg_10": 0.5}, "per_domain": {"d": {"ndcg_10": 0.5}}, "generation": {"turns": 2}},
+        Problems(), per_topic={"per_domain_rows": rows, "generation.each": rows}, per_topic_after="overall",
+    )
+    hidden = {"phase": "final", "name": "Evaluation", "split": "test", "per_topic": False}
+    write_results(tmp_path / "hidden", result, "2a", hidden)
+    written = json.loads((tmp_path / "hidden" / "details.json").read_text())
+    assert "per_domain_rows" not in written and written["generation"] == {"turns": 2}
+    assert written["per_topic_withheld"] is True and "q1" not in (tmp_path / "hidden" / "detailed_results.html").read_text()
+    shown = {"phase": "dev", "name": "Development", "split": "dev", "per_topic": True}
+    write_results(tmp_path / "shown", result, "2a", shown)
+    written = json.loads((tmp_path / "shown" / "details.json").read_text())
+    assert list(written)[:3] == ["overall", "per_domain_rows", "per_domain"]  # in its place
+    assert written["per_domain_rows"] == rows and written["generation"] == {"turns": 2, "each": rows}
+    assert "per_topic_withheld" not in written
+    assert result.details == {"overall": {"ndcg_10": 0.5}, "per_domain": {"d": {"ndcg_10": 0.5}}, "generation": {"turns": 2}}

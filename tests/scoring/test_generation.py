@@ -22,6 +22,7 @@ from reteco.judge import load_judge_config
 from reteco.judge.prompts import load_prompt_set
 from reteco.problems import InputError
 from reteco.scoring.generation import DIMENSIONS, MAX_UNSCORED_SHARE, dimension_figure, score_generation
+from reteco.scoring.judge_run import JudgeOptions
 from reteco.scoring.retrieval import score_run
 from reteco.scoring.submission import score_submission, validate_submission
 from reteco.subtracks import JUDGE
@@ -140,7 +141,7 @@ def test_a_dimension_without_any_valid_judgment_has_no_figure():
 def test_no_judge_path_reports_no_judge_key_at_all(tmp_path):
     ref = write_tiny_reference(tmp_path / "2b", "2b")
     answers = read_answers(ANSWERS.encode(), "answers.jsonl", ref)
-    scores, details, problems, absent = score_generation(ref, answers, run_judge_now=False)
+    scores, details, problems, absent = score_generation(ref, answers, judge=JudgeOptions(run_now=False))
     assert set(scores) == {"rouge_l", "meteor"}  # no judge key, no BERTScore (no model here)
     assert scores["rouge_l"] == pytest.approx(sum(ROUGE) / 3, abs=1e-12)
     assert scores["meteor"] == pytest.approx(sum(METEOR) / 3, abs=1e-12)
@@ -195,14 +196,14 @@ def test_the_text_metrics_run_before_the_judge_and_the_window_says_what_they_lef
 
     def run_judge_on_answers(*args, **kwargs):
         order.append("judge")
-        assert kwargs["deadline"] == 1e9
+        assert args[4].deadline == 1e9  # the JudgeOptions
         return generation.judge_not_run({"ran": False, "reason": "not in this test"}, args[-1])
 
     monkeypatch.setattr(generation, "text_overlap_values", text_overlap_values)
     monkeypatch.setattr(generation, "run_judge_on_answers", run_judge_on_answers)
     ref = write_tiny_reference(tmp_path / "2b", "2b")
     answers = read_answers(ANSWERS.encode(), "answers.jsonl", ref)
-    scores, details, _, _ = score_generation(ref, answers, judge_deadline=1e9)
+    scores, details, _, _ = score_generation(ref, answers, judge=JudgeOptions(deadline=1e9))
     assert order == ["text metrics", "judge"]
     assert set(scores) == {"rouge_l", "meteor"}
     window = details["judge"]["window"]
@@ -212,7 +213,7 @@ def test_the_text_metrics_run_before_the_judge_and_the_window_says_what_they_lef
 def test_every_score_is_finite(tmp_path):
     ref = write_tiny_reference(tmp_path / "2b", "2b")
     answers = read_answers(ANSWERS.encode(), "answers.jsonl", ref)
-    scores, _, _, _ = score_generation(ref, answers, run_judge_now=False)
+    scores, _, _, _ = score_generation(ref, answers, judge=JudgeOptions(run_now=False))
     assert all(math.isfinite(v) for v in scores.values())
 
 
@@ -240,7 +241,7 @@ def test_2b_end_to_end_hand_computed_then_all_from_the_cache(tmp_path, fake_open
                                   "flagged_turns": []}
     # 9 first requests + the invalid one asked 1 + max_reasks (2) times.
     assert fake_openai.chat_calls == 9 + 3
-    turn3 = result.details["generation"]["per_turn"][2]
+    turn3 = result.per_topic["generation.per_turn"][2]
     assert turn3["judgments"]["faithfulness"]["status"] == "invalid"
     assert turn3["judgments"]["faithfulness"]["score"] is None
     assert turn3["judgments"]["correctness"] | {"rationale": None} == {
@@ -412,7 +413,7 @@ def test_2c_end_to_end_retrieval_as_2a_plus_generation_with_the_runs_top_5(tmp_p
         assert re.findall(r"BEGIN GOLD PASSAGE \d+ \w+>>>\ndocument id: (\S+)", body) == ["b1"]
         assert "Judge against the REFERENCE ANSWER and the GOLD PASSAGES" in body or dimension == "completeness"
     assert result.details["generation"]["evidence"]["gold_passages_given"] == 1 + 2
-    per_turn = result.details["generation"]["per_turn"]
+    per_turn = result.per_topic["generation.per_turn"]
     assert [t["evidence_doc_ids"] for t in per_turn] == [["b3", "b1", "b2"], [], ["e1", "e3"]]
     assert result.details["submission"]["run_file"] == "sub.zip:team/run.txt"
     assert result.details["submission"]["answers_file"] == "sub.zip:team/answers.jsonl"
@@ -519,4 +520,4 @@ def test_sample_submissions_score_without_the_judge(tmp_path):
         assert not set(result.scores) & {*DIMENSIONS, "judge_mean"}
         if subtrack == "2c":
             assert result.scores["ndcg_10"] > 0
-            assert all(len(t["evidence_doc_ids"]) == 5 for t in generation["per_turn"])
+            assert all(len(t["evidence_doc_ids"]) == 5 for t in result.per_topic["generation.per_turn"])

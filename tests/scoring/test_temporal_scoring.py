@@ -86,7 +86,7 @@ def test_oracle_1a_hand_computed(ref_1a):
     assert (t["queries"], t["queries_with_required_periods"], t["queries_without_required_periods"]) == (3, 2, 1)
     assert t["fully_covered_queries"] == 2 and t["required_periods"] == 3
     assert t["unlabelled_top10"].startswith("not applicable")
-    per_unit = {u["unit"]: u for u in result.details["per_unit"]}
+    per_unit = {u["unit"]: u for u in result.per_topic["per_unit"]}
     assert per_unit["d/q1"]["tp_10"] == pytest.approx(0.5) and per_unit["d/q1"]["tc_10"] == 1.0
     assert per_unit["d/q3"]["tc_10"] is None and per_unit["d/q3"]["required_periods"] == 0
     assert result.details["per_domain"]["d"]["tc_10"] == 1.0
@@ -164,7 +164,7 @@ def test_frozen_labels_1a_hand_computed(ref_1a):
     assert t["source"] == "frozen"
     assert len(t["labels"]["content_hash"]) == 64
     assert t["unlabelled_top10"] == {"documents": 6, "unlabelled": 3, "share": 0.5, "queries_with_unlabelled": 2}
-    per_unit = {u["unit"]: u for u in result.details["per_unit"]}
+    per_unit = {u["unit"]: u for u in result.per_topic["per_unit"]}
     assert per_unit["d/q1"]["unlabelled_top10"] == 2 and per_unit["d/q2"]["unlabelled_top10"] == 1
     assert t["per_domain"]["d"]["unlabelled_top10"]["unlabelled"] == 3
 
@@ -180,8 +180,8 @@ def test_a_human_override_wins(ref_1a):
     )
     result = score_run(Reference.read(root), run_bytes(RUN_1A))
     # q1: v = [1,1,0,0,0] -> TP 1, TR 0.2.
-    assert result.details["per_unit"][0]["tp_10"] == pytest.approx(1.0)
-    assert result.details["per_unit"][0]["tr_10"] == pytest.approx(0.2)
+    assert result.per_topic["per_unit"][0]["tp_10"] == pytest.approx(1.0)
+    assert result.per_topic["per_unit"][0]["tr_10"] == pytest.approx(0.2)
     assert result.details["temporal"]["labels"]["content_hash"] != before
     assert result.details["temporal"]["labels"]["counts"]["human_overrides"] == 1
 
@@ -230,7 +230,7 @@ def test_oracle_1b_hand_computed(tmp_path):
     assert s["ndcg_fc_10"] == pytest.approx(1.0)  # R's step mean nDCG
     t = result.details["temporal"]
     assert t["coverage_over"].startswith("the union of the query's step rankings")
-    steps = {r["step"]: r for r in result.details["per_step"]}
+    steps = {r["step"]: r for r in result.per_topic["per_step"]}
     assert steps["d/Q_step1"]["tc_10"] == pytest.approx(0.5) and steps["d/Q_step1"]["own_period_covered"] is True
     assert steps["d/Q_step2"]["tc_10"] == pytest.approx(0.5) and steps["d/Q_step2"]["own_period_covered"] is False
     assert t["step_mean"]["tc_10"] == pytest.approx((0.5 + 0.5 + 1.0) / 3)
@@ -240,9 +240,9 @@ def test_oracle_1b_hand_computed(tmp_path):
 def test_1b_union_reaches_full_coverage_that_no_single_step_reaches(tmp_path):
     ref = write_reference(tmp_path / "1b", "1b", STEPS_1B, STEP_QRELS, QUERIES_1B)
     result = score_run(ref, run_bytes([("Q_step1", ["a"]), ("Q_step2", ["b"])]))
-    steps = {r["step"]: r for r in result.details["per_step"]}
+    steps = {r["step"]: r for r in result.per_topic["per_step"]}
     assert steps["d/Q_step1"]["tc_10"] == 0.5 and steps["d/Q_step2"]["tc_10"] == 0.5
-    assert result.details["per_unit"][0]["tc_10"] == 1.0 and result.details["per_unit"][0]["fully_covered"]
+    assert result.per_topic["per_unit"][0]["tc_10"] == 1.0 and result.per_topic["per_unit"][0]["fully_covered"]
     assert result.details["temporal"]["fully_covered_queries"] == 1  # Q; R is unranked
 
 

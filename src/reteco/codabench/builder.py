@@ -1,6 +1,6 @@
 """``reteco bundle`` (``make bundle``): build the Codabench competition bundle(s).
 
-Why one module of 406 lines: the build is one recipe (reference data, programs, solutions, kit,
+Why one module: the build is one recipe (reference data, programs, solutions, kit,
 bundles, in that order, sharing one staging folder) plus the command that runs it.
 
 What goes in a bundle (paths as ``competition.yaml`` names them)::
@@ -53,11 +53,11 @@ from reteco.codabench import image, vendor
 from reteco.codabench.competition import PHASES
 from reteco.formats.phase_record import DEFAULT_TIME_LIMIT_S, PHASE_FILE
 from reteco.problems import InputError
-from reteco.subtracks import IDS as SUBTRACKS
+from reteco.subtracks import SUBTRACK_IDS
 
 REPO = Path(__file__).resolve().parents[3]
 FIXED_TIME = (2026, 1, 1, 0, 0, 0)  # zip entries' timestamp: the same inputs give the same bytes
-WORDNET_DIR = "nltk_data"  # vendor/nltk_data/corpora/wordnet: codabench.py points nltk at it
+WORDNET_DIR = "nltk_data"  # vendor/nltk_data/corpora/wordnet: the scoring program points nltk at it (_use_vendored_wordnet)
 BASELINE_REQUIREMENTS = ("bm25s",)  # what the code submission carries beyond the image and reteco
 _SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".DS_Store", ".pytest_cache")
 
@@ -69,7 +69,7 @@ class BuildOptions:
     dev_split: str = "dev"
     test_split: str = "test"
     layout: str = definition.DEFAULT_LAYOUT
-    subtracks: tuple[str, ...] = SUBTRACKS
+    subtracks: tuple[str, ...] = SUBTRACK_IDS
     code_submission: bool = False
     python: str = image.PYTHON
     wheels: str = "pip"
@@ -98,7 +98,7 @@ class Built:
 
 def build(options: BuildOptions) -> list[Built]:
     """Build the bundle(s) of ``options.layout``; returns what was written."""
-    subs = tuple(s for s in SUBTRACKS if s in options.subtracks)
+    subs = tuple(s for s in SUBTRACK_IDS if s in options.subtracks)
     if not subs:
         raise InputError("no sub-track to build")
     if options.layout not in definition.LAYOUTS:

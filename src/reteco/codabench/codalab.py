@@ -50,7 +50,7 @@ from reteco.codabench import image
 from reteco.codabench.leaderboards import columns
 from reteco.codabench.page_markdown import render as render_page
 from reteco.problems import InputError
-from reteco.subtracks import IDS as SUBTRACKS
+from reteco.subtracks import SUBTRACK_IDS
 from reteco.subtracks import SUBTRACKS as SUBTRACK_ROWS
 
 PLATFORMS = ("codabench", "codalab")
@@ -82,7 +82,7 @@ def bundle_name(subtrack: str) -> str:
 
 def competition(subtrack: str) -> dict:
     """The v1.5 competition.yaml content of one sub-track (module docstring)."""
-    if subtrack not in SUBTRACKS:
+    if subtrack not in SUBTRACK_IDS:
         raise ValueError(f"unknown sub-track {subtrack!r}")
     phases = {}
     for number, phase in enumerate(definition.PHASES, start=1):
@@ -146,11 +146,11 @@ def render(content: dict) -> str:
     return HEADER + yaml.safe_dump(content, sort_keys=False, allow_unicode=True, width=100)
 
 
-def render_all(subtracks: tuple[str, ...] = SUBTRACKS) -> str:
+def render_all(subtracks: tuple[str, ...] = SUBTRACK_IDS) -> str:
     """Every sub-track's v1.5 competition, one YAML document each (for reading)."""
     return HEADER + "".join(
         f"--- # {bundle_name(s)}.zip\n" + yaml.safe_dump(competition(s), sort_keys=False, allow_unicode=True, width=100)
-        for s in SUBTRACKS if s in subtracks
+        for s in SUBTRACK_IDS if s in subtracks
     )
 
 

@@ -1,6 +1,6 @@
 """The RETECO competition on Codabench: the one source of ``competition.yaml``.
 
-Why one module of 415 lines: the one source of ``competition.yaml``: the phases, tasks,
+Why one module: the one source of ``competition.yaml``: the phases, tasks,
 leaderboards, pages and who sees what are rendered by one function (``competition``) from the
 decisions written below, beside the Codabench behaviour each rests on.
 
@@ -63,7 +63,7 @@ import yaml
 from reteco.codabench import image
 from reteco.codabench.leaderboards import columns, ranking_key
 from reteco.formats.phase_record import DEFAULT_TIME_LIMIT_S, PHASE_FORMAT
-from reteco.subtracks import IDS as SUBTRACKS
+from reteco.subtracks import SUBTRACK_IDS
 from reteco.subtracks import SUBTRACKS as SUBTRACK_ROWS
 
 LAYOUTS = ("single", "per-subtrack")
@@ -230,7 +230,7 @@ def competition(
     layout: str,
     subtrack: str | None = None,
     *,
-    subtracks: tuple[str, ...] = SUBTRACKS,
+    subtracks: tuple[str, ...] = SUBTRACK_IDS,
     code_submission: bool = False,
     external: dict[str, str] | None = None,
 ) -> dict:
@@ -241,7 +241,7 @@ def competition(
     if layout not in LAYOUTS:
         raise ValueError(f"unknown layout {layout!r}; choose one of {LAYOUTS}")
     if layout == "per-subtrack":
-        if subtrack not in SUBTRACKS:
+        if subtrack not in SUBTRACK_IDS:
             raise ValueError("the per-subtrack layout needs one sub-track")
         subs: tuple[str, ...] = (subtrack,)
         title = f"RETECO {SUBTRACK_ROWS[subtrack].name} (SemEval-2027 Task 1)"
@@ -257,7 +257,7 @@ def competition(
             )
         leaderboard_key = f"reteco_{subtrack}"
     else:
-        subs = tuple(s for s in SUBTRACKS if s in subtracks)
+        subs = tuple(s for s in SUBTRACK_IDS if s in subtracks)
         title = TITLE
         description = DESCRIPTION
         leaderboard_key = "reteco"
@@ -375,12 +375,12 @@ def sub_label(subs: tuple[str, ...]) -> str:
 def competitions(
     layout: str = DEFAULT_LAYOUT,
     *,
-    subtracks: tuple[str, ...] = SUBTRACKS,
+    subtracks: tuple[str, ...] = SUBTRACK_IDS,
     code_submission: bool = False,
     external: dict[str, str] | None = None,
 ) -> list[tuple[str, dict, tuple[str, ...]]]:
     """A layout's competitions: (bundle name, competition.yaml content, its sub-tracks) each."""
-    subs = tuple(s for s in SUBTRACKS if s in subtracks)
+    subs = tuple(s for s in SUBTRACK_IDS if s in subtracks)
     if layout == "single":
         return [("reteco", competition("single", subtracks=subs, code_submission=code_submission,
                                        external=external), subs)]
@@ -403,7 +403,7 @@ def render(content: dict) -> str:
     return HEADER + _dump(content)
 
 
-def render_all(layout: str = DEFAULT_LAYOUT, subtracks: tuple[str, ...] = SUBTRACKS) -> str:
+def render_all(layout: str = DEFAULT_LAYOUT, subtracks: tuple[str, ...] = SUBTRACK_IDS) -> str:
     """Every competition of a layout, one YAML document each (the committed competition.yaml).
 
     Each document is the competition.yaml of the bundle its ``---`` line names; the file itself

@@ -23,7 +23,7 @@ import shutil
 from pathlib import Path
 
 from reteco.formats import release as rel
-from reteco.subtracks import SUBTRACKS
+from reteco.subtracks import GOLD, SUBTRACKS
 
 TASK_FILE = "task.json"
 INPUT_FORMAT = "reteco-input/1"
@@ -42,7 +42,7 @@ def write_input_data(release: Path, split: str, subtrack: str, dest: Path) -> Pa
     if layout is None:
         raise FileNotFoundError(f"no {track} data in {release}")
     places = rel.domain_dirs(source) if layout == rel.RELEASE else {"": source}
-    keep_gold = subtrack == "2b"  # 2b generates from the gold passages: they are its input
+    keep_gold = SUBTRACKS[subtrack].evidence == GOLD  # 2b generates from the gold passages: they are its input
     for folder in places.values():
         target = dest / track / folder.relative_to(source)
         target.mkdir(parents=True, exist_ok=True)

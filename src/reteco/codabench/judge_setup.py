@@ -44,7 +44,7 @@ import yaml
 from reteco.formats.file_digest import MANIFEST_DIGEST, manifest_digest, sha256_file
 from reteco.formats.reference import TURNS, ReferenceDataError
 from reteco.problems import InputError
-from reteco.subtracks import IDS, SUBTRACKS
+from reteco.subtracks import SUBTRACK_IDS, SUBTRACKS
 
 JUDGE_DIR = "judge"
 JUDGE_CONFIG = "judge.yaml"
@@ -52,7 +52,7 @@ KEY_FILE = "api_key"
 PROMPTS_DIR = "prompts"
 SETUP_MANIFEST = "manifest.json"
 SETUP_FORMAT = "reteco-judge-setup/1"
-JUDGED_SUBTRACKS = tuple(s for s in IDS if SUBTRACKS[s].judged)  # 2b, 2c: the sub-tracks the judge scores
+JUDGED_SUBTRACKS = tuple(s for s in SUBTRACK_IDS if SUBTRACKS[s].judged)  # 2b, 2c: the sub-tracks the judge scores
 #: The call budget written when the config sets none: twice the judgments of one pass (room
 #: for a re-ask or a retry of every judgment), plus the preflight.
 BUDGET_PER_JUDGMENT = 2

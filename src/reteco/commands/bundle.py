@@ -13,7 +13,7 @@ from reteco.codabench.check_bundle import add_time_limit_argument, check_bundle,
 from reteco.codabench.upload_storage import megabytes
 from reteco.commands.judge_options import add_judge_config_option
 from reteco.problems import InputError
-from reteco.subtracks import IDS as SUBTRACKS
+from reteco.subtracks import SUBTRACK_IDS
 
 
 def add_parser(subparsers) -> None:
@@ -29,7 +29,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--platform", choices=codalab.PLATFORMS, default=codalab.DEFAULT_PLATFORM,
                    help="codabench (default), or codalab: CodaLab Competitions v1.5 bundles, one per sub-track "
                    "(docs/codalab.md)")
-    p.add_argument("--subtracks", default=",".join(SUBTRACKS), help="comma-separated (default: all five)")
+    p.add_argument("--subtracks", default=",".join(SUBTRACK_IDS), help="comma-separated (default: all five)")
     p.add_argument("--code-submission", action="store_true",
                    help="add the ingestion program and input data (code submissions); off by default")
     p.add_argument("--python", default=image.PYTHON,

@@ -18,7 +18,7 @@ from reteco.organizers.synthetic.release import write_synthetic_release
 from reteco.outputs.scores import write_details, write_scores
 from reteco.problems import InputError
 from reteco.scoring.submission import score_submission
-from reteco.subtracks import IDS as SUBTRACKS
+from reteco.subtracks import SUBTRACK_IDS
 
 REPO = Path(__file__).resolve().parents[3]
 SAMPLES = REPO / "starting_kit" / "sample_submissions"
@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     prepare_release(release, "dev", args.build / "reference")
     print(f"reference data (dev split): {args.build / 'reference'}")
     status = 0
-    for subtrack in SUBTRACKS:
+    for subtrack in SUBTRACK_IDS:
         reference = Reference.read(args.build / "reference" / subtrack)
         submission = args.samples / subtrack
         print(f"\n== {subtrack}: {submission}")
@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
             print(line)
         out = args.build / "scores" / subtrack
         write_scores(out, result.scores)
-        write_details(out, result.details)
+        write_details(out, result.details_json(per_topic=True))
         print(json.dumps(result.scores, indent=2))
         generation = result.details.get("generation")
         if generation is not None:

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from reteco.commands.output_folder import check_output_folder
-from reteco.subtracks import IDS
+from reteco.subtracks import SUBTRACK_IDS
 
 
 def add_parser(subparsers) -> None:
@@ -14,7 +14,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--release", type=Path, required=True)
     p.add_argument("--split", required=True, help="train, dev or test")
     p.add_argument("--out", type=Path, required=True)
-    p.add_argument("--subtracks", default=",".join(IDS), help="comma-separated (default: all)")
+    p.add_argument("--subtracks", default=",".join(SUBTRACK_IDS), help="comma-separated (default: all)")
     p.set_defaults(func=cmd_prepare)
 
 

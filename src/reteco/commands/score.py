@@ -33,6 +33,13 @@ from reteco.commands.judge_options import add_judge_cache_option, add_judge_conf
 from reteco.commands.output_folder import check_output_folder
 from reteco.formats.phase_record import PHASE_FILE, local_phase, read_phase
 from reteco.problems import EXIT_INCOMPLETE, EXIT_INPUT, InputError, UsageError, printable
+from reteco.subtracks import BENCHMARKS, KEYS, PLAIN_QRELS_BENCHMARK_IDS
+
+# The --benchmark presets, from the table's rows: "factir: cutoffs 1, 5, 10, 100, nDCG@10 official".
+_PRESETS = "; ".join(
+    f"{b.id}: cutoffs {', '.join(map(str, b.cutoffs))}, {KEYS[b.official].title} official"
+    for b in (BENCHMARKS[i] for i in PLAIN_QRELS_BENCHMARK_IDS)
+)
 
 # Sections of details.json holding one record per topic, and the field naming the topic.
 _PER_TOPIC = (("per_unit", "unit"), ("per_turn", "turn"))
@@ -46,9 +53,9 @@ def add_parser(subparsers) -> None:
         p = subparsers.add_parser(name, help=text, description=text)
         p.add_argument("--ref", type=Path, help="reference folder of one sub-track (REF/1a, ...)")
         p.add_argument(
-            "--benchmark", choices=["factir"],
+            "--benchmark", choices=list(PLAIN_QRELS_BENCHMARK_IDS),
             help=f"instead of --ref: {name} against a graded benchmark's plain qrels (--qrels), with its preset "
-            "(factir: cutoffs 1, 5, 10, 100, nDCG@10 official)",
+            f"({_PRESETS})",
         )
         p.add_argument("--qrels", type=Path, help="with --benchmark: TREC qrels or pytrec_eval JSON")
         p.add_argument("--stance", type=Path, help="with --benchmark: 'topic docid stance' lines")
@@ -72,18 +79,19 @@ def add_parser(subparsers) -> None:
 
 
 def _load_reference(args):
-    from reteco.formats.qrels import FACTIR_CUTOFFS, benchmark_reference, read_qrels, read_stance
+    from reteco.formats.qrels import benchmark_reference, read_qrels, read_stance
     from reteco.formats.reference import Reference
 
     if args.benchmark:
         if not args.qrels:
             raise UsageError("--benchmark needs --qrels")
         stance = read_stance(args.stance) if args.stance else None
+        row = BENCHMARKS[args.benchmark]
         return benchmark_reference(
             read_qrels(args.qrels),
-            benchmark=args.benchmark,
-            cutoffs=FACTIR_CUTOFFS,
-            official="ndcg_10",
+            benchmark=row.id,
+            cutoffs=list(row.cutoffs),
+            official=row.official,
             stance=stance,
             source={"qrels": args.qrels.name, "stance": args.stance.name if args.stance else None},
         )
@@ -222,7 +230,8 @@ def per_topic_tsv(result) -> str:
     topic, then ``key<TAB>all<TAB>value`` for every scores.json figure. Values in full precision;
     a figure a topic does not have is not printed."""
     per_topic: dict[str, dict[str, float]] = {}
-    sections = [result.details] + ([result.details["generation"]] if "generation" in result.details else [])
+    details = result.details_json(per_topic=True)
+    sections = [details] + ([details["generation"]] if "generation" in details else [])
     for section in sections:
         for name, field in _PER_TOPIC:
             for record in section.get(name) or ():

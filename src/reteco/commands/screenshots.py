@@ -56,7 +56,7 @@ def build_pages(work: Path, samples: Path | None = None) -> list[SamplePage]:
     from reteco.organizers.synthetic.release import write_synthetic_release
     from reteco.outputs.charts import number
     from reteco.outputs.results import DETAILED_RESULTS
-    from reteco.subtracks import IDS, JUDGE_MEAN, SUBTRACKS
+    from reteco.subtracks import SUBTRACK_IDS, JUDGE_MEAN, SUBTRACKS
 
     samples = Path(samples) if samples is not None else SAMPLES
     work = Path(work)
@@ -66,7 +66,7 @@ def build_pages(work: Path, samples: Path | None = None) -> list[SamplePage]:
         prepare_release(release, "dev", work / "reference")
     phases = {p.key: p for p in competition.PHASES}
     pages = []
-    jobs = [(s, p, samples / s) for s in IDS for p in PHASE_KEYS]
+    jobs = [(s, p, samples / s) for s in SUBTRACK_IDS for p in PHASE_KEYS]
     broken = work / "refused-run"
     broken.mkdir(parents=True, exist_ok=True)
     (broken / "run.txt").write_text("this is not a run <b>bold</b>\n", encoding="utf-8")

@@ -24,8 +24,9 @@ from pathlib import Path
 from reteco.formats.reference import Judgment, Reference, Topic
 from reteco.formats.text_file import read_text_file
 from reteco.problems import InputError, Problems, quoted
+from reteco.subtracks import BENCHMARKS
 
-FACTIR_CUTOFFS = [1, 5, 10, 100]
+FACTIR_CUTOFFS = list(BENCHMARKS["factir"].cutoffs)  # the reader of FactIR's qrels names its row
 
 #: The largest relevance level accepted: judgments are stored as 64-bit integers.
 MAX_RELEVANCE = 2**63 - 1

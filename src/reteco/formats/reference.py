@@ -1,6 +1,6 @@
 """Reference data of one sub-track: the folder ``reteco prepare`` writes and scoring reads.
 
-Why one module of 465 lines: one format's reader under its specification below: the layout, the
+Why one module: one format's reader under its specification below: the layout, the
 manifest's checks and the readers of topics, qrels and stance, all verified together before
 anything is scored (a data file missing from the manifest must never read as "accept every id").
 
@@ -57,6 +57,7 @@ from reteco.formats.file_digest import MANIFEST_DIGEST, manifest_digest, sha256_
 from reteco.formats.temporal_labels import LABELS_DIR, LABELS_MANIFEST
 from reteco.formats.temporal_periods import PERIODS_FILE
 from reteco.problems import DAMAGED, PREPARE_AGAIN, InputError, Problems, ReferenceDataError, quoted
+from reteco.subtracks import BENCHMARKS, DEFAULT_BENCHMARK, SUBTRACKS, Benchmark, SubTrack, benchmark
 
 FORMAT = "reteco-reference/1"
 
@@ -76,6 +77,34 @@ DATA_FILES = (TOPICS, QRELS, DOC_IDS, DUPLICATE_MAP, STANCE, TURNS, PASSAGES, PE
 REQUIRED_FILES = (TOPICS, QRELS)
 
 _HASH_THREADS = 2  # hashlib releases the GIL: two files hash while the main thread parses
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """The fields of ``reference.json`` that scoring reads, typed, with their defaults in this one
+    place: a field a manifest leaves out reads as RETECO's preset (``BENCHMARKS``' default row;
+    ``reteco prepare`` and ``benchmark_reference`` write every field). ``Reference.record`` builds
+    it from the manifest as read (already checked by ``read_manifest``); the manifest itself stays
+    the dict that is written and hashed."""
+
+    subtrack: str
+    benchmark: str = DEFAULT_BENCHMARK
+    split: str | None = None
+    relevance: str = BENCHMARKS[DEFAULT_BENCHMARK].relevance
+    cutoffs: tuple[int, ...] = BENCHMARKS[DEFAULT_BENCHMARK].cutoffs
+    official: str | None = None  # None: nDCG at the first cutoff (a benchmark's preset names it)
+    unit: str = "query"
+    domains: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, manifest: dict) -> "Manifest":
+        """The record of a manifest dict; absent fields take the defaults above."""
+        names = ("subtrack", "benchmark", "split", "relevance", "cutoffs", "official", "unit", "domains")
+        given = {name: manifest[name] for name in names if name in manifest}
+        for name in ("cutoffs", "domains"):
+            if name in given:
+                given[name] = tuple(given[name])
+        return cls(**given)
 
 
 @dataclass(frozen=True)
@@ -108,17 +137,39 @@ class Reference:
     root: Path | None = None
 
     @property
+    def record(self) -> Manifest:
+        """The manifest's fields as a typed record, defaults filled in (``Manifest``)."""
+        return Manifest.of(self.manifest)
+
+    @property
     def subtrack(self) -> str:
         return self.manifest["subtrack"]
 
     @property
+    def benchmark(self) -> Benchmark:
+        """The row of the reference's benchmark (``reteco.subtracks.BENCHMARKS``)."""
+        return benchmark(self.record.benchmark)
+
+    @property
+    def row(self) -> SubTrack | None:
+        """The row of the reference's sub-track (``reteco.subtracks.SUBTRACKS``); None for a
+        benchmark without sub-tracks (FactIR's plain qrels) or a sub-track its benchmark lacks."""
+        subtrack = self.subtrack
+        return SUBTRACKS[subtrack] if subtrack in self.benchmark.subtracks else None
+
+    @property
     def relevance(self) -> str:
         """"binary" (RETECO: rel > 0 is relevant, gain 1) or "graded" (gain = level)."""
-        return self.manifest.get("relevance", "binary")
+        return self.record.relevance
+
+    @property
+    def cutoffs(self) -> list[int]:
+        """The k of the @k figures; the largest is the depth a ranking is cut at."""
+        return list(self.record.cutoffs)
 
     @property
     def domains(self) -> list[str]:
-        return list(self.manifest.get("domains", []))
+        return list(self.record.domains)
 
     def write(self, root: Path) -> None:
         """Write the folder; the manifest records a sha256 of every file, and of itself, which
@@ -292,18 +343,18 @@ def _manifest_type_problem(manifest: dict) -> str | None:
             and len(set(domains)) == len(domains) <= MAX_DOMAINS,
             f"a list of at most {MAX_DOMAINS} distinct domain names",
         ),
-        ("relevance", manifest.get("relevance", "binary") in ("binary", "graded"), '"binary" or "graded"'),
+        ("relevance", manifest.get("relevance", Manifest.relevance) in ("binary", "graded"), '"binary" or "graded"'),
         (
             "cutoffs",
-            isinstance(manifest.get("cutoffs", [10]), list)
-            and bool(manifest.get("cutoffs", [10]))
-            and all(whole(k) and k > 0 for k in manifest.get("cutoffs", [10])),
+            isinstance(cutoffs := manifest.get("cutoffs", list(Manifest.cutoffs)), list)
+            and bool(cutoffs)
+            and all(whole(k) and k > 0 for k in cutoffs),
             "a non-empty list of positive integers",
         ),
         ("split", manifest.get("split") is None or isinstance(manifest.get("split"), str), "a string or null"),
-        ("benchmark", text(manifest.get("benchmark", "reteco")), "a non-empty string"),
-        ("official", text(manifest.get("official", "ndcg_10")), "a non-empty string"),
-        ("unit", text(manifest.get("unit", "query")), "a non-empty string"),
+        ("benchmark", text(manifest.get("benchmark", Manifest.benchmark)), "a non-empty string"),
+        ("official", "official" not in manifest or text(manifest["official"]), "a non-empty string"),
+        ("unit", text(manifest.get("unit", Manifest.unit)), "a non-empty string"),
         ("counts", isinstance(manifest.get("counts", {}), dict), "an object"),
         ("temporal", manifest.get("temporal") is None or isinstance(manifest.get("temporal"), dict), "an object or null"),
         (

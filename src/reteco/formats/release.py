@@ -1,6 +1,6 @@
 """Readers for the organizers' data releases: the per-domain release layout and the flat sample.
 
-Why one module of 630 lines: the readers of one format, the organizers' release, under its
+Why one module: the readers of one format, the organizers' release, under its
 specification below: layout discovery, one reader per file kind sharing the id and record
 helpers, and the flat layout's domain rule, which ``reteco prepare`` and the starting kit's
 baseline both import from here.

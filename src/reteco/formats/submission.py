@@ -1,6 +1,6 @@
 """A participant's submission, whatever its container, read safely.
 
-Why one module of 900 lines: one reader for every container a submission comes in (zip, folder,
+Why one module: one reader for every container a submission comes in (zip, folder,
 single or gzipped file, standard input). The safety rules below (the cap enforced while reading,
 the path and link checks, the entries ignored, the messages) must hold alike for every
 container, and the private guards that enforce them (``_read_capped``, ``_Guarded``,
@@ -80,7 +80,7 @@ from pathlib import Path, PurePosixPath
 from typing import BinaryIO, Iterator
 
 from reteco.problems import InputError, printable, quoted
-from reteco.subtracks import IDS as SUBTRACK_IDS
+from reteco.subtracks import SUBTRACK_IDS
 
 __all__ = [
     "DEFAULT_MAX_BYTES",

@@ -1,7 +1,7 @@
 """Frozen temporal labels of Track 1: per-document verdicts, keyed by the reference's query key
 ``<domain>/<query id>``. The required periods they refer to are ``reteco.formats.temporal_periods``.
 
-Why one module of 460 lines: one format, whose reader, append-only writer (locked, the manifest
+Why one module: one format, whose reader, append-only writer (locked, the manifest
 updated with each change) and manifest checks share the rules below, so that no edit can bypass
 them.
 

@@ -1,6 +1,6 @@
 """Reading TREC run files: ``topic Q0 docid rank score tag``, one line per ranked document.
 
-Why one module of 748 lines: one format's reader. The rules below are applied by the strict
+Why one module: one format's reader. The rules below are applied by the strict
 line-by-line reader (``_read_strict``) and by the faster paths that must agree with it to the
 byte (Arrow's parser, the numpy normalisation, the careful path and its line scanners): side by
 side, a change to a rule is made in every path at once.

@@ -59,13 +59,13 @@ from typing import Any
 import yaml
 
 from reteco.judge.items import DIMENSIONS, OK, JudgeItem, JudgeOutcome, item_from_json
+from reteco.subtracks import JUDGED_SUBTRACK_IDS, RUN, SUBTRACKS
 
 GOLDEN_ROOT = Path(__file__).resolve().parent / "golden"
 PACKAGED_CASES = GOLDEN_ROOT / "cases.jsonl"  # version 1
 LATEST_GOLDEN = 2
 CASES_FILE = "cases.yaml"
 THRESHOLDS_FILE = "thresholds.yaml"
-SUBTRACKS = ("2b", "2c")
 
 
 @dataclass(frozen=True)
@@ -168,13 +168,13 @@ def read_golden_series(path: Path, version: int) -> list[GoldenCase]:
 
 def _series_cases(series: Mapping[str, Any], sid: str) -> list[GoldenCase]:
     domain, subtrack = _text(series, "domain"), _text(series, "subtrack")
-    if subtrack not in SUBTRACKS:
-        raise ValueError(f"subtrack must be one of {', '.join(SUBTRACKS)}")
+    if subtrack not in JUDGED_SUBTRACK_IDS:
+        raise ValueError(f"subtrack must be one of {', '.join(JUDGED_SUBTRACK_IDS)}")
     turn = series["turn"]
     gold = _pairs(turn, "gold")
     if not gold:
         raise ValueError("turn.gold: at least one gold passage")
-    if subtrack == "2c":
+    if SUBTRACKS[subtrack].evidence == RUN:
         evidence = _pairs(turn, "retrieved")
     elif "retrieved" in turn:
         raise ValueError("turn.retrieved: only a 2c turn has retrieved passages (2b's are the gold ones)")

@@ -1,6 +1,6 @@
 """The judge's persistent cache and audit trail: one SQLite file, outside any output folder.
 
-Why one module of 780 lines: one SQLite file's schema and every query on it. The verdict cache,
+Why one module: one SQLite file's schema and every query on it. The verdict cache,
 the audit trail, the claims that let several processes share it and the archives that carry it
 between machines share the tables below, and importing an archive keeps the cache's own rules (a
 verdict never served for another endpoint, never replaced).

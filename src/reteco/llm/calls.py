@@ -1,6 +1,6 @@
 """Structured Chat Completions calls: the one call loop of the generation judge and its users.
 
-Why one module of 659 lines: one call engine. ``StructuredCaller`` carries out the fault
+Why one module: one call engine. ``StructuredCaller`` carries out the fault
 behaviour below (cache replay, retries and their waits, re-asks, the preflight, the deadline,
 the call and token budgets) over state that every request of a run shares (the pause after a
 429, the budgets, the failures in a row); the request, reply and statistics records and the

@@ -1,6 +1,6 @@
 """Agreement of the LLM judge with human raters, per dimension, with bootstrap intervals.
 
-Why one module of 700 lines: one metric family, the judge-human agreement figures. Every figure,
+Why one module: one metric family, the judge-human agreement figures. Every figure,
 the point estimate and its bootstrap resamples alike, is computed from the same weighted tables
 of one cluster bootstrap (below); the figures share those vectorised helpers and are checked
 together against scikit-learn, scipy and ``krippendorff``.

@@ -153,3 +153,21 @@ def reciprocal_rank(rows: RankedRows) -> np.ndarray:
         first = np.flatnonzero(np.r_[True, topic[1:] != topic[:-1]])
         out[topic[first]] = 1.0 / (position[first] + 1.0)
     return out
+
+
+def stance_recall_at_k(
+    ranked: list[tuple[int, int, str]], relevant: dict[int, set[str]], k: int
+) -> tuple[int, float | None]:
+    """Recall@k over the relevant documents of one stance (FactIR's evaluation card): for each
+    topic with at least one such document, the share of them among its top k; returns (the
+    number of such topics, the mean over them, None when there is none).
+
+    ``ranked``: (topic index, 0-based position, doc id) of the decided rows; ``relevant``: per
+    topic index, the relevant documents of the stance.
+    """
+    found = dict.fromkeys(relevant, 0)
+    for topic, position, doc in ranked:
+        if position < k and doc in relevant.get(topic, ()):
+            found[topic] += 1
+    values = [found[t] / len(relevant[t]) for t in sorted(relevant)]
+    return len(values), (float(np.mean(values)) if values else None)

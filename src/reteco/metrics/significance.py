@@ -1,7 +1,7 @@
 """Statistics behind the organizers' ranked tables: bootstrap intervals, paired randomization
 tests between systems and the Holm-Bonferroni correction, vectorised over many systems.
 
-Why one module of 410 lines: one family of procedures over one score matrix, sharing its seeded
+Why one module: one family of procedures over one score matrix, sharing its seeded
 resampling streams and their chunking; reproducing any figure of a ranked table needs the whole
 contract below, so it is written, and kept, in one place.
 

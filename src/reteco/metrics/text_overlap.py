@@ -51,7 +51,10 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+
+from reteco.formats.wordnet import load_wordnet
 
 ROUGE_L = "rouge_l"
 METEOR = "meteor"
@@ -97,8 +100,6 @@ def rouge_l_f1(answer: str, reference: str, scorer=None) -> float:
 
 
 def _version(package: str) -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return version(package)
     except PackageNotFoundError:
@@ -138,8 +139,6 @@ def meteor(answer: str, reference: str, wordnet) -> float:
 def meteor_values(
     answers: Sequence[str | None], references: Sequence[str], wordnet_path: Path | None = None
 ) -> MetricValues:
-    from reteco.formats.wordnet import load_wordnet
-
     reader, info = load_wordnet(wordnet_path)
     if reader is None:
         return MetricValues(METEOR, False, reason=str(info))

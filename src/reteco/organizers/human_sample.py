@@ -75,7 +75,7 @@ from reteco.formats.turns import TurnRecord, read_turns
 from reteco.problems import InputError, Problems, quoted
 from reteco.scoring.generation import TOP_K_2C
 from reteco.scoring.rules import RankedRun, apply_rules
-from reteco.subtracks import DIMENSIONS
+from reteco.subtracks import DIMENSIONS, GOLD, RUN
 
 SHEET_COLUMNS = ("item_id", "dimension", "rater", "score")  # what an annotator (and the judge's file) holds
 KEY_COLUMNS = ("item_id", "conversation_id", "system", "submission", "turn", "domain", "depth")
@@ -159,7 +159,7 @@ def read_systems(reference: Reference, paths: Sequence[Path]) -> tuple[list[Syst
         try:
             opened = open_submission(path)
             ranked = None
-            if reference.subtrack == "2c":
+            if reference.row is not None and reference.row.evidence == RUN:
                 member = opened.find("run")
                 run = read_trec_run(opened.read_buffer(member), opened.display_name(member),
                                     reread=lambda m=member: opened.read_buffer(m))
@@ -199,7 +199,7 @@ def allocate(sizes: dict[Stratum, int], n: int, seed: int) -> dict[Stratum, int]
 
 def sample(reference: Reference, systems: Sequence[System], n: int, seed: int) -> tuple[list[SampledItem], dict]:
     """The seeded stratified sample (module docstring) and its record (sizes and allocation)."""
-    if reference.subtrack not in ("2b", "2c"):
+    if reference.row is None or not reference.row.judged:
         raise InputError(f"human ratings are for the judged sub-tracks 2b and 2c, not {reference.subtrack}",
                          str(reference.root))
     turns = read_turns(reference)
@@ -268,7 +268,7 @@ def _evidence(reference: Reference, turns: list[TurnRecord], systems: dict[str, 
         for system, i in chosen:
             turn = turns[i]
             gold = texts.of(turn.domain, list(turn.gold_doc_ids))
-            run = gold if reference.subtrack == "2b" else texts.of(turn.domain, systems[system].ranked.top_documents(i, TOP_K_2C))
+            run = gold if reference.row.evidence == GOLD else texts.of(turn.domain, systems[system].ranked.top_documents(i, TOP_K_2C))
             out[(system, i)] = (run, gold)
     finally:
         store.close()
@@ -335,7 +335,7 @@ def write_context(path: Path, items: Sequence[SampledItem], reference: Reference
             record["answer"] = item.answer
             if "evidence" in shown:
                 record["evidence"] = [
-                    {"passage": n, **({"doc_id": doc_id} if reference.subtrack == "2c" else {}), "text": text}
+                    {"passage": n, **({"doc_id": doc_id} if reference.row.evidence == RUN else {}), "text": text}
                     for n, (doc_id, text) in enumerate(item.evidence, 1)
                 ]
             if "gold_evidence" in shown:  # the turn's gold passages (correctness, completeness)

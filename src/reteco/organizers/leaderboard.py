@@ -1,6 +1,6 @@
 """The organizers' ranked tables: many submissions of a sub-track scored, ranked and compared.
 
-Why one module of 578 lines: one command's pipeline, the four steps below, each short: finding
+Why one module: one command's pipeline, the four steps below, each short: finding
 the references, naming the submissions, scoring them in worker processes and ranking them. The
 steps pass one another the same records (``Entry``, ``score_one``'s outcome), and ``reteco
 leaderboard`` and ``judge-submissions`` call them step by step.
@@ -66,7 +66,7 @@ from reteco.llm.cache import JudgeCacheError
 from reteco.metrics.significance import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, compare_systems
 from reteco.problems import InputError, Problems, ReferenceDataError, quoted
 from reteco.scoring.aggregate import Units
-from reteco.subtracks import DIMENSIONS, IDS, JUDGE, JUDGE_MEAN, KEYS, SUBTRACKS
+from reteco.subtracks import DEFAULT_BENCHMARK, DIMENSIONS, JUDGE, JUDGE_MEAN, KEYS, SUBTRACK_IDS, SUBTRACKS, benchmark
 
 TIE_TOLERANCE = 1e-12
 TIES = (
@@ -98,7 +98,7 @@ def find_subtracks(ref: Path) -> list[tuple[str, Path]]:
             found[_subtrack_of(child)] = child
     if not found:
         raise InputError(f"neither a reference folder ({MANIFEST}) nor a folder of them (REF/2a/{MANIFEST}, ...)", str(ref))
-    return [(s, found[s]) for s in IDS if s in found]
+    return [(s, found[s]) for s in SUBTRACK_IDS if s in found]
 
 
 def _subtrack_of(folder: Path) -> str:
@@ -110,9 +110,9 @@ def _subtrack_of(folder: Path) -> str:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(f"cannot read the reference manifest: {type(exc).__name__}", str(path)) from None
     subtrack = manifest.get("subtrack") if isinstance(manifest, dict) else None
-    if not isinstance(manifest, dict) or manifest.get("benchmark", "reteco") != "reteco" or subtrack not in SUBTRACKS:
+    if not isinstance(manifest, dict) or subtrack not in benchmark(manifest.get("benchmark", DEFAULT_BENCHMARK)).subtracks:
         raise InputError(
-            f"a leaderboard is built for the RETECO sub-tracks ({', '.join(IDS)}), not for {quoted(str(subtrack))}",
+            f"a leaderboard is built for the RETECO sub-tracks ({', '.join(SUBTRACK_IDS)}), not for {quoted(str(subtrack))}",
             str(path),
         )
     return subtrack
@@ -265,7 +265,7 @@ def score_one(reference: Reference, entry_path: Path, options: ScoringOptions, j
             reference, entry_path, judge_config=judge_config, cache_dir=options.cache_dir,
             run_judge_now=options.run_judge_now, progress=False, per_topic=True,
         )
-        return {"ok": True, **_extract(reference, result.scores, result.details, result.problems)}
+        return {"ok": True, **_extract(reference, result.scores, result.details_json(per_topic=True), result.problems)}
     except ReferenceDataError as exc:  # the organizers' data, not the team's: never "not scored"
         return {"ok": False, "kind": "reference", "errors": exc.problems.lines(),
                 "problems": [(p.file, p.line, p.message) for p in exc.problems.errors()]}

@@ -17,6 +17,7 @@ import socket
 import struct
 import subprocess
 import tempfile
+import threading
 import time
 import urllib.request
 from dataclasses import dataclass, field
@@ -182,8 +183,6 @@ class Chromium:
             self.send(f"{domain}.enable")
 
     def _drain_stderr(self) -> None:
-        import threading
-
         stream = self._process.stderr if self._process else None
         if stream is not None:
             threading.Thread(target=lambda: [None for _ in iter(lambda: stream.read(65536), b"")], daemon=True).start()

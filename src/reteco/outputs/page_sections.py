@@ -323,7 +323,7 @@ def per_topic_section(row: SubTrack | None, details: dict, generation: dict | No
     tables = []
     unit = "query" if row is None or row.track == 1 else "turn"
     sections = [(f"Per {unit}", details.get("per_unit"), "unit")]
-    if row is not None and row.id == "1b":
+    if row is not None and row.step_topics:
         sections[0] = ("Per query (mean over its steps)", details.get("per_unit"), "unit")
         sections.append(("Per step", details.get("per_step"), "step"))
     if generation is not None:

@@ -8,7 +8,9 @@ same figures, written just before ``scores.json``. ``write_refusal_page`` writes
 no ``scores.json``).
 
 The phase's rules: where per-topic figures are not allowed (Evaluation, or no phase record),
-``details.json`` and the page hold only aggregates (``withhold_per_topic``). Every leaderboard
+``details.json`` and the page hold only aggregates: the scorer keeps the per-topic figures in
+their own field (``ScoreResult.per_topic``), which such a phase never writes, whatever a
+section is named (``ScoreResult.details_json``). Every leaderboard
 key of the sub-track (``reteco.subtracks``) is written, except the keys allowed to be absent
 (judge, ``tc_10``, ``ndcg_fc_10``, text metrics); for each absent key ``details.json
 ["absent_scores"]``, the page and the log say why (``absent_scores``). A required key missing
@@ -30,12 +32,6 @@ DETAILED_RESULTS = "detailed_results.html"
 # scorer's own note, so the log and the page can say it once.
 JUDGE_NOT_RUN = JUDGE_NOT_CALLED
 
-# Grouped figures kept in every phase; any other "per_*" section is per topic and is withheld
-# when the phase does not allow per-topic figures.
-_AGGREGATE_SECTIONS = frozenset({"per_domain", "per_depth", "per_dimension", "per_stance", "per_group"})
-_TOPIC_FIELDS = frozenset({"unit", "step", "topic", "topic_id", "key", "query", "query_id", "step_id", "turn", "turn_id"})
-
-
 
 class MissingScoreError(Exception):
     """A leaderboard key the scorer must always write is missing: a bug in reteco."""
@@ -47,7 +43,9 @@ def write_results(output_dir: Path, result, subtrack: str, phase: dict, *, judge
     phase's rules; returns the reasons of the absent keys (also in details["absent_scores"]).
     ``result`` is a ``reteco.scoring.retrieval.ScoreResult``; with ``judge_skipped`` the judge
     keys' reason is ``JUDGE_NOT_RUN``; with ``scores_txt`` scores.txt is written too."""
-    details = result.details if phase["per_topic"] else withhold_per_topic(result.details)
+    details = result.details_json(bool(phase["per_topic"]))
+    if not phase["per_topic"]:
+        details["per_topic_withheld"] = True
     reasons = dict(result.absent)
     if judge_skipped:  # not run here by design: say so rather than the scorer's "not asked to"
         reasons.update({key: JUDGE_NOT_RUN for key in JUDGE if key not in result.scores})
@@ -69,38 +67,6 @@ def write_results(output_dir: Path, result, subtrack: str, phase: dict, *, judge
 def write_refusal_page(output_dir: Path, subtrack: str | None, phase: dict, messages: list[str]) -> None:
     """The page of a submission that could not be scored: its errors and what to do."""
     _write_page(output_dir, detailed_results.render(subtrack=subtrack, phase=phase, messages=messages, failed=True))
-
-
-def withhold_per_topic(details: dict) -> dict:
-    """``details`` without per-topic figures: ``per_*`` sections other than grouped aggregates,
-    and lists of records that name a topic."""
-
-    def scrub(value):
-        if isinstance(value, dict):
-            out = {}
-            for key, item in value.items():
-                if isinstance(key, str) and key.startswith("per_") and key not in _AGGREGATE_SECTIONS:
-                    continue
-                if _names_topics(item):
-                    continue
-                out[key] = scrub(item)
-            return out
-        if isinstance(value, list):
-            return [scrub(v) for v in value]
-        return value
-
-    cleaned = scrub(details)
-    cleaned["per_topic_withheld"] = True
-    return cleaned
-
-
-def _names_topics(value) -> bool:
-    return (
-        isinstance(value, list)
-        and bool(value)
-        and all(isinstance(v, dict) for v in value)
-        and any(_TOPIC_FIELDS & set(v) for v in value)
-    )
 
 
 def absent_scores(subtrack: str, scores: dict[str, float], reasons: dict[str, str]) -> dict[str, str]:

@@ -57,6 +57,7 @@ def summarize(reference: Reference, per_topic: dict[str, np.ndarray]) -> dict:
     Figures that have no unit to average (a depth group no turn falls in) are left out, never 0.
     """
     units = Units.of(reference)
+    stepwise = reference.row is not None and reference.row.step_topics  # 1b: a query's figure is the mean of its steps
     per_unit = {metric: units.mean_per_unit(values) for metric, values in per_topic.items()}
     domain = np.array(units.domain, dtype=object)
     domains = sorted(set(units.domain))
@@ -85,11 +86,11 @@ def summarize(reference: Reference, per_topic: dict[str, np.ndarray]) -> dict:
     summary["per_unit"] = [
         {"unit": key, "domain": units.domain[i]}
         | ({"depth": units.depth[i]} if units.depth[i] is not None else {})
-        | ({"topics": int(units.topics_per_unit[i])} if reference.subtrack == "1b" else {})
+        | ({"topics": int(units.topics_per_unit[i])} if stepwise else {})
         | {m: float(v[i]) for m, v in per_unit.items()}
         for i, key in enumerate(units.keys)
     ]
-    if reference.subtrack == "1b":
+    if stepwise:
         summary["step_mean"] = {m: _mean(v) for m, v in per_topic.items()}
         summary["per_step"] = [
             {"step": t.key, "query": t.unit} | {m: float(v[i]) for m, v in per_topic.items()}

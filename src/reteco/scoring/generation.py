@@ -1,6 +1,6 @@
 """Generation scoring for 2b (gold-passage generation) and 2c (full conversational RAG).
 
-Why one module of 494 lines: the aggregation of 2b and 2c as one set of rules
+Why one module: the aggregation of 2b and 2c as one set of rules
 (``AGGREGATION_RULES``, repeated in details.json) over the same reference turns: the judge's
 dimensions with their bounded exclusion, judge_mean, the text metrics, the per-domain and
 per-depth groups and the reason of every key left out. Running the judge is ``judge_run``'s.
@@ -90,9 +90,9 @@ from reteco.formats.topic_ids import DEPTH_GROUPS, depth_group
 from reteco.formats.turns import TurnRecord, read_turns
 from reteco.metrics.text_overlap import TEXT_METRICS, BertScoreConfig, text_overlap_values
 from reteco.problems import Problems
-from reteco.scoring.judge_run import judge_not_run, run_judge_on_answers
+from reteco.scoring.judge_run import JudgeOptions, judge_not_run, run_judge_on_answers
 from reteco.scoring.rules import RankedRun
-from reteco.subtracks import DIMENSIONS, JUDGE_MEAN, SUBTRACKS
+from reteco.subtracks import DIMENSIONS, GOLD, JUDGE_MEAN, RUN
 
 # Why the judge's columns are empty when the caller scores without the judge (the Codabench
 # scoring program in a phase that does not judge; `reteco leaderboard --no-judge`): what a
@@ -186,32 +186,27 @@ def score_generation(
     answers: Answers,
     ranked_run: RankedRun | None = None,
     *,
-    judge_config=None,
-    cache_dir: Path | None = None,
-    run_judge_now: bool = True,
-    progress: bool = False,
+    judge: JudgeOptions = JudgeOptions(),
     wordnet_path: Path | None = None,
     bertscore: BertScoreConfig | None = None,
     per_topic: bool = True,
-    judge_deadline: float | None = None,
-    judge_max_calls: int | None = None,
 ) -> tuple[dict[str, float], dict, Problems, dict[str, str]]:
-    """Score answers of sub-track 2b (gold-passage evidence) or 2c (the run's top 5 as evidence).
+    """Score answers of a judged sub-track: 2b (gold-passage evidence) or 2c (the run's top 5 as
+    evidence), as the row's ``evidence`` says.
 
-    ``judge_config``: a judge configuration (``reteco.judge.load_judge_config``); None
-    loads the packaged default (endpoint and key from the environment). ``cache_dir``: the
-    judge's cache (None: its default). ``run_judge_now=False`` skips the judge (said in
-    details.json and the log). ``judge_deadline`` (a ``time.monotonic()`` value) and
-    ``judge_max_calls`` are the judge run's limits (``reteco.judge.run_judge``'s ``deadline``
-    and ``max_calls``); a run they stop reports no judge key (module docstring). Returns
+    ``judge``: how the judge runs (``JudgeOptions``: its configuration, cache, whether it runs
+    now, and the run's limits ``deadline`` and ``max_calls``; a run they stop reports no judge
+    key, module docstring). Returns
     (scores, details, problems, absent): scores holds only finite numbers and only the figures
     that apply; problems holds the log's notes (judge not run, invalid judgments, unavailable
     metrics); absent the reason of every generation key left out.
     """
-    if not (reference.subtrack in SUBTRACKS and SUBTRACKS[reference.subtrack].judged):
-        raise ValueError(f"generation scoring is for sub-tracks 2b and 2c, not {reference.subtrack}")
-    if reference.subtrack == "2c" and ranked_run is None:
-        raise ValueError("sub-track 2c needs the run (its top 5 passages are the judge's evidence)")
+    row = reference.row
+    if row is None or not row.judged:
+        raise ValueError(f"generation scoring is for the judged sub-tracks, not {reference.subtrack}")
+    from_run = row.evidence == RUN  # 2c: the run's top 5; 2b (GOLD): the turn's gold passages
+    if from_run and ranked_run is None:
+        raise ValueError(f"sub-track {row.id} needs the run (its top {TOP_K_2C} passages are the judge's evidence)")
     problems = Problems()
     turns = read_turns(reference)
     n = len(turns)
@@ -224,12 +219,12 @@ def score_generation(
     evidence: list[tuple[tuple[str, str], ...]] = []
     evidence_ids: list[list[str]] = []
     gold_evidence: list[tuple[tuple[str, str], ...]] = []
-    run_passages = PassageTexts(store) if reference.subtrack == "2c" else gold
+    run_passages = PassageTexts(store) if from_run else gold
     try:
         for i, turn in enumerate(turns):
             gold_evidence.append(gold.of(turn.domain, list(turn.gold_doc_ids)))
-            doc_ids = list(turn.gold_doc_ids) if reference.subtrack == "2b" else ranked_run.top_documents(i, TOP_K_2C)
-            evidence.append(gold_evidence[i] if reference.subtrack == "2b" else run_passages.of(turn.domain, doc_ids))
+            doc_ids = ranked_run.top_documents(i, TOP_K_2C) if from_run else list(turn.gold_doc_ids)
+            evidence.append(run_passages.of(turn.domain, doc_ids) if from_run else gold_evidence[i])
             evidence_ids.append(doc_ids)
     finally:
         store.close()
@@ -237,7 +232,7 @@ def score_generation(
     evidence_info = {
         "source": (
             "the turn's gold passages (passages.sqlite)"
-            if reference.subtrack == "2b"
+            if row.evidence == GOLD
             else f"the run's top {TOP_K_2C} documents of the turn after the deterministic handling"
         ),
         "passages_given": sum(len(evidence[i]) for i in answered),
@@ -247,7 +242,7 @@ def score_generation(
         "gold_passages_given": sum(len(gold_evidence[i]) for i in answered),
         "gold_passages_without_text": gold.missing,
     }
-    if reference.subtrack == "2c":
+    if from_run:
         evidence_info["k"] = TOP_K_2C
 
     # The text metrics come before the judge: their cost grows with the answers' length (ROUGE-L's
@@ -265,19 +260,16 @@ def score_generation(
     )
     text_seconds = time.monotonic() - text_started
 
-    if run_judge_now:
-        judge_info, outcomes = run_judge_on_answers(
-            turns, answer_texts, evidence, gold_evidence, judge_config, cache_dir, progress, problems,
-            deadline=judge_deadline, max_calls=judge_max_calls,
-        )
+    if judge.run_now:
+        judge_info, outcomes = run_judge_on_answers(turns, answer_texts, evidence, gold_evidence, judge, problems)
     else:
         judge_info, outcomes = judge_not_run({"ran": False, "reason": JUDGE_NOT_CALLED}, problems)
-    if judge_deadline is not None and run_judge_now:
+    if judge.deadline is not None and judge.run_now:
         # How the deadline was met, for the organizers (reteco.codabench.judge_plan): what the text
         # metrics took before judging, and what was left of the window when judging started.
         judge_info["window"] = {
             "text_metrics_s": round(text_seconds, 3),
-            "judging_window_s": round(judge_deadline - text_started - text_seconds, 3),
+            "judging_window_s": round(judge.deadline - text_started - text_seconds, 3),
         }
 
     # Per turn, per dimension: status and score.
@@ -462,6 +454,7 @@ def _group_figures(turns: list[TurnRecord], values: dict[str, list[float | None]
 
 def _per_turn(reference, turns, answers, evidence, evidence_ids, by_turn, values) -> list[dict]:
     out = []
+    run_evidence = reference.row.evidence == RUN  # the run's ids are the participant's; gold ids are reference data
     for i, turn in enumerate(turns):
         answer = answers.get(i)
         row: dict = {"turn": turn.key, "domain": turn.domain}
@@ -472,7 +465,7 @@ def _per_turn(reference, turns, answers, evidence, evidence_ids, by_turn, values
             row["answer_line"] = answer.line
         # 2b's evidence is the gold passages: their ids are reference data, so only counted.
         row["evidence_passages"] = len(evidence[i])
-        if reference.subtrack == "2c":
+        if run_evidence:
             row["evidence_doc_ids"] = evidence_ids[i]
         judgments = {}
         for d, outcome in sorted(by_turn.get(i, {}).items(), key=lambda kv: DIMENSIONS.index(kv[0])):

@@ -1,7 +1,8 @@
 """One run of the LLM judge over a submission's answers, for generation scoring (2b, 2c).
 
 ``score_generation`` (``reteco.scoring.generation``) hands over the answered turns, the
-passages each dimension is shown and the run's limits; this module builds the judge items
+passages each dimension is shown and the judge's options (``JudgeOptions``: configuration,
+cache, whether to run now, the run's limits; the one object ``score_submission`` builds); this module builds the judge items
 (``judge_items``: the one builder, shared with the human sample so that the same answer makes
 the same requests), runs the judge (``reteco.judge.run_judge``) if its configuration can run,
 records who answered (endpoint, models, fingerprints: never the key), and, when the run ends
@@ -11,9 +12,27 @@ Aggregating the verdicts is ``generation``'s.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
+
 from reteco.formats.turns import TurnRecord
 from reteco.problems import Problems
 from reteco.subtracks import DIMENSIONS, JUDGE_MEAN
+
+
+
+@dataclass(frozen=True)
+class JudgeOptions:
+    """How generation scoring runs the LLM judge: one object from ``score_submission`` through
+    ``score_generation`` to ``run_judge_on_answers``."""
+
+    config: object | None = None  # a ``reteco.judge.JudgeConfig``; None: the packaged default, endpoint and key from the environment
+    cache_dir: Path | None = None  # the judge's cache; None: its default (``reteco.judge.default_cache_dir``)
+    run_now: bool = True  # False: the judge is not run (details.json and the log say so)
+    progress: bool = False  # a progress line on stderr
+    deadline: float | None = None  # a ``time.monotonic()`` value: the run stops there (``run_judge``'s deadline)
+    max_calls: int | None = None  # the run's budget of requests (``run_judge``'s max_calls)
+
 
 _PASSAGES_SHOWN = {"evidence": "the passages the system had", "gold_evidence": "the turn's gold passages"}
 
@@ -34,18 +53,15 @@ def judge_items(turn: TurnRecord, answer: str, evidence, gold_evidence, dimensio
     ]
 
 
-def run_judge_on_answers(turns, answer_texts, evidence, gold_evidence, judge_config, cache_dir, progress, problems,
-                         *, deadline=None, max_calls=None):
+def run_judge_on_answers(turns, answer_texts, evidence, gold_evidence, options: JudgeOptions, problems: Problems):
     """Build the judge items (answered turns x five dimensions) and run the judge if it can run,
-    within ``deadline`` and ``max_calls``; a run stopped before the end counts as not run
-    (``judge_stop``). Returns (what details.json says of the run, the outcomes: none when it did
-    not run or was stopped)."""
+    within the options' ``deadline`` and ``max_calls``; a run stopped before the end counts as not
+    run (``judge_stop``). Returns (what details.json says of the run, the outcomes: none when it
+    did not run or was stopped)."""
     from reteco import judge as judge_module
 
     info: dict = {"ran": False}
-    if tuple(judge_module.DIMENSIONS) != DIMENSIONS:  # the aggregation's keys are the judge's
-        raise RuntimeError(f"judge dimensions {judge_module.DIMENSIONS} differ from {DIMENSIONS}")
-    config = judge_config if judge_config is not None else judge_module.load_judge_config()
+    config = options.config if options.config is not None else judge_module.load_judge_config()
     _describe_config(info, config)
     available, why = judge_module.judge_available(config)
     if not available:
@@ -57,9 +73,9 @@ def run_judge_on_answers(turns, answer_texts, evidence, gold_evidence, judge_con
         if answer_texts[i] is not None
         for item in judge_items(turn, answer_texts[i], evidence[i], gold_evidence[i])
     ]
-    directory = cache_dir if cache_dir is not None else judge_module.default_cache_dir()
-    outcomes = judge_module.run_judge(items, config, cache_dir=directory, progress=progress, deadline=deadline,
-                                      max_calls=max_calls)
+    directory = options.cache_dir if options.cache_dir is not None else judge_module.default_cache_dir()
+    outcomes = judge_module.run_judge(items, config, cache_dir=directory, progress=options.progress,
+                                      deadline=options.deadline, max_calls=options.max_calls)
     cached = sum(1 for o in outcomes if o.cached)
     # The run's requests: made, budget, preflight, why they stopped (the organizers' audit).
     info["run"] = outcomes.stats.as_dict()

@@ -1,4 +1,8 @@
-"""One code path from a submission to its scores, for every caller (CLI, scoring program, kit)."""
+"""A run's retrieval scores against a reference: ``score_run`` applies the rules (``rules``),
+computes every metric per topic (numpy, or pytrec_eval as a cross-check), aggregates them
+(``aggregate``), adds the temporal diagnostics where the sub-track's row says they apply
+(``temporal``) and per-stance recall where the reference has stance labels, and returns a
+``ScoreResult``. The one entry point from a submission is ``reteco.scoring.submission``."""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ import numpy as np
 from reteco import __version__
 from reteco.formats.reference import Reference
 from reteco.formats.trec_run import RunTable, read_trec_run
+from reteco.metrics.ranking import stance_recall_at_k
 from reteco.metrics.trec_eval_engine import trec_eval_per_topic
 from reteco.problems import Problems
 from reteco.scoring.aggregate import summarize
@@ -30,22 +35,49 @@ RULES = (
 
 @dataclass
 class ScoreResult:
+    """A scored submission: its ``scores.json`` figures, the aggregates of ``details.json``, and,
+    apart, its per-topic figures, which only a phase that allows them publishes (``details_json``)."""
+
     scores: dict[str, float]
-    details: dict
+    details: dict  # details.json without the per-topic figures
     problems: Problems = field(default_factory=Problems)
     ranked: RankedRun | None = None  # the decided rankings (2c takes its top 5 passages from them)
     # Every key of the sub-track left out of scores, with the scorer's reason (a figure that
     # does not apply is absent with a reason, never 0).
     absent: dict[str, str] = field(default_factory=dict)
+    # The per-topic figures, one record per topic, by their place in details.json: a top-level
+    # section ("per_unit", "per_step") or one inside a section ("generation.per_turn").
+    per_topic: dict[str, list[dict]] = field(default_factory=dict)
+    # The details section the top-level per-topic sections follow in details.json.
+    per_topic_after: str | None = None
+
+    def details_json(self, per_topic: bool) -> dict:
+        """What details.json holds: the aggregates, and with ``per_topic`` the per-topic figures
+        in their places (a top-level section after ``per_topic_after``, a nested one at the end
+        of its section). Without, nothing per topic can be in it: it never was in ``details``."""
+        if not (per_topic and self.per_topic):
+            return dict(self.details)
+        top = {k: v for k, v in self.per_topic.items() if "." not in k}
+        out: dict = {}
+        if self.per_topic_after not in self.details:
+            out.update(top)
+        for key, value in self.details.items():
+            out[key] = value
+            if key == self.per_topic_after:
+                out.update(top)
+        for path, rows in self.per_topic.items():
+            if "." in path:
+                section, name = path.split(".", 1)
+                out[section] = {**out[section], name: rows}
+        return out
 
 
 def retrieval_score_keys(reference: Reference) -> list[str]:
     """The scores.json keys of a retrieval reference, official figure first."""
-    cutoffs = list(reference.manifest.get("cutoffs", [10]))
-    if reference.manifest.get("benchmark", "reteco") == "reteco":
+    if reference.benchmark.has_subtracks:
         return list(RETRIEVAL)
-    keys = [f"{m}_{k}" for m in ("ndcg", "recall", "map", "p") for k in cutoffs] + ["mrr"]
-    official = reference.manifest.get("official", keys[0])
+    keys = [f"{m}_{k}" for m in ("ndcg", "recall", "map", "p") for k in reference.cutoffs] + ["mrr"]
+    official = reference.record.official or keys[0]
     return [official] + [k for k in keys if k != official]
 
 
@@ -90,10 +122,10 @@ def score_run(
         "scorer": {"name": "reteco", "version": __version__, "engine": engine},
         "reference": {
             "subtrack": reference.subtrack,
-            "benchmark": reference.manifest.get("benchmark", "reteco"),
-            "split": reference.manifest.get("split"),
+            "benchmark": reference.record.benchmark,
+            "split": reference.record.split,
             "relevance": reference.relevance,
-            "cutoffs": reference.manifest.get("cutoffs", [10]),
+            "cutoffs": reference.cutoffs,
             "fingerprint": reference.fingerprint(),
         },
         "rules": list(RULES),
@@ -112,15 +144,18 @@ def score_run(
         details["stance_recall"] = stance
     if mostly_relevant:
         details["reference"]["corpus_mostly_relevant"] = mostly_relevant
+    after = next(reversed(details))  # the per-topic sections follow the grouped figures in details.json
+    per_topic_sections = {}
     if per_topic:
-        details["per_unit"] = summary["per_unit"]
+        per_topic_sections["per_unit"] = summary["per_unit"]
         if "per_step" in summary:
-            details["per_step"] = summary["per_step"]
+            per_topic_sections["per_step"] = summary["per_step"]
     # Track 1: TP@10, TR@10, TC@10, nDCG|FC@10 on the same decided rankings (reteco.scoring.temporal).
     temporal = temporal_diagnostics(reference, ranked, topic_values["ndcg_10"]) if temporal_applies(reference) else None
     if temporal is not None:
-        add_temporal(scores, details, temporal)
-    return ScoreResult(scores, details, problems, ranked, dict(temporal.absent) if temporal is not None else {})
+        add_temporal(scores, details, temporal, per_topic_sections)
+    absent = dict(temporal.absent) if temporal is not None else {}
+    return ScoreResult(scores, details, problems, ranked, absent, per_topic_sections, after)
 
 
 def corpus_caveat(reference: Reference, problems: Problems) -> list[str]:
@@ -156,7 +191,7 @@ def corpus_relevance_warning(manifest: dict) -> str | None:
 
 def per_topic_metrics_trec_eval(reference: Reference, ranked: RankedRun) -> dict[str, np.ndarray]:
     """``per_topic_metrics`` computed by pytrec_eval on the same decided rankings."""
-    cutoffs = list(reference.manifest.get("cutoffs", [10]))
+    cutoffs = reference.cutoffs
     qrels: dict[str, dict[str, int]] = {}
     for j in reference.judgments:
         qrels.setdefault(j.key, {})[j.doc_id] = j.relevance
@@ -179,16 +214,15 @@ def per_topic_metrics_trec_eval(reference: Reference, ranked: RankedRun) -> dict
 
 
 def stance_recall(reference: Reference, ranked: RankedRun) -> dict[str, dict]:
-    """Recall@k per stance (FactIR): for stance s, the share of a topic's relevant documents of
-    stance s found in the top k, averaged over the topics that have at least one.
+    """Recall@k per stance (``reteco.metrics.ranking.stance_recall_at_k``) at every cutoff of the
+    reference, over its decided rankings.
 
     Keys ``recall_<k>_<stance>`` (stance lower-cased); empty when the reference has no stance file.
     """
     if not reference.stance:
         return {}
     index = {t.key: i for i, t in enumerate(reference.topics)}
-    n = len(reference.topics)
-    depth = max(reference.manifest.get("cutoffs", [10]))
+    depth = max(reference.cutoffs)
     within = np.flatnonzero(ranked.rows.position < depth)
     rows = list(
         zip(
@@ -203,17 +237,9 @@ def stance_recall(reference: Reference, ranked: RankedRun) -> dict[str, dict]:
         for j in reference.judgments:
             if j.relevance > 0 and reference.stance.get((j.key, j.doc_id)) == stance and j.key in index:
                 relevant.setdefault(index[j.key], set()).add(j.doc_id)
-        for k in reference.manifest.get("cutoffs", [10]):
-            found = np.zeros(n)
-            for t, position, doc in rows:
-                if position < k and doc in relevant.get(t, ()):
-                    found[t] += 1
-            topics = sorted(relevant)
-            values = [found[t] / len(relevant[t]) for t in topics]
-            out[f"recall_{k}_{stance.lower()}"] = {
-                "topics": len(topics),
-                "mean": float(np.mean(values)) if values else None,
-            }
+        for k in reference.cutoffs:
+            topics, mean = stance_recall_at_k(rows, relevant, k)
+            out[f"recall_{k}_{stance.lower()}"] = {"topics": topics, "mean": mean}
     return out
 
 

@@ -1,6 +1,6 @@
 """Retrieval scoring for 1a, 1b, 2a, 2c and graded benchmarks (FactIR): the official rules.
 
-Why one module of 428 lines: the official rules of a run, numbered below, as one vectorised pass
+Why one module: the official rules of a run, numbered below, as one vectorised pass
 over the run's columns (``apply_rules``); its helpers serve that pass, and the judgments and
 per-topic metrics beside it are computed on its result.
 
@@ -303,7 +303,8 @@ def _first_occurrences(topic: np.ndarray, doc_position: np.ndarray, width: int) 
 
 def _topic_hint(reference: Reference) -> str:
     example = reference.topics[0].topic_id if reference.topics else "?"
-    kind = {"1a": "query ids", "1b": "step ids (<query id>_step<n>)"}.get(reference.subtrack, "turn ids (<conv>_turn_<n>)")
+    row = reference.row
+    kind = row.topic_kind if row is not None else "turn ids (<conv>_turn_<n>)"
     return f"sub-track {reference.subtrack} expects {kind}, e.g. {quoted(example)}"
 
 
@@ -413,7 +414,7 @@ def topic_judgments(reference: Reference) -> TopicJudgments:
 def per_topic_metrics(reference: Reference, ranked: RankedRun) -> dict[str, np.ndarray]:
     """Every metric per reference topic (arrays in reference topic order)."""
     judgments = topic_judgments(reference)
-    cutoffs = list(reference.manifest.get("cutoffs", [10]))
+    cutoffs = reference.cutoffs
     depth = max(cutoffs)
     rows = ranked.rows
     cut = rows.position < depth

@@ -24,28 +24,29 @@ from reteco.formats.reference import Reference
 from reteco.formats.submission import DEFAULT_MAX_BYTES, Submission, open_submission
 from reteco.formats.trec_run import read_trec_run
 from reteco.problems import InputError, Problems
+from reteco.scoring.generation import score_generation
+from reteco.scoring.judge_run import JudgeOptions
 from reteco.scoring.retrieval import ScoreResult, score_run
 from reteco.scoring.rules import RankedRun, apply_rules
-from reteco.subtracks import SUBTRACKS
 
 RUN_FILE = "run.txt"
 ANSWERS_FILE = "answers.jsonl"
 
 
 def _needs_run(reference: Reference) -> bool:
-    if reference.manifest.get("benchmark", "reteco") != "reteco":
-        return True  # a graded benchmark (FactIR) scores a run
-    return SUBTRACKS[reference.subtrack].takes_run
+    row = reference.row
+    return row is None or row.takes_run  # a benchmark without sub-tracks (FactIR) scores a run
 
 
 def _own_folder(reference: Reference) -> str | None:
-    """The sub-track whose folder a multi-sub-track submission is read from (None: a graded
-    benchmark, whose submission is the run alone)."""
-    return reference.subtrack if reference.manifest.get("benchmark", "reteco") == "reteco" else None
+    """The sub-track whose folder a multi-sub-track submission is read from (None: a benchmark
+    without sub-tracks, whose submission is the run alone)."""
+    return reference.subtrack if reference.benchmark.has_subtracks else None
 
 
 def _needs_answers(reference: Reference) -> bool:
-    return reference.manifest.get("benchmark", "reteco") == "reteco" and SUBTRACKS[reference.subtrack].takes_answers
+    row = reference.row
+    return row is not None and row.takes_answers
 
 
 def score_submission(
@@ -66,9 +67,9 @@ def score_submission(
 
     2b and 2c also run the generation scoring (``reteco.scoring.generation.score_generation``):
     ``judge_config`` (None: the packaged default, endpoint and key from the environment),
-    ``cache_dir`` (None: the judge's default cache), ``run_judge_now`` and the judge run's
-    limits ``judge_deadline`` (a ``time.monotonic()`` value) and ``judge_max_calls`` are passed
-    to it.
+    ``cache_dir`` (None: the judge's default cache), ``run_judge_now``, ``progress`` and the judge
+    run's limits ``judge_deadline`` (a ``time.monotonic()`` value) and ``judge_max_calls`` are
+    passed to it as one ``JudgeOptions``.
     A 2c submission whose run and answers both have errors reports the errors of both.
     """
     opened = open_submission(Path(submission), max_bytes=max_bytes, subtrack=_own_folder(reference))
@@ -82,22 +83,10 @@ def score_submission(
         result.details["submission"] = {"run_file": opened.display_name(name), "ignored": list(opened.ignored)}
         return result
 
-    from reteco.scoring.generation import score_generation
-
+    judge = JudgeOptions(judge_config, cache_dir, run_judge_now, progress, judge_deadline, judge_max_calls)
     problems = Problems()
     result, ranked, answers, run_name = _read_both(reference, opened, problems, engine, per_topic)
-    scores, generation, notes, absent = score_generation(
-        reference,
-        answers,
-        ranked,
-        judge_config=judge_config,
-        cache_dir=cache_dir,
-        run_judge_now=run_judge_now,
-        progress=progress,
-        per_topic=per_topic,
-        judge_deadline=judge_deadline,
-        judge_max_calls=judge_max_calls,
-    )
+    scores, generation, notes, absent = score_generation(reference, answers, ranked, judge=judge, per_topic=per_topic)
     problems.extend(notes)
     if result is None:  # 2b
         details = {
@@ -116,15 +105,18 @@ def score_submission(
     result.scores.update(scores)
     result.absent.update(absent)
     result.details["warnings"] = [str(p) for p in result.problems.warnings()]
+    per_turn = generation.pop("per_turn", None)  # per topic: the result's own field, never in details
     result.details["generation"] = generation
+    if per_turn is not None:
+        result.per_topic["generation.per_turn"] = per_turn
     return result
 
 
 def _reference_block(reference: Reference) -> dict:
     return {
         "subtrack": reference.subtrack,
-        "benchmark": reference.manifest.get("benchmark", "reteco"),
-        "split": reference.manifest.get("split"),
+        "benchmark": reference.record.benchmark,
+        "split": reference.record.split,
         "fingerprint": reference.fingerprint(),
     }
 

@@ -51,7 +51,6 @@ from reteco.metrics.temporal import (
 )
 from reteco.scoring.aggregate import Units
 from reteco.scoring.temporal_sources import TemporalSource, load_source
-from reteco.subtracks import SUBTRACKS
 
 K = 10
 SCORE_KEYS = ("tp_10", "tr_10", "tc_10", "ndcg_fc_10")
@@ -78,7 +77,8 @@ class TemporalResult:
 
 
 def applies(reference: Reference) -> bool:
-    return reference.manifest.get("benchmark", "reteco") == "reteco" and reference.subtrack in SUBTRACKS and SUBTRACKS[reference.subtrack].temporal
+    row = reference.row
+    return row is not None and row.temporal
 
 
 def temporal_diagnostics(
@@ -96,7 +96,7 @@ def temporal_diagnostics(
         source = load_source(reference)
     units = Units.of(reference)
     n_topics, n_units = len(reference.topics), len(units.keys)
-    stepwise = reference.subtrack == "1b"
+    stepwise = reference.row.step_topics
 
     rows = ranked.rows
     within = np.flatnonzero(rows.position < k)
@@ -319,15 +319,16 @@ def _per_step(
     return rows, mean
 
 
-def add_temporal(scores: dict, details: dict, result: TemporalResult) -> None:
-    """Merge a temporal result into a score's scores and details (score_run's layout).
+def add_temporal(scores: dict, details: dict, result: TemporalResult, per_topic: dict | None = None) -> None:
+    """Merge a temporal result into a score's scores, details and per-topic figures (score_run's layout).
 
     scores.json gets ``tp_10``, ``tr_10``, and, when defined, ``tc_10`` and ``ndcg_fc_10`` (all in
     0..1; the number of fully covered queries is a count, so it stays in details.json as
-    ``temporal.fully_covered_queries``); details.json gets a ``temporal`` section, the figures of every
-    domain in ``per_domain``, and of every query (and 1b step) in ``per_unit`` (``per_step``)
-    when those lists are present.
+    ``temporal.fully_covered_queries``); details.json gets a ``temporal`` section and the figures of every
+    domain in ``per_domain``; the per-topic figures (``ScoreResult.per_topic``) those of every
+    query (and 1b step) in ``per_unit`` (``per_step``) when those lists are present.
     """
+    per_topic = per_topic if per_topic is not None else {}
     scores.update(result.scores)
     details["temporal"] = result.details
     for domain, figures in result.per_domain.items():
@@ -337,11 +338,11 @@ def add_temporal(scores: dict, details: dict, result: TemporalResult) -> None:
                 {m: figures[m] for m in ("tp_10", "tr_10", "tc_10", "ndcg_fc_10")}
                 | {"fully_covered_queries": figures["fully_covered_queries"]}
             )
-    if "per_unit" in details:
-        for row, extra in zip(details["per_unit"], result.per_unit):
+    if "per_unit" in per_topic:
+        for row, extra in zip(per_topic["per_unit"], result.per_unit):
             row.update(extra)
-    if "per_step" in details and result.per_step is not None:
-        for row, extra in zip(details["per_step"], result.per_step):
+    if "per_step" in per_topic and result.per_step is not None:
+        for row, extra in zip(per_topic["per_step"], result.per_step):
             row.update(extra)
 
 

@@ -50,10 +50,10 @@ def load_source(reference: Reference) -> TemporalSource:
 
 def _frozen_source(reference: Reference, labels: TemporalLabels) -> TemporalSource:
     split = labels.manifest.get("split")
-    if split is not None and reference.manifest.get("split") not in (None, split):
+    if split is not None and reference.record.split not in (None, split):
         raise InputError(
             f"the reference's frozen temporal labels are of split {split!r}, the reference of split "
-            f"{reference.manifest.get('split')!r}; the organizers must fix the reference data",
+            f"{reference.record.split!r}; the organizers must fix the reference data",
             str(labels.root),
         )
     periods = {q: r.period_ids() for q, r in labels.periods.items()}
@@ -132,7 +132,7 @@ def _oracle_from_qrels(reference: Reference) -> TemporalSource:
     periods: dict[str, list[str]] = {}
     covers: dict[tuple[str, str], list[str]] = {}
     step_period: dict[str, str] = {}
-    if reference.subtrack == "1b":
+    if reference.row is not None and reference.row.step_topics:
         for topic in reference.topics:
             docs = by_topic.get(topic.key)
             if not docs:

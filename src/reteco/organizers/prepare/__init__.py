@@ -43,7 +43,7 @@ from reteco.organizers.prepare.staging import PrepareContext, check_destination
 from reteco.organizers.prepare.track1 import build_track1, collect_track1
 from reteco.organizers.prepare.track2 import build_track2, collect_track2
 from reteco.problems import InputError, Problems
-from reteco.subtracks import IDS as SUBTRACKS
+from reteco.subtracks import SUBTRACK_IDS
 from reteco.subtracks import of_track
 
 
@@ -51,7 +51,7 @@ def prepare_release(
     release: Path,
     split: str,
     out: Path,
-    subtracks: Iterable[str] = SUBTRACKS,
+    subtracks: Iterable[str] = SUBTRACK_IDS,
     *,
     progress: bool = False,
 ) -> dict:
@@ -67,9 +67,9 @@ def prepare_release(
     release = Path(release)
     out = Path(out)
     wanted = list(dict.fromkeys(subtracks))
-    unknown = [s for s in wanted if s not in SUBTRACKS]
+    unknown = [s for s in wanted if s not in SUBTRACK_IDS]
     if unknown:
-        raise InputError(f"unknown sub-track(s) {', '.join(unknown)}; choose from {', '.join(SUBTRACKS)}")
+        raise InputError(f"unknown sub-track(s) {', '.join(unknown)}; choose from {', '.join(SUBTRACK_IDS)}")
     if not split or "/" in split or split.strip() != split:
         raise InputError(f"invalid split name {split!r}")
     if not release.is_dir():

@@ -2,7 +2,7 @@
 duplicate maps (chains resolved, cycles refused), the flat layout's domain assignment, the
 manifest, counts and the organizers' summary of a sub-track.
 
-Why one module of 445 lines: what ``track1`` and ``track2`` both build, each piece short (topic
+Why one module: what ``track1`` and ``track2`` both build, each piece short (topic
 sets, id mapping and duplicate maps, the flat layout's assignment, manifest, counts, summaries):
 kept in one module the tracks' modules share, so that neither imports the other.
 """
@@ -23,6 +23,7 @@ from reteco.formats.reference import Judgment, Topic
 from reteco.formats.topic_ids import topic_key
 from reteco.organizers.prepare.staging import PrepareContext
 from reteco.problems import InputError, quoted
+from reteco.scoring.retrieval import corpus_relevance_warning
 from reteco.subtracks import subtrack
 
 
@@ -297,8 +298,6 @@ def add_corpus_relevance(ctx: PrepareContext, sub: str, manifest: dict, topics: 
     in the summary, in scoring's words, where scoring will: a sub-track that ranks (2b does not)
     with domains whose corpus is mostly relevant documents. The organizers learn it here, before
     any submission is scored."""
-    from reteco.scoring.retrieval import corpus_relevance_warning
-
     relevance = corpus_relevance(topics, judgments, index)
     if relevance is None:
         return

@@ -1,7 +1,7 @@
 """Track 1 of the synthetic release (``track1_tempo/<domain>/``): TEMPO-shaped queries, steps,
 guidance, qrels and a corpus with its v1.1 duplicate map, one domain at a time.
 
-Why one module of 418 lines: a domain's queries, gold documents, texts, negatives, ids and
+Why one module: a domain's queries, gold documents, texts, negatives, ids and
 guidance are drawn from one random stream in one fixed order, and that order is the release's
 bytes; the steps that draw from it read best, and change safely, side by side.
 

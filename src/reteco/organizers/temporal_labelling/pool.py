@@ -44,7 +44,6 @@ from reteco.formats.trec_run import read_trec_run
 from reteco.problems import InputError, Problems
 from reteco.scoring.aggregate import Units
 from reteco.scoring.rules import apply_rules
-from reteco.subtracks import of_track
 
 POOL_FORMAT = "reteco-temporal-pool/1"
 DEPTH = 10
@@ -84,7 +83,7 @@ def query_periods(reference: Reference, labels: TemporalLabels | None) -> dict[s
 
 
 def check_track1(reference: Reference) -> None:
-    if reference.subtrack not in of_track(1) or reference.manifest.get("benchmark", "reteco") != "reteco":
+    if reference.row is None or reference.row.track != 1:
         raise InputError(
             f"temporal labels are for sub-tracks 1a and 1b; this reference is sub-track {reference.subtrack}",
             str(reference.root),
