@@ -39,10 +39,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from support.fake_openai_server import FakeOpenAI, fake_judge  # noqa: E402
 from support.paths import REPO_ROOT  # noqa: E402
 
-from reteco.codabench import competition as definition  # noqa: E402
-from reteco.codabench.judge_plan import FINISH_PER_TURN_S, FINISH_S, plan_judging  # noqa: E402
+from reteco.codabench.bundle import competition as definition  # noqa: E402
+from reteco.codabench.program.judge_plan import FINISH_PER_TURN_S, FINISH_S, plan_judging  # noqa: E402
+from reteco.codabench.program.judge_setup import JUDGE_DIR, count_turns, load_for_bundle, write_judge_setup  # noqa: E402
 from reteco.formats.answers import MAX_ANSWER_CHARS, MAX_ANSWER_WORDS  # noqa: E402
-from reteco.codabench.judge_setup import JUDGE_DIR, count_turns, load_for_bundle, write_judge_setup  # noqa: E402
 from reteco.formats.passages import create_passages  # noqa: E402
 from reteco.formats.reference import PASSAGES, TURNS, DocIdIndex, Judgment, Reference, Topic  # noqa: E402
 from reteco.subtracks import DIMENSIONS, JUDGE  # noqa: E402

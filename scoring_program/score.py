@@ -101,7 +101,7 @@ if __name__ == "__main__":
         print(refusal, file=sys.stderr)
         sys.exit(EXIT_INTERNAL)
     try:
-        from reteco.codabench.scoring_program import main
+        from reteco.codabench.program.scoring_program import main
     except Exception as exc:  # noqa: BLE001 - the bundle is broken: say so, not a traceback
         print(f"internal error: the scoring program cannot load reteco ({type(exc).__name__}); "
               "please report it to the organizers", file=sys.stderr)

@@ -20,9 +20,9 @@ import yaml
 from support.bundle_edits import PYTHON, only_first_task, rewrite, zip_bytes
 from support.paths import REPO_ROOT
 
-from reteco.codabench import competition as definition
-from reteco.codabench import leaderboards
-from reteco.codabench.check_bundle import check_bundle
+from reteco.codabench.bundle import competition as definition
+from reteco.codabench.bundle import leaderboards
+from reteco.codabench.check.check_bundle import check_bundle
 from reteco.subtracks import IDS as SUBTRACKS
 from reteco.subtracks import JUDGE, TEXT
 from reteco.subtracks import SUBTRACKS as ROWS

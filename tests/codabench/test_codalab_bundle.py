@@ -21,12 +21,13 @@ import yaml
 from support.bundle_edits import rewrite, zip_bytes
 from support.paths import REPO_ROOT, SAMPLES
 
-from reteco.codabench import codalab, codalab_worker
-from reteco.codabench import competition as definition
-from reteco.codabench import scoring_program
-from reteco.codabench.builder import BuildOptions
-from reteco.codabench.check_bundle import check_bundle
-from reteco.codabench.page_markdown import render
+from reteco.codabench.bundle import codalab
+from reteco.codabench.bundle import competition as definition
+from reteco.codabench.bundle.builder import BuildOptions
+from reteco.codabench.bundle.page_markdown import render
+from reteco.codabench.check import codalab_worker
+from reteco.codabench.check.check_bundle import check_bundle
+from reteco.codabench.program import scoring_program
 from reteco.outputs.scores import write_scores_txt
 from reteco.problems import InputError
 from reteco.subtracks import SUBTRACKS

@@ -27,8 +27,8 @@ import pytest
 from support.judged_program import judge_yaml, judged_input
 from support.paths import REPO_ROOT
 
+from reteco.codabench.program.scoring_program import UNRANKED_SCORES
 from reteco.formats.answers import MAX_ANSWER_CHARS, MAX_ANSWER_WORDS
-from reteco.codabench.scoring_program import UNRANKED_SCORES
 from reteco.problems import EXIT_INCOMPLETE, EXIT_OK
 from reteco.subtracks import JUDGE, SUBTRACKS
 

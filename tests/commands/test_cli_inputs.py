@@ -18,7 +18,7 @@ from support.paths import REPO_ROOT
 from support.tiny_track2 import write_tiny_reference
 
 from reteco import __version__
-from reteco.codabench import scoring_program as codabench
+from reteco.codabench.program import scoring_program as codabench
 from reteco.commands import main
 from reteco.formats.qrels import read_qrels, read_stance
 from reteco.formats.submission import open_submission

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reteco.codabench import codalab
-from reteco.codabench import competition as definition
-from reteco.codabench import image, vendor
-from reteco.codabench.builder import BuildOptions, build
-from reteco.codabench.check_bundle import add_time_limit_argument, check_bundle, print_report
-from reteco.codabench.upload_storage import megabytes
+from reteco.codabench.bundle import codalab
+from reteco.codabench.bundle import competition as definition
+from reteco.codabench.bundle import vendor
+from reteco.codabench.bundle.builder import BuildOptions, build
+from reteco.codabench.check.check_bundle import add_time_limit_argument, check_bundle, print_report
+from reteco.codabench.check.upload_storage import megabytes
+from reteco.codabench.program import image
 from reteco.commands.judge_options import add_judge_config_option
 from reteco.problems import InputError
 from reteco.subtracks import IDS as SUBTRACKS

@@ -44,10 +44,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def cmd_judge_probe(args) -> int:
-    from reteco.codabench.competition import PHASES
-    from reteco.codabench.judge_probe import probe, report_lines
-    from reteco.codabench.judge_probe_bundle import build_probe_bundle, probe_record
-    from reteco.codabench.judge_setup import load_for_bundle
+    from reteco.codabench.bundle.competition import PHASES
+    from reteco.codabench.bundle.judge_probe_bundle import build_probe_bundle, probe_record
+    from reteco.codabench.program.judge_probe import probe, report_lines
+    from reteco.codabench.program.judge_setup import load_for_bundle
     from reteco.llm.model_retirement import SOURCE, known_shutdown, retirement_warning
 
     if args.judge_config is None:

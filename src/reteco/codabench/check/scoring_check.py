@@ -24,10 +24,12 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from reteco.codabench import image, judge_rules, vendor
-from reteco.codabench import worker_simulation as worker
-from reteco.codabench.check_report import BundleTask, Report
-from reteco.codabench.competition_rules import PLATFORM_TIME_LIMIT, effective_time_limit
+from reteco.codabench.bundle import vendor
+from reteco.codabench.check import judge_rules
+from reteco.codabench.check import worker_simulation as worker
+from reteco.codabench.check.check_report import BundleTask, Report
+from reteco.codabench.check.competition_rules import PLATFORM_TIME_LIMIT, effective_time_limit
+from reteco.codabench.program import image
 from reteco.problems import EXIT_INCOMPLETE, InputError
 from reteco.subtracks import KEYS as SCORE_KEYS
 from reteco.subtracks import SUBTRACKS

@@ -45,10 +45,10 @@ from pathlib import Path
 
 import yaml
 
-from reteco.codabench import competition as definition
-from reteco.codabench import image
-from reteco.codabench.leaderboards import columns
-from reteco.codabench.page_markdown import render as render_page
+from reteco.codabench.bundle import competition as definition
+from reteco.codabench.bundle.leaderboards import columns
+from reteco.codabench.bundle.page_markdown import render as render_page
+from reteco.codabench.program import image
 from reteco.problems import InputError
 from reteco.subtracks import IDS as SUBTRACKS
 from reteco.subtracks import SUBTRACKS as SUBTRACK_ROWS
@@ -175,7 +175,7 @@ def build_codalab(options) -> list:
     The Codabench build runs first (its bundles go to ``build_dir/codabench``); the v1.5
     bundles are assembled from the files it staged (``assemble``).
     """
-    from reteco.codabench.builder import build
+    from reteco.codabench.bundle.builder import build
 
     refused = refusals(options)
     if refused:
@@ -188,7 +188,7 @@ def build_codalab(options) -> list:
 
 def assemble(files: Path, out: Path, subtracks: tuple[str, ...], work: Path, *, compression: int = 6) -> list:
     """The v1.5 bundles of ``subtracks`` from a Codabench build's staged files (``build_dir/files``)."""
-    from reteco.codabench.builder import Built, write_bundle
+    from reteco.codabench.bundle.builder import Built, write_bundle
 
     if work.exists():
         shutil.rmtree(work)

@@ -38,12 +38,13 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
-from reteco.codabench import image, vendor
-from reteco.codabench import worker_simulation as worker
-from reteco.codabench.bundle_paths import TASK_FILES, is_dataset_key, safe_path
-from reteco.codabench.check_report import BundleTask, Report
-from reteco.codabench.judge_setup import JUDGE_DIR, SETUP_MANIFEST
-from reteco.codabench.logo_image import check_logo
+from reteco.codabench.bundle import vendor
+from reteco.codabench.check import worker_simulation as worker
+from reteco.codabench.check.bundle_paths import TASK_FILES, is_dataset_key, safe_path
+from reteco.codabench.check.check_report import BundleTask, Report
+from reteco.codabench.check.logo_image import check_logo
+from reteco.codabench.program import image
+from reteco.codabench.program.judge_setup import JUDGE_DIR, SETUP_MANIFEST
 
 JUDGE_MANIFEST = f"{JUDGE_DIR}/{SETUP_MANIFEST}"
 

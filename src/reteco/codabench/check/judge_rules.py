@@ -31,8 +31,8 @@ import zipfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from reteco.codabench.check_report import Report
-from reteco.codabench.judge_setup import JUDGE_DIR, KEY_FILE
+from reteco.codabench.check.check_report import Report
+from reteco.codabench.program.judge_setup import JUDGE_DIR, KEY_FILE
 from reteco.llm.config import MIN_SECRET_LENGTH
 
 KEY_MEMBER = f"{JUDGE_DIR}/{KEY_FILE}"
@@ -99,7 +99,7 @@ def read_judge_setting(reference_data: Path, name: str):
     """A setting of ``judge/judge.yaml`` in a reference data zip or folder, or None."""
     import yaml
 
-    from reteco.codabench.judge_setup import JUDGE_CONFIG
+    from reteco.codabench.program.judge_setup import JUDGE_CONFIG
 
     member = f"{JUDGE_DIR}/{JUDGE_CONFIG}"
     path = Path(reference_data)
@@ -132,7 +132,7 @@ def read_endpoint_host(reference_data: Path) -> str | None:
     """The host (and port) of the judge's endpoint in a reference data folder's setup, or None."""
     import yaml
 
-    from reteco.codabench.judge_setup import JUDGE_CONFIG
+    from reteco.codabench.program.judge_setup import JUDGE_CONFIG
 
     path = Path(reference_data) / JUDGE_DIR / JUDGE_CONFIG
     try:

@@ -94,7 +94,7 @@ def main(argv: list[str]) -> int:
 
 def _main(input_dir: Path, output_dir: Path, started: float, *, scores_txt: bool = False) -> int:
     use_scoring_memory_pool()
-    from reteco.codabench.judge_setup import JUDGED_SUBTRACKS, read_judge_setup
+    from reteco.codabench.program.judge_setup import JUDGED_SUBTRACKS, read_judge_setup
     from reteco.formats.phase_record import read_phase
     from reteco.formats.reference import Reference, ReferenceDataError
     from reteco.outputs.results import MissingScoreError, absent_lines, write_refusal_page, write_results
@@ -190,7 +190,7 @@ _DROP_LOG_RECORDS = logging.NullHandler()
 def _score_with_judge(reference, submission: Path, output_dir: Path, phase: dict, config, started: float):
     """Score with the judge inside the run's limits; the run's cache is the output's archive
     (module docstring). Prints the plan and what the judge did: never the endpoint."""
-    from reteco.codabench.judge_plan import plan_judging
+    from reteco.codabench.program.judge_plan import plan_judging
     from reteco.formats.phase_record import time_limit
     from reteco.llm.cache import ARCHIVE_FILE
     from reteco.scoring.submission import score_submission
@@ -240,9 +240,9 @@ def image_modules() -> dict[str, str]:
     import platform
     from importlib import metadata
 
-    from reteco.codabench.image import SIMULATED
+    from reteco.codabench.program.image import SIMULATED
 
-    manifest = Path(__file__).resolve().parents[2] / "VENDOR.json"  # vendor/VENDOR.json in a bundle
+    manifest = Path(__file__).resolve().parents[3] / "VENDOR.json"  # vendor/VENDOR.json in a bundle
     try:
         names = json.loads(manifest.read_text(encoding="utf-8")).get("from_image") or SIMULATED
     except (OSError, ValueError, AttributeError):
@@ -265,7 +265,7 @@ def _use_vendored_wordnet() -> None:
     """
     from reteco.formats.wordnet import ENV_VAR
 
-    data = Path(__file__).resolve().parents[2] / "nltk_data"
+    data = Path(__file__).resolve().parents[3] / "nltk_data"
     wordnet = data / "corpora" / "wordnet"
     if wordnet.is_dir():
         os.environ.setdefault("NLTK_DATA", str(data))

@@ -38,7 +38,7 @@ import zipfile
 from importlib import metadata
 from pathlib import Path
 
-from reteco.codabench import image
+from reteco.codabench.program import image
 from reteco.problems import InputError
 
 SOURCES = ("pip", "environment")

@@ -48,14 +48,15 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reteco.codabench import competition as definition
-from reteco.codabench import image, vendor
-from reteco.codabench.competition import PHASES
+from reteco.codabench.bundle import competition as definition
+from reteco.codabench.bundle import vendor
+from reteco.codabench.bundle.competition import PHASES
+from reteco.codabench.program import image
 from reteco.formats.phase_record import DEFAULT_TIME_LIMIT_S, PHASE_FILE
 from reteco.problems import InputError
 from reteco.subtracks import IDS as SUBTRACKS
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 FIXED_TIME = (2026, 1, 1, 0, 0, 0)  # zip entries' timestamp: the same inputs give the same bytes
 WORDNET_DIR = "nltk_data"  # vendor/nltk_data/corpora/wordnet: codabench.py points nltk at it
 BASELINE_REQUIREMENTS = ("bm25s",)  # what the code submission carries beyond the image and reteco
@@ -189,7 +190,7 @@ def _add(archive: zipfile.ZipFile, path: Path, name: str) -> None:
 def _judge_setup(options: BuildOptions, subs: tuple[str, ...]):
     """The judge and its key for the bundle (``judge_setup.load_for_bundle``), or None; refuses
     unknown phases and a judged phase whose scoring output participants could download."""
-    from reteco.codabench.judge_setup import JUDGED_SUBTRACKS, load_for_bundle
+    from reteco.codabench.program.judge_setup import JUDGED_SUBTRACKS, load_for_bundle
 
     if options.judge_config is None:
         return None
@@ -215,7 +216,7 @@ def _reference_data(options: BuildOptions, subs: tuple[str, ...], work: Path, fi
     """Prepare and zip every (phase, sub-track) reference, the judge's setup in those of the
     judged phases' 2b and 2c (``judge``: a ``JudgeSetup``); returns the release folder used and
     the bundle paths of the reference data that carry the judge."""
-    from reteco.codabench.judge_setup import JUDGED_SUBTRACKS, call_budget, count_turns, write_judge_setup
+    from reteco.codabench.program.judge_setup import JUDGED_SUBTRACKS, call_budget, count_turns, write_judge_setup
     from reteco.organizers.prepare import format_summary, prepare_release
     from reteco.organizers.synthetic.release import write_synthetic_release
 
@@ -313,7 +314,7 @@ def _starting_kit(repo: Path, samples: Path, dest: Path, compression: int) -> No
 
 
 def _input_data(options: BuildOptions, subs: tuple[str, ...], work: Path, files: Path) -> None:
-    from reteco.codabench.input_data import write_input_data
+    from reteco.codabench.bundle.input_data import write_input_data
 
     release = options.release or (work / "synthetic_release")
     sources = {"dev": (release, options.dev_split), "test": (options.test_release or release, options.test_split)}

@@ -60,8 +60,8 @@ from pathlib import PurePosixPath
 
 import yaml
 
-from reteco.codabench import image
-from reteco.codabench.leaderboards import columns, ranking_key
+from reteco.codabench.bundle.leaderboards import columns, ranking_key
+from reteco.codabench.program import image
 from reteco.formats.phase_record import DEFAULT_TIME_LIMIT_S, PHASE_FORMAT
 from reteco.subtracks import IDS as SUBTRACKS
 from reteco.subtracks import SUBTRACKS as SUBTRACK_ROWS
