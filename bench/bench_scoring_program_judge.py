@@ -11,7 +11,7 @@ phase.json with ``time_limit_s`` LIMIT, then runs ``scoring_program/score.py INP
 the worker does (a child process), once per concurrency level, against
 tests/support/fake_openai_server.py in its own process, which holds every chat reply for a latency
 drawn uniformly from the LATENCY range (seeded). Reports the run's wall time against the
-limit, the judging window for this limit and turn count (``reteco.codabench.judge_plan.plan_judging``,
+limit, the judging window for this limit and turn count (``reteco.codabench.program.judge_plan.plan_judging``,
 the function the program plans with, from its own start time), the HTTP
 requests, whether all five dimensions were written, and the same run without the judge (what
 the rest of the scoring costs). ``--long`` makes every answer as long as the format accepts in

@@ -1,4 +1,4 @@
-"""2b and 2c judged inside the Codabench scoring program (``reteco.codabench.scoring_program``),
+"""2b and 2c judged inside the Codabench scoring program (``reteco.codabench.program.scoring_program``),
 against the fake OpenAI server: the judge's setup in the reference data, its verification, the
 figures (those of ``reteco score``), the archive, and every way a run can end early (deadline,
 budget, refused or unreachable service), each with the judge keys absent, a reason in the

@@ -6,7 +6,7 @@ English words, the most ROUGE-L's LCS and METEOR cost per answer), judged by a s
 (1 s a request, 4 at a time) in a 60 s phase, the limit of the reported overrun (60.24 s).
 
 The margin covers a loaded machine: the text metrics run before judging (their real cost comes
-out of the judging window, ``reteco.codabench.judge_plan``), so what can be late is only what
+out of the judging window, ``reteco.codabench.program.judge_plan``), so what can be late is only what
 the fixed reserve covers (the interpreter's start, the outputs). The child process uses about
 8 s of CPU (WordNet's loading 4.5 s, the four 4,000-word answers ~2 s): with two busy loops on
 the 2 cores of the development machine it gets 2/3 of a core, ~12 s of wall time before the

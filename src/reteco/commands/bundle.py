@@ -1,5 +1,5 @@
 """``reteco bundle`` (``make bundle``): build the Codabench competition bundle(s), or with ``--platform
-codalab`` the CodaLab Competitions v1.5 ones (``reteco.codabench.codalab``), then check them."""
+codalab`` the CodaLab Competitions v1.5 ones (``reteco.codabench.bundle.codalab``), then check them."""
 
 from __future__ import annotations
 

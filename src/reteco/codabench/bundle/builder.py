@@ -5,7 +5,7 @@ bundles, in that order, sharing one staging folder) plus the command that runs i
 
 What goes in a bundle (paths as ``competition.yaml`` names them)::
 
-    competition.yaml                 rendered from reteco.codabench.competition
+    competition.yaml                 rendered from reteco.codabench.bundle.competition
     logo.png                         from the repository
     pages/*.md                       from the repository's docs/participants/ (the participants' rules)
     scoring_program.zip              scoring_program/ + vendor/ (reteco and the wheels the image lacks)
@@ -25,13 +25,13 @@ then left out of the bundle (and kept under the build folder, ready to upload).
 The default layout, ``per-subtrack``, produces ``dist/reteco_<sub>.zip``, one competition per
 sub-track; ``--layout single`` produces ``dist/reteco.zip``, one competition of five tasks per
 phase, which loses entries under Codabench's submission rules and fails the check (see
-``reteco.codabench.competition``). Every bundle is then checked by ``reteco check-bundle``
+``reteco.codabench.bundle.competition``). Every bundle is then checked by ``reteco check-bundle``
 (unpacker rules and a simulated compute worker) unless ``--no-check``.
 
 The judge (``--judge-config FILE``, the file ``reteco judge --config`` reads): its settings and
 its key, read at build time, go into ``judge/`` of the reference data of the judged phases'
 (``--judge-phases``, default Evaluation and Post-evaluation) 2b and 2c tasks
-(``reteco.codabench.judge_setup``), and nowhere else; the scoring program then judges there, and
+(``reteco.codabench.program.judge_setup``), and nowhere else; the scoring program then judges there, and
 carries openai (``vendor.excluded``). A judged phase must hide its scoring output from
 participants (it holds the judge's archive): the build refuses one that does not.
 """
@@ -58,7 +58,7 @@ from reteco.subtracks import IDS as SUBTRACKS
 
 REPO = Path(__file__).resolve().parents[4]
 FIXED_TIME = (2026, 1, 1, 0, 0, 0)  # zip entries' timestamp: the same inputs give the same bytes
-WORDNET_DIR = "nltk_data"  # vendor/nltk_data/corpora/wordnet: codabench.py points nltk at it
+WORDNET_DIR = "nltk_data"  # vendor/nltk_data/corpora/wordnet: scoring_program._use_vendored_wordnet points nltk at it
 BASELINE_REQUIREMENTS = ("bm25s",)  # what the code submission carries beyond the image and reteco
 _SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".DS_Store", ".pytest_cache")
 

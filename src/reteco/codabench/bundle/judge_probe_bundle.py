@@ -1,4 +1,4 @@
-"""``reteco judge-probe``: the judge probe's competition bundle (``reteco.codabench.judge_probe``).
+"""``reteco judge-probe``: the judge probe's competition bundle (``reteco.codabench.program.judge_probe``).
 
 One phase (open from ``PROBE_START``, no end), one task, one solution (an empty submission),
 ``hide_score_output`` on, the image of the real competition (``image.reference()``). The scoring

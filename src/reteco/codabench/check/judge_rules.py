@@ -1,6 +1,6 @@
 """check-bundle's rules on the judge's setup (``[judge]``): where the key is, who sees the archive.
 
-A task whose reference data holds ``judge/`` (``reteco.codabench.judge_setup``) judges in the
+A task whose reference data holds ``judge/`` (``reteco.codabench.program.judge_setup``) judges in the
 scoring program, with the API key in that reference data. Then:
 
 - its phase sets ``hide_score_output``: the scoring output holds the judge's archive (every
@@ -12,7 +12,7 @@ scoring program, with the API key in that reference data. Then:
 - the scoring program carries openai (``vendor/VENDOR.json``);
 - the judge model's announced shutdown date (``reteco.llm.model_retirement``'s table, no
   network) is not before the end of the task's phase: otherwise a note (the probe asks the
-  endpoint itself: ``reteco.codabench.judge_probe``);
+  endpoint itself: ``reteco.codabench.program.judge_probe``);
 - the key is in no other file of the bundle: every member, and every member of every zip in it,
   is searched for each judged task's key, except the reference data that carry it. A key shorter
   than ``MIN_SECRET_LENGTH`` is a placeholder (vLLM's "EMPTY") and is not searched.

@@ -1,6 +1,6 @@
 """check-bundle's second pass: every solution of every task through the simulated compute worker.
 
-``[worker]``/``[scores]``/``[leak]``: the simulated worker (``reteco.codabench.worker_simulation``)
+``[worker]``/``[scores]``/``[leak]``: the simulated worker (``reteco.codabench.check.worker_simulation``)
 scores every solution of every task within the phase's effective time limit
 (``competition_rules.effective_time_limit``: what the site sends the worker), and
 ``scores.json`` must hold every leaderboard key of the task's sub-track as a finite number,

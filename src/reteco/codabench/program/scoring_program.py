@@ -24,8 +24,8 @@ unexpected exception (its traceback only with ``RETECO_DEBUG=1``, since an excep
 could quote reference data).
 
 The judge. Where the reference data holds a judge setup (``judge/``, written by ``reteco bundle
---judge-config``: ``reteco.codabench.judge_setup``, verified before use), 2b and 2c are judged
-here, within the run's time limit (``reteco.codabench.judge_plan``: the deadline given to
+--judge-config``: ``reteco.codabench.program.judge_setup``, verified before use), 2b and 2c are judged
+here, within the run's time limit (``reteco.codabench.program.judge_plan``: the deadline given to
 ``run_judge``) and the setup's budgets (``max_calls_per_run``, ``max_tokens_per_run``). A run
 that the deadline, a budget or the judge's service stops writes no judge key: the reason (in the participant's
 words: no address, no key, no server text) and how many turns were judged are in the log and
@@ -72,7 +72,7 @@ from reteco.subtracks import KEYS, SUBTRACKS
 
 # CodaLab Competitions v1.5 passes the same INPUT (ref/, res/) and OUTPUT folders as Codabench,
 # so the paths cannot tell the platforms apart: the v1.5 bundle's ``metadata`` command adds this
-# flag (reteco.codabench.codalab), and its worker fails a run without scores.txt.
+# flag (reteco.codabench.bundle.codalab), and its worker fails a run without scores.txt.
 SCORES_TXT_FLAG = "--scores-txt"
 
 
@@ -235,7 +235,7 @@ def _score_with_judge(reference, submission: Path, output_dir: Path, phase: dict
 def image_modules() -> dict[str, str]:
     """Python's version and that of each distribution the program takes from the image
     (``vendor/VENDOR.json`` ``from_image``; numpy, pandas and pyyaml without one), for the log and
-    ``details.json["environment"]``: a rebuilt image shows here (``reteco.codabench.image``).
+    ``details.json["environment"]``: a rebuilt image shows here (``reteco.codabench.program.image``).
     ``score.py`` has already refused, with exit 3 and the missing names, an image lacking one."""
     import platform
     from importlib import metadata
