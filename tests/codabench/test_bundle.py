@@ -120,14 +120,14 @@ def test_bundle_holds_phase_records_and_vendored_scoring_program(built):
 
 
 def test_bundle_pages_are_the_participants_pages_of_the_repository(built):
-    """The rules are written once, in docs/participants/; every bundle carries them as they are."""
+    """The rules are written once, in pages/; every bundle carries them as they are."""
     bundle, _ = built
     with zipfile.ZipFile(bundle.path) as archive:
         content = yaml.safe_load(archive.read("competition.yaml"))
         named = [content["terms"]] + [page["file"] for page in content["pages"]]
         for path in named:
-            assert archive.read(path) == (REPO_ROOT / definition.page_source(path)).read_bytes(), path
-    assert {Path(p).name for p in named} == {p.name for p in (REPO_ROOT / definition.PAGES_SOURCE).glob("*.md")}
+            assert archive.read(path) == (REPO_ROOT / path).read_bytes(), path
+    assert {Path(p).name for p in named} == {p.name for p in (REPO_ROOT / definition.PAGES_FOLDER).glob("*.md")}
 
 
 def test_a_failing_solution_is_reported_by_the_simulated_worker(built, tmp_path):

@@ -274,9 +274,9 @@ def test_markdown_subset_renders_to_html():
     assert "<ol><li>\nfirst" in page
 
 
-@pytest.mark.parametrize("page", sorted(p.name for p in (REPO_ROOT / definition.PAGES_SOURCE).glob("*.md")))
+@pytest.mark.parametrize("page", sorted(p.name for p in (REPO_ROOT / definition.PAGES_FOLDER).glob("*.md")))
 def test_every_participants_page_renders_without_markdown_left(page):
-    html = render((REPO_ROOT / definition.PAGES_SOURCE / page).read_text(encoding="utf-8"))
+    html = render((REPO_ROOT / definition.PAGES_FOLDER / page).read_text(encoding="utf-8"))
     text = re.sub(r"<pre><code>.*?</code></pre>|<code>.*?</code>", "", html, flags=re.S)
     text = re.sub(r"<[^>]+>", "", text)
     assert not re.search(r"^\s*([-*] |#|\|)|\*\*|\]\(", text, flags=re.M), page

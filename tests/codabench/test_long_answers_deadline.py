@@ -1,7 +1,7 @@
 """The judging deadline holds for the largest answers the format accepts: the scoring program,
 run as the worker runs it (``scoring_program/score.py INPUT OUTPUT``, a child process, its wall
 time measured from before the process starts), on 2b and 2c submissions whose answers are at
-the limits of ``docs/participants/submission_format.md`` (32,000 characters of CJK text; 4,000
+the limits of ``pages/submission_format.md`` (32,000 characters of CJK text; 4,000
 English words, the most ROUGE-L's LCS and METEOR cost per answer), judged by a slow fake judge
 (1 s a request, 4 at a time) in a 60 s phase, the limit of the reported overrun (60.24 s).
 

@@ -1,5 +1,5 @@
 """Every bad input exits 1 naming the file (and line); exit codes mean one thing each
-(docs/participants/messages.md); participants' values in messages are short and escaped; submissions from pipes."""
+(pages/messages.md); participants' values in messages are short and escaped; submissions from pipes."""
 
 from __future__ import annotations
 

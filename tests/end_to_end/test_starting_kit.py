@@ -250,7 +250,7 @@ def test_the_kit_readme_names_only_pages_and_sections_of_the_competition():
     from reteco.codabench.bundle import competition
 
     text = " ".join((KIT / "README.md").read_text(encoding="utf-8").split())
-    sources = {title: REPO_ROOT / competition.page_source(path) for title, path in competition.PAGES}
+    sources = {title: REPO_ROOT / path for title, path in competition.PAGES}
     named = [title for group in re.findall(r'((?:"[^"]+"(?:,? and |, )?)+) pages?\b', text)
              for title in re.findall(r'"([^"]+)"', group)]
     assert named and set(named) <= set(sources), named

@@ -7,7 +7,7 @@ What goes in a bundle (paths as ``competition.yaml`` names them)::
 
     competition.yaml                 rendered from reteco.codabench.bundle.competition
     logo.png                         from the repository
-    pages/*.md                       from the repository's docs/participants/ (the participants' rules)
+    pages/*.md                       from the repository's pages/ (the participants' rules)
     scoring_program.zip              scoring_program/ + vendor/ (reteco and the wheels the image lacks)
     reference_data/<phase>_<sub>.zip `reteco prepare` of the phase's split + phase.json
     solutions/<sub>.zip              the starting kit's sample submission of the sub-track
@@ -138,7 +138,7 @@ def build(options: BuildOptions) -> list[Built]:
     shutil.copy(repo / definition.LOGO, files / definition.LOGO)
     for _, page in definition.PAGES:
         (files / page).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(repo / definition.page_source(page), files / page)
+        shutil.copy(repo / page, files / page)  # pages/ in the repository is the bundle's pages/
 
     competitions = definition.competitions(options.layout, subtracks=subs, code_submission=options.code_submission,
                                            external=options.external)

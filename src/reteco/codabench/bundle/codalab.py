@@ -15,7 +15,7 @@ One competition per sub-track, as the Codabench default layout (``competition``)
   ``phases:`` numbered 1, 2, 3, and a ``leaderboard:`` of one leaderboard whose ``columns:``
   are the sub-track's keys (``reteco.subtracks``, through ``leaderboards.columns``), the
   official figure selected by default (``selection_default``);
-- ``pages/*.html``, the participants' pages (``docs/participants/*.md``, rendered by
+- ``pages/*.html``, the participants' pages (``pages/*.md``, rendered by
   ``page_markdown``): ``overview``, ``evaluation``, ``terms`` and ``data`` are the keys v1.5
   requires, the others become extra tabs labelled by their key;
 - ``scoring_program.zip``: the Codabench build's program (``score.py`` and its ``vendor/``) plus
@@ -58,7 +58,7 @@ DEFAULT_PLATFORM = "codabench"
 METADATA = "metadata"  # the only program file v1.5's worker reads
 COMMAND = "python3 $program/score.py $input $output --scores-txt"
 LEADERBOARD = {"label": "Results", "rank": 1}
-# v1.5's html: keys -> the participants' page each shows (docs/participants/<stem>.md). The first
+# v1.5's html: keys -> the participants' page each shows (pages/<stem>.md). The first
 # four are the keys the unpacker requires; the rest become tabs labelled by their key.
 HTML_PAGES = {
     "overview": "overview",

@@ -56,7 +56,6 @@ a test keeps them in sync. Edit dates and limits here, then run
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 
 import yaml
 
@@ -79,9 +78,8 @@ DESCRIPTION = (
     "dimensions."
 )
 LOGO = "logo.png"
-# The pages are written once, in the repository's docs/participants/ (the participants' rules);
-# a bundle carries them in its own pages/ folder, where competition.yaml names them.
-PAGES_SOURCE = "docs/participants"
+# The pages are written once, in the repository's pages/ (the participants' rules), and a
+# bundle carries them at the same paths, where competition.yaml names them.
 PAGES_FOLDER = "pages"
 TERMS = f"{PAGES_FOLDER}/terms.md"
 SCORING_PROGRAM = "scoring_program.zip"
@@ -100,11 +98,6 @@ PAGES = (
     ("Messages", f"{PAGES_FOLDER}/messages.md"),
     ("Terms", TERMS),
 )
-
-
-def page_source(bundle_path: str) -> str:
-    """The repository file a bundle's page is copied from: ``pages/x.md`` -> ``docs/participants/x.md``."""
-    return f"{PAGES_SOURCE}/{PurePosixPath(bundle_path).name}"
 
 
 @dataclass(frozen=True)

@@ -165,7 +165,7 @@ def refuse_unranked(output_dir: Path, subtrack: str, scores: dict, *, judged: bo
     renamed ``UNRANKED_SCORES``, so that no worker can post it. Which sub-track's ranked figure
     can be absent is the table's (``SubTrack.ranked_may_be_absent``). In a phase that does not
     judge, the judge keys are absent for every run alike: nothing is refused there (the
-    leaderboard is then not a ranking: docs/participants/evaluation.md).
+    leaderboard is then not a ranking: pages/evaluation.md).
     """
     ranked = SUBTRACKS[subtrack].ranked
     if not judged or not SUBTRACKS[subtrack].ranked_may_be_absent or ranked in scores:
