@@ -1,4 +1,4 @@
-"""The documentation: README.md, docs/, the competition's pages/ and bench/README.md.
+"""The documentation: README.md, docs/, the competition's pages/, bench/ and reference_data/ READMEs.
 
 What is checked: every relative link points to an existing file (and, with ``#anchor``, to a
 heading of it); the README stays a five-minute read (at most 6 KB) that starts with the project's
@@ -35,7 +35,8 @@ _HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$", re.M)
 
 
 def documents() -> list[Path]:
-    return [README, REPO / "bench" / "README.md", *sorted(DOCS.rglob("*.md")), *sorted(PARTICIPANTS.glob("*.md"))]
+    return [README, REPO / "bench" / "README.md", REPO / "reference_data" / "README.md", *sorted(DOCS.rglob("*.md")),
+            *sorted(PARTICIPANTS.glob("*.md"))]
 
 
 def _prose(text: str) -> str:

@@ -163,6 +163,40 @@ def build(options: BuildOptions) -> list[Built]:
     return built
 
 
+def write_reference_data(options: BuildOptions, dest: Path) -> list[Path]:
+    """``make reference-data``: the public phases' reference data (``definition.public_phases``),
+    the same zips as the bundle's ``reference_data/<phase>_<sub-track>.zip``, into ``dest``.
+
+    From ``options.release`` (the synthetic release when None) and its ``dev_split``; the hidden
+    split is never read, and no judge setup (a key) is written. The zips already in ``dest`` are
+    replaced; its other files (README.md, .gitignore) are kept. Returns the files written.
+    """
+    if options.judge_config is not None:
+        raise InputError("the repository's reference data carries no judge setup (its key would be one commit "
+                         "away from git): leave out --judge-config", "command line")
+    subs = tuple(s for s in SUBTRACKS if s in options.subtracks)
+    if not subs:
+        raise InputError("no sub-track to build")
+    options = dataclasses.replace(options)  # _reference_data notes the synthetic release in it
+    work = options.build_dir
+    if work.exists():
+        shutil.rmtree(work)
+    files = work / "files"
+    phases = definition.public_phases()
+    _reference_data(options, subs, work, files, phases=phases)
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    for stale in sorted(dest.glob("*.zip")):
+        stale.unlink()
+    written = []
+    for phase in phases:
+        for sub in subs:
+            bundle_path = definition.reference_path(phase, sub)
+            written.append(dest / Path(bundle_path).name)
+            shutil.copyfile(files / bundle_path, written[-1])
+    return written
+
+
 def write_zip(dest: Path, source: Path, *, compression: int = 6) -> None:
     """Zip a folder's content (not the folder itself) with sorted names and fixed timestamps."""
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -212,10 +246,10 @@ def _judge_setup(options: BuildOptions, subs: tuple[str, ...]):
 
 
 def _reference_data(options: BuildOptions, subs: tuple[str, ...], work: Path, files: Path,
-                    judge=None) -> tuple[Path, list[str]]:
-    """Prepare and zip every (phase, sub-track) reference, the judge's setup in those of the
-    judged phases' 2b and 2c (``judge``: a ``JudgeSetup``); returns the release folder used and
-    the bundle paths of the reference data that carry the judge."""
+                    judge=None, phases=PHASES) -> tuple[Path, list[str]]:
+    """Prepare and zip the reference data of every (phase, sub-track) of ``phases``, the judge's
+    setup in those of the judged phases' 2b and 2c (``judge``: a ``JudgeSetup``); returns the
+    release folder used and the bundle paths of the reference data that carry the judge."""
     from reteco.codabench.program.judge_setup import JUDGED_SUBTRACKS, call_budget, count_turns, write_judge_setup
     from reteco.organizers.prepare import format_summary, prepare_release
     from reteco.organizers.synthetic.release import write_synthetic_release
@@ -226,7 +260,7 @@ def _reference_data(options: BuildOptions, subs: tuple[str, ...], work: Path, fi
         options.synthetic = True
     sources = {"dev": (release, options.dev_split), "test": (options.test_release or release, options.test_split)}
     prepared: dict[str, Path] = {}
-    for phase in PHASES:
+    for phase in phases:
         if phase.split in prepared:
             continue
         folder, split = sources[phase.split]
@@ -240,7 +274,7 @@ def _reference_data(options: BuildOptions, subs: tuple[str, ...], work: Path, fi
             )
         prepared[phase.split] = target
     judged = []
-    for phase in PHASES:
+    for phase in phases:
         for sub in subs:
             staged = work / "staged" / f"{phase.key}_{sub}"
             shutil.copytree(prepared[phase.split] / sub, staged)

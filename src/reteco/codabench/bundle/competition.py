@@ -214,6 +214,12 @@ def solution_name(split: str, subtrack: str) -> str:
     return f"Starting kit BM25 baseline {subtrack} ({split})"
 
 
+def public_phases() -> tuple[Phase, ...]:
+    """The phases whose reference split participants may see (not in ``HIDDEN_SPLITS``): what the
+    repository's ``reference_data/`` holds (``make reference-data``)."""
+    return tuple(p for p in PHASES if p.split not in HIDDEN_SPLITS)
+
+
 def splits() -> list[str]:
     """The reference splits the phases score against, in phase order (dev, test)."""
     return list(dict.fromkeys(p.split for p in PHASES))
