@@ -1,7 +1,8 @@
 """``reteco bundle`` (``make bundle``): build the Codabench competition bundle(s).
 
-Why one module of 406 lines: the build is one recipe (reference data, programs, solutions, kit,
-bundles, in that order, sharing one staging folder) plus the command that runs it.
+Why one module of 440 lines: the build is one recipe (reference data, programs, solutions, kit,
+bundles, in that order, sharing one staging folder), of which ``write_reference_data`` runs the
+first step alone for the repository's ``reference_data/`` (``make reference-data``).
 
 What goes in a bundle (paths as ``competition.yaml`` names them)::
 
@@ -437,7 +438,3 @@ def write_bundle(path: Path, yaml_text: str, files: Path, members: set[str], com
             sizes[member] = source.stat().st_size
     sizes["(bundle)"] = path.stat().st_size
     return sizes
-
-
-# =============================================================================================
-# Command line

@@ -1,6 +1,6 @@
 """The RETECO competition on Codabench: the one source of ``competition.yaml``.
 
-Why one module of 415 lines: the one source of ``competition.yaml``: the phases, tasks,
+Why one module of 420 lines: the one source of ``competition.yaml``: the phases, tasks,
 leaderboards, pages and who sees what are rendered by one function (``competition``) from the
 decisions written below, beside the Codabench behaviour each rests on.
 
