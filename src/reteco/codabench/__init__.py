@@ -11,5 +11,6 @@
 
 Each imports only those listed before it (``tests/test_house.py``): the worker loads nothing of
 the builder or the checker. The Codabench entry points themselves are the repository's
-``scoring_program/score.py`` and ``ingestion_program/ingestion.py``, thin over ``program``.
+``scoring_program/score.py`` (thin over ``program.scoring_program``) and
+``ingestion_program/ingestion.py``.
 """
