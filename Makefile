@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 BUILD ?= build
 
-.PHONY: setup score test bundle clean
+.PHONY: setup score test bundle reference-data clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "reteco needs Python 3.11 or newer")'
@@ -48,6 +48,15 @@ $(BASELINE_STAMP): $(STAMP)
 
 bundle: $(BASELINE_STAMP)
 	$(PY) -m reteco bundle --layout $(LAYOUT) $(BUNDLE_ARGS)
+
+# The public phases' reference data in reference_data/ (its README): the zips the bundles carry
+# for Development, from the synthetic release, or RELEASE=DIR the organizers' public release
+# (its DEV_SPLIT, default dev). The hidden test split is never read; the zips are not committed.
+RELEASE ?=
+DEV_SPLIT ?= dev
+
+reference-data: $(STAMP)
+	$(PY) -m reteco bundle --reference-data reference_data --dev-split $(DEV_SPLIT) $(if $(RELEASE),--release $(RELEASE))
 
 clean:
 	rm -rf $(BUILD) dist

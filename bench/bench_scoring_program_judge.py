@@ -11,7 +11,7 @@ phase.json with ``time_limit_s`` LIMIT, then runs ``scoring_program/score.py INP
 the worker does (a child process), once per concurrency level, against
 tests/support/fake_openai_server.py in its own process, which holds every chat reply for a latency
 drawn uniformly from the LATENCY range (seeded). Reports the run's wall time against the
-limit, the judging window for this limit and turn count (``reteco.codabench.judge_plan.plan_judging``,
+limit, the judging window for this limit and turn count (``reteco.codabench.program.judge_plan.plan_judging``,
 the function the program plans with, from its own start time), the HTTP
 requests, whether all five dimensions were written, and the same run without the judge (what
 the rest of the scoring costs). ``--long`` makes every answer as long as the format accepts in
@@ -39,10 +39,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from support.fake_openai_server import FakeOpenAI, fake_judge  # noqa: E402
 from support.paths import REPO_ROOT  # noqa: E402
 
-from reteco.codabench import competition as definition  # noqa: E402
-from reteco.codabench.judge_plan import FINISH_PER_TURN_S, FINISH_S, plan_judging  # noqa: E402
+from reteco.codabench.bundle import competition as definition  # noqa: E402
+from reteco.codabench.program.judge_plan import FINISH_PER_TURN_S, FINISH_S, plan_judging  # noqa: E402
+from reteco.codabench.program.judge_setup import JUDGE_DIR, count_turns, load_for_bundle, write_judge_setup  # noqa: E402
 from reteco.formats.answers import MAX_ANSWER_CHARS, MAX_ANSWER_WORDS  # noqa: E402
-from reteco.codabench.judge_setup import JUDGE_DIR, count_turns, load_for_bundle, write_judge_setup  # noqa: E402
 from reteco.formats.passages import create_passages  # noqa: E402
 from reteco.formats.reference import PASSAGES, TURNS, DocIdIndex, Judgment, Reference, Topic  # noqa: E402
 from reteco.subtracks import DIMENSIONS, JUDGE  # noqa: E402

@@ -26,7 +26,7 @@ from importlib import metadata
 from pathlib import Path
 
 VENDOR = Path(__file__).resolve().parent / "vendor"
-VENDOR_MANIFEST = VENDOR / "VENDOR.json"  # reteco.codabench.vendor.VENDOR_MANIFEST
+VENDOR_MANIFEST = VENDOR / "VENDOR.json"  # reteco.codabench.bundle.vendor.VENDOR_MANIFEST
 WORDNET = VENDOR / "nltk_data" / "corpora" / "wordnet"  # the bundle's WordNet 3.0 (METEOR)
 
 # reteco.problems.EXIT_INTERNAL, which cannot be imported when reteco itself cannot.
@@ -101,7 +101,7 @@ if __name__ == "__main__":
         print(refusal, file=sys.stderr)
         sys.exit(EXIT_INTERNAL)
     try:
-        from reteco.codabench.scoring_program import main
+        from reteco.codabench.program.scoring_program import main
     except Exception as exc:  # noqa: BLE001 - the bundle is broken: say so, not a traceback
         print(f"internal error: the scoring program cannot load reteco ({type(exc).__name__}); "
               "please report it to the organizers", file=sys.stderr)

@@ -1,10 +1,10 @@
-"""The documentation: README.md, docs/ and bench/README.md.
+"""The documentation: README.md, docs/, the competition's pages/, bench/ and reference_data/ READMEs.
 
 What is checked: every relative link points to an existing file (and, with ``#anchor``, to a
 heading of it); the README stays a five-minute read (at most 6 KB) that starts with the project's
 two commands and whose sub-track table names every sub-track of ``reteco.subtracks`` with its
 official key; no document names an absolute path of this machine; the participants' pages in
-docs/participants/ are exactly the pages the Codabench competition is built from, and hold no
+pages/ (the bundle's own folder, at the repository's top) are exactly the pages the Codabench competition is built from, and hold no
 relative link (Codabench shows each page on its own, where a link to a file resolves nowhere);
 every `reteco <command> --flag` written in code in the documents (and the starting kit's README)
 names a command of the CLI and options its parser has.
@@ -19,12 +19,12 @@ from pathlib import Path, PurePosixPath
 import pytest
 from support.paths import REPO_ROOT as REPO
 
-from reteco.codabench import competition as definition
+from reteco.codabench.bundle import competition as definition
 from reteco.subtracks import SUBTRACKS
 
 README = REPO / "README.md"
 DOCS = REPO / "docs"
-PARTICIPANTS = DOCS / "participants"
+PARTICIPANTS = REPO / definition.PAGES_FOLDER  # the competition's pages: the bundle's pages/
 README_MAX_BYTES = 6 * 1024
 
 # Inline links and images, [text](target) or ![alt](target "title"); code spans are removed first.
@@ -35,7 +35,8 @@ _HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$", re.M)
 
 
 def documents() -> list[Path]:
-    return [README, REPO / "bench" / "README.md", *sorted(DOCS.rglob("*.md"))]
+    return [README, REPO / "bench" / "README.md", REPO / "reference_data" / "README.md", *sorted(DOCS.rglob("*.md")),
+            *sorted(PARTICIPANTS.glob("*.md"))]
 
 
 def _prose(text: str) -> str:
@@ -149,7 +150,7 @@ def test_no_document_names_an_absolute_path_of_this_machine(doc):
 
 
 def test_each_participants_page_is_a_page_of_the_competition():
-    sources = {definition.page_source(path) for _, path in definition.PAGES} | {definition.page_source(definition.TERMS)}
+    sources = {path for _, path in definition.PAGES} | {definition.TERMS}
     on_disk = {p.relative_to(REPO).as_posix() for p in PARTICIPANTS.glob("*.md")}
     assert on_disk == sources, f"pages not in the competition: {on_disk - sources}; missing: {sources - on_disk}"
     for _, path in definition.PAGES:

@@ -6,6 +6,8 @@
   (with llm and judge beside it) -> scoring -> outputs (with organizers, which uses scoring and is
   used by the entry points) -> entry points (commands, codabench); ``subtracks``, ``problems``
   and the package's other top-level modules are read by every layer and import none;
+- inside ``codabench``, by who runs it: the scoring program on the worker (``program``) below
+  the organizers' builder (``bundle``) below their offline checker (``check``);
 - a module over 450 lines says at the top of its docstring why it is one module.
 """
 
@@ -27,6 +29,9 @@ LAYERS = {
     "commands": 4, "codabench": 4, "__main__": 4,
 }
 SHARED = -1  # subtracks.py, problems.py, arrow_memory.py, __init__.py: read by every layer
+# docs/development.md, "Layers": codabench's packages by who runs them. The worker loads only
+# ``program``; the builder may read the formats the program reads, the checker both.
+CODABENCH = {"program": 0, "bundle": 1, "check": 2}
 MAX_LINES_WITHOUT_REASON = 450
 REASON = "Why one module"
 
@@ -130,6 +135,21 @@ def upward_imports(graph: dict[str, dict[str, int]]) -> list[str]:
     ]
 
 
+def codabench_part(module: str) -> int | None:
+    parts = module.split(".")
+    return CODABENCH.get(parts[2]) if len(parts) > 2 and parts[1] == "codabench" else None
+
+
+def upward_imports_in_codabench(graph: dict[str, dict[str, int]]) -> list[str]:
+    """Every import of a later codabench package by an earlier one (``CODABENCH``)."""
+    return [
+        f"{a}:{line} -> {b}"
+        for a, imported in sorted(graph.items())
+        for b, line in sorted(imported.items())
+        if codabench_part(a) is not None and codabench_part(b) is not None and codabench_part(b) > codabench_part(a)
+    ]
+
+
 def circle_text(graph: dict[str, dict[str, int]], component: list[str]) -> str:
     edges = [f"{a}:{line} -> {b}" for a in component for b, line in sorted(graph[a].items()) if b in component]
     return "; ".join(edges)
@@ -149,6 +169,17 @@ def test_layers_import_only_downward():
 def test_every_layer_of_the_rule_is_a_folder_of_the_package():
     folders = {p.name for p in PACKAGE_DIR.iterdir() if (p / "__init__.py").is_file()} | {"__main__"}
     assert set(LAYERS) == folders
+
+
+def test_the_scoring_program_imports_neither_the_builder_nor_the_checker():
+    assert upward_imports_in_codabench(import_graph(PACKAGE_DIR)) == []
+
+
+def test_every_codabench_package_of_the_rule_is_a_folder():
+    folders = {p.name for p in (PACKAGE_DIR / "codabench").iterdir() if (p / "__init__.py").is_file()}
+    assert set(CODABENCH) == folders
+    loose = sorted(p.name for p in (PACKAGE_DIR / "codabench").glob("*.py") if p.name != "__init__.py")
+    assert not loose, f"codabench/ modules outside its packages (who runs them?): {loose}"
 
 
 def test_a_long_module_says_why_it_is_one_module():
@@ -196,6 +227,23 @@ def test_the_checks_find_a_circle_through_a_function_and_an_upward_import(tmp_pa
     assert graph["reteco.outputs.pages"] == {"reteco.problems": 4}
     assert cycles(graph) == [["reteco.formats.runs", "reteco.scoring.rules"]]
     assert upward_imports(graph) == ["reteco.formats.runs:5 -> reteco.scoring.rules", "reteco.scoring.rules:2 -> reteco.outputs.pages"]
+
+
+def test_the_check_finds_the_program_importing_the_builder(tmp_path):
+    package = _write(tmp_path, {
+        "reteco/__init__.py": "",
+        "reteco/codabench/__init__.py": "",
+        "reteco/codabench/program/__init__.py": "",
+        "reteco/codabench/program/scoring_program.py": "def f():\n    from reteco.codabench.bundle import builder\n",
+        "reteco/codabench/bundle/__init__.py": "",
+        "reteco/codabench/bundle/builder.py": "from reteco.codabench.program import scoring_program\n",
+        "reteco/codabench/check/__init__.py": "",
+        "reteco/codabench/check/rules.py": "from reteco.codabench.bundle import builder\n",
+    })
+    graph = import_graph(package)
+    assert upward_imports_in_codabench(graph) == [
+        "reteco.codabench.program.scoring_program:2 -> reteco.codabench.bundle.builder"]
+    assert upward_imports(graph) == []  # one layer (entry points) for the package rule
 
 
 def test_the_shared_modules_may_import_no_layer(tmp_path):

@@ -19,7 +19,7 @@ from reteco import __version__
 ERROR = "error"
 WARNING = "warning"
 
-# Exit codes of every reteco command and of the Codabench scoring program (docs/participants/messages.md).
+# Exit codes of every reteco command and of the Codabench scoring program (pages/messages.md).
 EXIT_OK = 0
 EXIT_INPUT = 1  # input that cannot be used: the messages say what to fix, with file and line
 EXIT_USAGE = 2  # the command line itself is wrong (argparse's own convention)

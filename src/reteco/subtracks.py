@@ -12,7 +12,7 @@ A sub-track row says what a participant submits, what a run's topic is, what the
 averages over, and which keys ``scores.json`` holds for the sub-track, official figure first.
 A key's row says its leaderboard title, what it measures (in the participants' words), and,
 for a key that may be absent from a successful scoring run, when that happens. The leaderboard
-columns (``reteco.codabench.leaderboards``), the reference manifest, the scorers, the scoring
+columns (``reteco.codabench.bundle.leaderboards``), the reference manifest, the scorers, the scoring
 program's check of absent keys, the bundle, the detailed results page and the demo read these
 rows; adding a key is an edit of this table and of the scorer that computes it.
 
@@ -108,7 +108,7 @@ class SubTrack:
         ``absent_when``). Codabench sorts a missing score first on PostgreSQL (descending, NULLs
         first), so such a run would rank above every scored one: the scoring program refuses a
         run of a judged phase whose ranked figure is absent
-        (``reteco.codabench.scoring_program``), and ``check-bundle`` reports where it can happen."""
+        (``reteco.codabench.program.scoring_program``), and ``check-bundle`` reports where it can happen."""
         return KEYS[self.ranked].absent_when is not None
 
 

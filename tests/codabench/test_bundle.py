@@ -10,6 +10,7 @@ test_bundle_platform_rules.py (submission rule and entries, time limit, logo, st
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import zipfile
@@ -20,9 +21,11 @@ import yaml
 from support.bundle_edits import PYTHON, only_first_task, rewrite, zip_bytes
 from support.paths import REPO_ROOT
 
-from reteco.codabench import competition as definition
-from reteco.codabench import leaderboards
-from reteco.codabench.check_bundle import check_bundle
+from reteco.codabench.bundle import competition as definition
+from reteco.codabench.bundle import leaderboards
+from reteco.codabench.bundle.builder import BuildOptions, write_reference_data
+from reteco.codabench.check.check_bundle import check_bundle
+from reteco.problems import InputError
 from reteco.subtracks import SUBTRACK_IDS
 from reteco.subtracks import JUDGE, TEXT
 from reteco.subtracks import SUBTRACKS as ROWS
@@ -120,14 +123,42 @@ def test_bundle_holds_phase_records_and_vendored_scoring_program(built):
 
 
 def test_bundle_pages_are_the_participants_pages_of_the_repository(built):
-    """The rules are written once, in docs/participants/; every bundle carries them as they are."""
+    """The rules are written once, in pages/; every bundle carries them as they are."""
     bundle, _ = built
     with zipfile.ZipFile(bundle.path) as archive:
         content = yaml.safe_load(archive.read("competition.yaml"))
         named = [content["terms"]] + [page["file"] for page in content["pages"]]
         for path in named:
-            assert archive.read(path) == (REPO_ROOT / definition.page_source(path)).read_bytes(), path
-    assert {Path(p).name for p in named} == {p.name for p in (REPO_ROOT / definition.PAGES_SOURCE).glob("*.md")}
+            assert archive.read(path) == (REPO_ROOT / path).read_bytes(), path
+    assert {Path(p).name for p in named} == {p.name for p in (REPO_ROOT / definition.PAGES_FOLDER).glob("*.md")}
+
+
+def test_reference_data_folder_is_the_bundles_public_reference_data(built_all, tmp_path):
+    """`make reference-data` writes the Development phase's zips, byte for byte the bundle's, and
+    nothing of the hidden test split; the folder's own files stay."""
+    bundles, options = built_all
+    dest = tmp_path / "reference_data"
+    dest.mkdir()
+    (dest / "README.md").write_text("kept\n", encoding="utf-8")
+    (dest / "development_9z.zip").write_bytes(b"an older build's zip")
+    written = write_reference_data(dataclasses.replace(options, build_dir=tmp_path / "build"), dest)
+    assert sorted(p.name for p in dest.iterdir()) == ["README.md"] + [f"development_{s}.zip" for s in SUBTRACKS]
+    assert written == [dest / f"development_{s}.zip" for s in SUBTRACKS]
+    for sub in SUBTRACKS:
+        with zipfile.ZipFile(bundles[(sub,)].path) as archive:
+            assert archive.read(f"reference_data/development_{sub}.zip") == (dest / f"development_{sub}.zip").read_bytes()
+            names = set(archive.namelist())
+        hidden = {f"reference_data/{p.key}_{sub}.zip" for p in definition.PHASES if p.split in definition.HIDDEN_SPLITS}
+        assert hidden and hidden <= names  # the bundle carries the hidden phases, the folder never
+    with zipfile.ZipFile(dest / "development_1a.zip") as archive:
+        assert json.loads(archive.read("phase.json"))["split"] == "dev"
+
+
+def test_reference_data_folder_never_carries_a_judge_key(tmp_path):
+    options = BuildOptions(judge_config=tmp_path / "judge.yaml", build_dir=tmp_path / "build")
+    with pytest.raises(InputError, match="leave out --judge-config"):
+        write_reference_data(options, tmp_path / "reference_data")
+    assert not (tmp_path / "reference_data").exists() and not (tmp_path / "build").exists()
 
 
 def test_a_failing_solution_is_reported_by_the_simulated_worker(built, tmp_path):

@@ -18,13 +18,14 @@ import pytest
 from support.bundle_edits import PYTHON, rewrite
 from support.fake_openai_server import FakeOpenAI, Reply, fake_judge
 
-from reteco.codabench import competition as definition
-from reteco.codabench import scoring_program, vendor
-from reteco.codabench import worker_simulation as worker
-from reteco.codabench.builder import BuildOptions, build
-from reteco.codabench.check_bundle import check_bundle
-from reteco.codabench.judge_setup import call_budget, count_turns, load_for_bundle, write_judge_setup
-from reteco.codabench.scoring_check import find_python
+from reteco.codabench.bundle import competition as definition
+from reteco.codabench.bundle import vendor
+from reteco.codabench.bundle.builder import BuildOptions, build
+from reteco.codabench.check import worker_simulation as worker
+from reteco.codabench.check.check_bundle import check_bundle
+from reteco.codabench.check.scoring_check import find_python
+from reteco.codabench.program import scoring_program
+from reteco.codabench.program.judge_setup import call_budget, count_turns, load_for_bundle, write_judge_setup
 from reteco.commands import main
 from reteco.llm.cache import ARCHIVE_FILE
 from reteco.problems import EXIT_INCOMPLETE, InputError

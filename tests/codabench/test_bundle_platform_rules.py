@@ -22,12 +22,13 @@ import yaml
 from support.bundle_edits import rewrite
 from support.paths import REPO_ROOT
 
-from reteco.codabench import builder, scoring_check
-from reteco.codabench import competition as definition
-from reteco.codabench import worker_simulation as worker
-from reteco.codabench.check_bundle import check_bundle
-from reteco.codabench.competition_rules import effective_time_limit
-from reteco.codabench.logo_image import logo_type
+from reteco.codabench.bundle import builder
+from reteco.codabench.bundle import competition as definition
+from reteco.codabench.check import scoring_check
+from reteco.codabench.check import worker_simulation as worker
+from reteco.codabench.check.check_bundle import check_bundle
+from reteco.codabench.check.competition_rules import effective_time_limit
+from reteco.codabench.check.logo_image import logo_type
 from reteco.commands import bundle as bundle_command
 from reteco.commands import check_bundle as check_bundle_command
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from support.paths import SAMPLES
 
-from reteco.codabench import competition as definition
-from reteco.codabench import scoring_program as codabench
+from reteco.codabench.bundle import competition as definition
+from reteco.codabench.program import scoring_program as codabench
 from reteco.outputs import results
 from reteco.scoring import generation
 from reteco.subtracks import JUDGE, SUBTRACKS
@@ -177,7 +177,7 @@ def _output(tmp_path: Path, scores_text: str, details: dict | None = None) -> Pa
 
 
 def test_scoring_output_rules(tmp_path):
-    from reteco.codabench.check_bundle import scoring_output_errors
+    from reteco.codabench.check.check_bundle import scoring_output_errors
 
     full = {k: 0.5 for k in KEYS["2a"]}
     assert scoring_output_errors("2a", True, _output(tmp_path / "a", json.dumps(full))) == []

@@ -21,12 +21,13 @@ import yaml
 from support.bundle_edits import rewrite, zip_bytes
 from support.paths import REPO_ROOT, SAMPLES
 
-from reteco.codabench import codalab, codalab_worker
-from reteco.codabench import competition as definition
-from reteco.codabench import scoring_program
-from reteco.codabench.builder import BuildOptions
-from reteco.codabench.check_bundle import check_bundle
-from reteco.codabench.page_markdown import render
+from reteco.codabench.bundle import codalab
+from reteco.codabench.bundle import competition as definition
+from reteco.codabench.bundle.builder import BuildOptions
+from reteco.codabench.bundle.page_markdown import render
+from reteco.codabench.check import codalab_worker
+from reteco.codabench.check.check_bundle import check_bundle
+from reteco.codabench.program import scoring_program
 from reteco.outputs.scores import write_scores_txt
 from reteco.problems import InputError
 from reteco.subtracks import SUBTRACKS
@@ -273,9 +274,9 @@ def test_markdown_subset_renders_to_html():
     assert "<ol><li>\nfirst" in page
 
 
-@pytest.mark.parametrize("page", sorted(p.name for p in (REPO_ROOT / definition.PAGES_SOURCE).glob("*.md")))
+@pytest.mark.parametrize("page", sorted(p.name for p in (REPO_ROOT / definition.PAGES_FOLDER).glob("*.md")))
 def test_every_participants_page_renders_without_markdown_left(page):
-    html = render((REPO_ROOT / definition.PAGES_SOURCE / page).read_text(encoding="utf-8"))
+    html = render((REPO_ROOT / definition.PAGES_FOLDER / page).read_text(encoding="utf-8"))
     text = re.sub(r"<pre><code>.*?</code></pre>|<code>.*?</code>", "", html, flags=re.S)
     text = re.sub(r"<[^>]+>", "", text)
     assert not re.search(r"^\s*([-*] |#|\|)|\*\*|\]\(", text, flags=re.M), page

@@ -1,4 +1,4 @@
-"""2b and 2c judged inside the Codabench scoring program (``reteco.codabench.scoring_program``),
+"""2b and 2c judged inside the Codabench scoring program (``reteco.codabench.program.scoring_program``),
 against the fake OpenAI server: the judge's setup in the reference data, its verification, the
 figures (those of ``reteco score``), the archive, and every way a run can end early (deadline,
 budget, refused or unreachable service), each with the judge keys absent, a reason in the
@@ -18,9 +18,9 @@ from support.fake_openai_server import Reply, http_error, rate_limited
 from support.judged_program import EVALUATION, KEY, POST_EVALUATION, judge_yaml, judged_input
 from support.paths import SAMPLES
 
-from reteco.codabench import competition as definition
-from reteco.codabench import judge_plan, scoring_program
-from reteco.codabench.judge_setup import (
+from reteco.codabench.bundle import competition as definition
+from reteco.codabench.program import judge_plan, scoring_program
+from reteco.codabench.program.judge_setup import (
     JUDGE_DIR,
     KEY_FILE,
     SETUP_MANIFEST,

@@ -17,7 +17,7 @@ import pytest
 import yaml
 from support.judged_program import KEY, judge_yaml
 
-from reteco.codabench.judge_probe import BUNDLE_NAME, PROBE_FILE
+from reteco.codabench.program.judge_probe import BUNDLE_NAME, PROBE_FILE
 from reteco.commands import main
 from reteco.llm.model_retirement import KNOWN_SHUTDOWN_DATES, ask_model, as_date, retirement_warning
 

@@ -25,7 +25,7 @@ from reteco.judge import load_judge_config
 from reteco.llm.cache import ARCHIVE_FILE, CACHE_FILE
 from reteco.scoring.submission import score_submission
 
-_PROGRAM = "import sys; from reteco.codabench.scoring_program import main; sys.exit(main(sys.argv[1:]))"
+_PROGRAM = "import sys; from reteco.codabench.program.scoring_program import main; sys.exit(main(sys.argv[1:]))"
 
 
 @pytest.fixture(name="slow_server")

@@ -1,12 +1,12 @@
 """The judging deadline holds for the largest answers the format accepts: the scoring program,
 run as the worker runs it (``scoring_program/score.py INPUT OUTPUT``, a child process, its wall
 time measured from before the process starts), on 2b and 2c submissions whose answers are at
-the limits of ``docs/participants/submission_format.md`` (32,000 characters of CJK text; 4,000
+the limits of ``pages/submission_format.md`` (32,000 characters of CJK text; 4,000
 English words, the most ROUGE-L's LCS and METEOR cost per answer), judged by a slow fake judge
 (1 s a request, 4 at a time) in a 60 s phase, the limit of the reported overrun (60.24 s).
 
 The margin covers a loaded machine: the text metrics run before judging (their real cost comes
-out of the judging window, ``reteco.codabench.judge_plan``), so what can be late is only what
+out of the judging window, ``reteco.codabench.program.judge_plan``), so what can be late is only what
 the fixed reserve covers (the interpreter's start, the outputs). The child process uses about
 8 s of CPU (WordNet's loading 4.5 s, the four 4,000-word answers ~2 s): with two busy loops on
 the 2 cores of the development machine it gets 2/3 of a core, ~12 s of wall time before the
@@ -27,8 +27,8 @@ import pytest
 from support.judged_program import judge_yaml, judged_input
 from support.paths import REPO_ROOT
 
+from reteco.codabench.program.scoring_program import UNRANKED_SCORES
 from reteco.formats.answers import MAX_ANSWER_CHARS, MAX_ANSWER_WORDS
-from reteco.codabench.scoring_program import UNRANKED_SCORES
 from reteco.problems import EXIT_INCOMPLETE, EXIT_OK
 from reteco.subtracks import JUDGE, SUBTRACKS
 

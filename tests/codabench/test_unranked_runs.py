@@ -20,8 +20,8 @@ from pathlib import Path
 from support.judged_program import EVALUATION, judge_yaml, judged_input
 from support.paths import SAMPLES
 
-from reteco.codabench import scoring_program
-from reteco.codabench.leaderboards import columns
+from reteco.codabench.bundle.leaderboards import columns
+from reteco.codabench.program import scoring_program
 from reteco.commands import main
 from reteco.problems import EXIT_INCOMPLETE, EXIT_OK
 from reteco.subtracks import JUDGE_MEAN, SUBTRACKS

@@ -1,5 +1,5 @@
 """Every bad input exits 1 naming the file (and line); exit codes mean one thing each
-(docs/participants/messages.md); participants' values in messages are short and escaped; submissions from pipes."""
+(pages/messages.md); participants' values in messages are short and escaped; submissions from pipes."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from support.paths import REPO_ROOT
 from support.tiny_track2 import write_tiny_reference
 
 from reteco import __version__
-from reteco.codabench import scoring_program as codabench
+from reteco.codabench.program import scoring_program as codabench
 from reteco.commands import main
 from reteco.formats.qrels import read_qrels, read_stance
 from reteco.formats.submission import open_submission

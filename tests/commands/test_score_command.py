@@ -140,7 +140,7 @@ def test_contradictory_options_are_usage_errors(ref, capsys, extra, message):
 
 
 def test_q_is_refused_where_the_phase_withholds_per_topic_figures(ref, tmp_path, capsys):
-    from reteco.codabench import competition as definition
+    from reteco.codabench.bundle import competition as definition
 
     copy = tmp_path / "1a"
     shutil.copytree(ref / "1a", copy)

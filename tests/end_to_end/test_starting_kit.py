@@ -14,7 +14,7 @@ import pytest
 from support.paths import REPO_ROOT, SHARED_SAMPLE
 from support.terminal import run_on_a_terminal
 
-from reteco.codabench.input_data import write_input_data
+from reteco.codabench.bundle.input_data import write_input_data
 from reteco.formats import release as rel
 from reteco.formats.reference import Reference
 from reteco.organizers.prepare import prepare_release
@@ -247,10 +247,10 @@ def _kit_sections(text: str) -> dict[str, str]:
 def test_the_kit_readme_names_only_pages_and_sections_of_the_competition():
     # The kit travels alone (starting_kit.zip): it points at the competition's pages by title,
     # and at a section by its heading, which must exist where the page's text is kept.
-    from reteco.codabench import competition
+    from reteco.codabench.bundle import competition
 
     text = " ".join((KIT / "README.md").read_text(encoding="utf-8").split())
-    sources = {title: REPO_ROOT / competition.page_source(path) for title, path in competition.PAGES}
+    sources = {title: REPO_ROOT / path for title, path in competition.PAGES}
     named = [title for group in re.findall(r'((?:"[^"]+"(?:,? and |, )?)+) pages?\b', text)
              for title in re.findall(r'"([^"]+)"', group)]
     assert named and set(named) <= set(sources), named

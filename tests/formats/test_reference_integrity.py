@@ -18,7 +18,7 @@ import pytest
 from support.paths import SAMPLES
 
 from reteco import commands as cli
-from reteco.codabench import scoring_program as codabench
+from reteco.codabench.program import scoring_program as codabench
 from reteco.formats.corpus_index import DocIdIndex, DuplicateCycle, DuplicateMap, resolve_chains
 from reteco.formats.file_digest import MANIFEST_DIGEST, manifest_digest, sha256_file
 from reteco.formats.qrels import benchmark_reference

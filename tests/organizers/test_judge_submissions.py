@@ -14,7 +14,7 @@ import pytest
 from support.judged_program import KEY, judge_yaml, judged_input
 from support.paths import SAMPLES
 
-from reteco.codabench import scoring_program
+from reteco.codabench.program import scoring_program
 from reteco.commands import main
 from reteco.formats.reference import Reference
 from reteco.judge import load_judge_config

@@ -558,9 +558,9 @@ def test_matplotlib_stays_on_the_organizers_side():
     import subprocess
     import sys
 
-    from reteco.codabench.vendor import EXCLUDED, scoring_requirements
+    from reteco.codabench.bundle.vendor import EXCLUDED, scoring_requirements
 
-    code = ("import sys, reteco.codabench.scoring_program, reteco.scoring.submission, reteco.organizers.leaderboard, "
+    code = ("import sys, reteco.codabench.program.scoring_program, reteco.scoring.submission, reteco.organizers.leaderboard, "
             "reteco.outputs.leaderboard_tables; from reteco.commands import main; "
             "sys.exit('matplotlib' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0

@@ -18,7 +18,7 @@ import os
 import threading
 from pathlib import Path
 
-from reteco.codabench import competition
+from reteco.codabench.bundle import competition
 from reteco.commands.demo import SAMPLES
 from reteco.commands.screenshots import PHASE_KEYS, SamplePage, build_pages
 from reteco.formats.reference import Reference

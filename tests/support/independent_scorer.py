@@ -1,6 +1,6 @@
 """An independent, deliberately plain implementation of the official retrieval rules and metrics.
 
-Written from the evaluation plan and the rules of docs/participants/evaluation.md, sharing no code with ``reteco``: plain
+Written from the evaluation plan and the rules of pages/evaluation.md, sharing no code with ``reteco``: plain
 Python lists and dicts, one topic at a time. Tests compare ``reteco`` against it to 1e-12.
 """
 

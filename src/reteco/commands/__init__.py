@@ -1,6 +1,6 @@
 """The ``reteco`` command, one module per subcommand (``COMMANDS``).
 
-Exit codes (``reteco.problems``; docs/participants/messages.md): 0 done; 1 input that cannot be used (the
+Exit codes (``reteco.problems``; pages/messages.md): 0 done; 1 input that cannot be used (the
 messages say what to fix, with file and line); 2 the command line is wrong (argparse, or
 ``UsageError``); 3 an internal error of reteco (``internal_error``: one line, the traceback only
 with RETECO_DEBUG=1); 4 work that could not be finished (the judge's commands).

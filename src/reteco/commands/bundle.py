@@ -1,16 +1,18 @@
 """``reteco bundle`` (``make bundle``): build the Codabench competition bundle(s), or with ``--platform
-codalab`` the CodaLab Competitions v1.5 ones (``reteco.codabench.codalab``), then check them."""
+codalab`` the CodaLab Competitions v1.5 ones (``reteco.codabench.bundle.codalab``), then check them."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
-from reteco.codabench import codalab
-from reteco.codabench import competition as definition
-from reteco.codabench import image, vendor
-from reteco.codabench.builder import BuildOptions, build
-from reteco.codabench.check_bundle import add_time_limit_argument, check_bundle, print_report
-from reteco.codabench.upload_storage import megabytes
+from reteco.codabench.bundle import codalab
+from reteco.codabench.bundle import competition as definition
+from reteco.codabench.bundle import vendor
+from reteco.codabench.bundle.builder import BuildOptions, build, write_reference_data
+from reteco.codabench.check.check_bundle import add_time_limit_argument, check_bundle, print_report
+from reteco.codabench.check.upload_storage import megabytes
+from reteco.codabench.program import image
 from reteco.commands.judge_options import add_judge_config_option
 from reteco.problems import InputError
 from reteco.subtracks import SUBTRACK_IDS
@@ -51,6 +53,9 @@ def add_parser(subparsers) -> None:
                    help=f"comma-separated phase keys that judge with --judge-config (default: {judge_phases})")
     p.add_argument("--write-yaml", type=Path, metavar="FILE",
                    help="only write the layout's competitions to FILE, one YAML document each (the committed copy)")
+    p.add_argument("--reference-data", type=Path, metavar="DIR",
+                   help="only write the public phases' reference data to DIR, the zips the bundles carry "
+                   "(make reference-data: reference_data/README.md)")
     add_time_limit_argument(p)
     p.set_defaults(func=cmd_bundle)
 
@@ -87,6 +92,13 @@ def cmd_bundle(args) -> int:
         judge_phases=tuple(k.strip() for k in args.judge_phases.split(",") if k.strip()),
         time_limit=args.time_limit,
     )
+    if args.reference_data:
+        written = write_reference_data(dataclasses.replace(options, build_dir=options.build_dir / "reference_data"),
+                                       args.reference_data)
+        release = args.release or "the synthetic release"
+        print(f"wrote {len(written)} reference data zips of the public phases from {release} ({args.dev_split}) "
+              f"into {args.reference_data}")
+        return 0
     built = codalab.build_codalab(options) if args.platform == "codalab" else build(options)
     status = 0
     for bundle in built:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reteco.codabench.check_bundle import add_time_limit_argument, check_bundle, print_report
+from reteco.codabench.check.check_bundle import add_time_limit_argument, check_bundle, print_report
 from reteco.problems import InputError
 
 

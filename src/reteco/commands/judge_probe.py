@@ -2,7 +2,7 @@
 
     reteco judge-probe --judge-config C --out DIR [--judge-phases PHASES] [--no-local]
 
-Writes ``DIR/reteco_judge_probe.zip`` (``reteco.codabench.judge_probe``: upload it to the queue
+Writes ``DIR/reteco_judge_probe.zip`` (``reteco.codabench.program.judge_probe``: upload it to the queue
 the competition will use, submit its solution, read the log and probe.json), then asks the
 endpoint about the model from this machine (unless ``--no-local``) and prints a warning for each
 judged phase that ends after the model's announced shutdown date (the endpoint's
@@ -22,7 +22,7 @@ from pathlib import Path
 from reteco.commands.judge_options import add_judge_config_option
 from reteco.problems import EXIT_OK, InputError, UsageError
 
-DEFAULT_PHASES = "evaluation,post_evaluation"  # reteco.codabench.builder.BuildOptions.judge_phases
+DEFAULT_PHASES = "evaluation,post_evaluation"  # reteco.codabench.bundle.builder.BuildOptions.judge_phases
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -44,10 +44,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def cmd_judge_probe(args) -> int:
-    from reteco.codabench.competition import PHASES
-    from reteco.codabench.judge_probe import probe, report_lines
-    from reteco.codabench.judge_probe_bundle import build_probe_bundle, probe_record
-    from reteco.codabench.judge_setup import load_for_bundle
+    from reteco.codabench.bundle.competition import PHASES
+    from reteco.codabench.bundle.judge_probe_bundle import build_probe_bundle, probe_record
+    from reteco.codabench.program.judge_probe import probe, report_lines
+    from reteco.codabench.program.judge_setup import load_for_bundle
     from reteco.llm.model_retirement import SOURCE, known_shutdown, retirement_warning
 
     if args.judge_config is None:

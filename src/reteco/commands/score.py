@@ -18,7 +18,7 @@ judge run was stopped (the preflight refused, the service failed, a limit reache
 ``--judge-config``, whose judge did not run at all (no key, no endpoint). The scores are still
 printed and written, without the judge keys. Without ``--judge-config`` a judge that is not
 configured (no key) is exit 0, as on the platform. The Codabench scoring program
-(``reteco.codabench.scoring_program``) keeps its own rule: exit 0 with the judge keys absent
+(``reteco.codabench.program.scoring_program``) keeps its own rule: exit 0 with the judge keys absent
 (and its refuse_unranked rule for 2b); only this command, on the user's machine, fails.
 """
 

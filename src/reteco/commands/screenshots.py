@@ -49,7 +49,8 @@ def build_pages(work: Path, samples: Path | None = None) -> list[SamplePage]:
 
     Also one refused submission (2a, a run that is not a TREC run), whose page has no headline.
     """
-    from reteco.codabench import competition, scoring_program
+    from reteco.codabench.bundle import competition
+    from reteco.codabench.program import scoring_program
     from reteco.commands.demo import SAMPLES
     from reteco.formats.phase_record import PHASE_FILE
     from reteco.organizers.prepare import prepare_release

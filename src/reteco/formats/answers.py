@@ -1,6 +1,6 @@
 """Reading generated answers (sub-tracks 2b and 2c): UTF-8 JSONL, one object per target turn.
 
-Format (docs/participants/submission_format.md, "Answers")::
+Format (pages/submission_format.md, "Answers")::
 
     {"turn_id": "<conversation id>_turn_<n>", "answer": "..."}
 
@@ -38,7 +38,7 @@ from reteco.problems import InputError, Problems, quoted
 
 BOM = b"\xef\xbb\xbf"
 
-#: Documented limits on one answer (docs/participants/submission_format.md): longer answers are an error, never truncated.
+#: Documented limits on one answer (pages/submission_format.md): longer answers are an error, never truncated.
 MAX_ANSWER_CHARS = 32_000
 MAX_ANSWER_WORDS = 4_000
 

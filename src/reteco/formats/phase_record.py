@@ -1,13 +1,13 @@
 """``phase.json``: which Codabench phase a reference folder serves, and what it may show.
 
 The compute worker tells a scoring program nothing about the phase, so the bundle builder writes
-a record into each phase's reference data (``reteco.codabench.competition.phase_record``):
+a record into each phase's reference data (``reteco.codabench.bundle.competition.phase_record``):
 ``{"format", "phase", "name", "split", "per_topic", "time_limit_s"}``. ``per_topic`` decides
 whether per-topic figures are written (details.json, the detailed results page). Without a
 record they are withheld: the safe side on hidden labels. ``time_limit_s`` is the run's
 effective time limit on the worker (``min(MAX_EXECUTION_TIME_LIMIT, phase limit)``, what the
 site sends the worker), which the scoring program plans its judging against
-(``reteco.codabench.judge_plan``); a record without one (older bundles, local records) gives
+(``reteco.codabench.program.judge_plan``); a record without one (older bundles, local records) gives
 ``DEFAULT_TIME_LIMIT_S``. ``reteco prepare`` writes a local record (per-topic figures on), so
 scoring in the starting kit shows what the Development phase shows.
 """

@@ -5,7 +5,7 @@ specification below: layout discovery, one reader per file kind sharing the id a
 helpers, and the flat layout's domain rule, which ``reteco prepare`` and the starting kit's
 baseline both import from here.
 
-Release layout (the organizers' train/dev release, v1.1; docs/participants/data.md)::
+Release layout (the organizers' train/dev release, v1.1; pages/data.md)::
 
     track1_tempo/<domain>/documents.jsonl         {"id", "content"}
     track1_tempo/<domain>/examples_<split>.jsonl  {"id", "query", "gold_ids", ...}

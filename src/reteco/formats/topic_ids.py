@@ -9,7 +9,7 @@ several domains. Canonical spellings:
 - turn  (Track 2):   ``<conversation id>_turn_<n>`` (``n`` is 1-based); the organizers' public
   sample spells it ``<conversation id>#turn<n>``, which is accepted and normalised.
 
-One rule reads the turn number in both spellings (docs/participants/submission_format.md): ASCII digits ``0-9``
+One rule reads the turn number in both spellings (pages/submission_format.md): ASCII digits ``0-9``
 only, leading zeros allowed and meaning the same number (``_turn_01``, ``#turn01`` and
 ``_turn_1`` are one turn), at most ``MAX_TURN_DIGITS`` significant digits. Anything else is not
 a turn number: the id is left as written, so it matches no reference turn (it is then ignored

@@ -5,7 +5,7 @@ line-by-line reader (``_read_strict``) and by the faster paths that must agree w
 byte (Arrow's parser, the numpy normalisation, the careful path and its line scanners): side by
 side, a change to a rule is made in every path at once.
 
-The format rules (documented for participants in docs/participants/submission_format.md, a
+The format rules (documented for participants in pages/submission_format.md, a
 competition page), which ``_read_strict`` applies line by line and every faster path below must
 apply identically:
 

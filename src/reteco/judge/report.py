@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from reteco.formats.ratings import judge_signature
 from reteco.judge.config import PACKAGED_CONFIG
 from reteco.judge.golden import THRESHOLDS_FILE, golden_dir
 from reteco.judge.meta_evaluation import DIMENSION_CHECKS, INJECTION_CHECKS, format_figure, load_thresholds, threshold_failure
@@ -296,8 +297,6 @@ def _is_packaged(source: str) -> bool:
 def _agreement(result: dict, configured_signature: str) -> dict[str, Any]:
     """The agreement table, under the judge that produced it: its signature (``method.judge_signature``,
     else the one its rater name carries, else None) and whether it is the configured judge."""
-    from reteco.formats.ratings import judge_signature
-
     method = result.get("method", {})
     humans = method.get("reference", "humans") == "humans"
     figures = AGREEMENT_FIGURES if humans else AGREEMENT_FIGURES_JUDGES

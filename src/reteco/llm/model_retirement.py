@@ -2,7 +2,7 @@
 
 A judge model that leaves its API during a judged phase stops the judging there (every run then
 ends "the judge's service does not offer the judge's model"), so the date is checked where it can
-be: the judge probe asks the endpoint from the compute worker (``reteco.codabench.judge_probe``),
+be: the judge probe asks the endpoint from the compute worker (``reteco.codabench.program.judge_probe``),
 the build asks it when it reaches the endpoint and ``check-bundle`` reads the table below.
 
 ``GET {base_url}/models/{model}`` answers OpenAI's Model object, which may carry

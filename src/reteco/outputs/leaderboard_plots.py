@@ -15,7 +15,7 @@ ids come from a fixed ``svg.hashsalt``, its text is drawn as paths, and neither 
 date or the matplotlib version.
 
 matplotlib is an organizers' dependency: the scoring program never imports this module, and
-the Codabench bundle does not vendor it (``reteco.codabench.vendor.EXCLUDED``).
+the Codabench bundle does not vendor it (``reteco.codabench.bundle.vendor.EXCLUDED``).
 """
 
 from __future__ import annotations

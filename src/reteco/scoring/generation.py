@@ -72,7 +72,7 @@ rest with the cache (``reteco judge-submissions``). Judgments that failed in a r
 stopped are the bounded exclusion above. The text metrics are computed before the judge runs:
 their cost grows with the answers' length and cannot be cut, so a deadline set from the run's
 start leaves to judging exactly what they did not use (``details["judge"]["window"]``, with a
-deadline: the seconds they took and the window left; ``reteco.codabench.judge_plan``).
+deadline: the seconds they took and the window left; ``reteco.codabench.program.judge_plan``).
 """
 
 from __future__ import annotations
@@ -265,7 +265,7 @@ def score_generation(
     else:
         judge_info, outcomes = judge_not_run({"ran": False, "reason": JUDGE_NOT_CALLED}, problems)
     if judge.deadline is not None and judge.run_now:
-        # How the deadline was met, for the organizers (reteco.codabench.judge_plan): what the text
+        # How the deadline was met, for the organizers (reteco.codabench.program.judge_plan): what the text
         # metrics took before judging, and what was left of the window when judging started.
         judge_info["window"] = {
             "text_metrics_s": round(text_seconds, 3),

@@ -19,6 +19,7 @@ from reteco.formats.reference import PASSAGES, Reference
 from reteco.formats.turns import read_turns
 from reteco.scoring.generation import TOP_K_2C
 from reteco.scoring.judge_run import judge_items
+from reteco.subtracks import RUN
 
 
 def phase_items(reference: Reference) -> list:
@@ -34,7 +35,7 @@ def phase_items(reference: Reference) -> list:
     items = []
     for i, turn in enumerate(turns):
         evidence = gold[i]
-        if reference.subtrack == "2c":
+        if reference.row.evidence == RUN:  # the run's top documents: the gold ones and others
             others = [p for p in pool[i:] + pool[:i] if p not in gold[i]]
             evidence = (*gold[i], *others)[:TOP_K_2C]
         items += judge_items(turn, turn.answer, evidence, gold[i])

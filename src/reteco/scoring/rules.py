@@ -4,7 +4,7 @@ Why one module: the official rules of a run, numbered below, as one vectorised p
 over the run's columns (``apply_rules``); its helpers serve that pass, and the judgments and
 per-topic metrics beside it are computed on its result.
 
-How a run is interpreted (evaluation plan, "Deterministic handling"; docs/participants/evaluation.md):
+How a run is interpreted (evaluation plan, "Deterministic handling"; pages/evaluation.md):
 
 1. A run line is ``topic Q0 docid rank score tag`` (``reteco.formats.trec_run``).
 2. Within a topic the ranking is by score descending, ties broken by rank ascending, then by

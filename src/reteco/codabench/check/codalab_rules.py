@@ -49,9 +49,9 @@ import json
 import zipfile
 from pathlib import Path
 
-from reteco.codabench import codalab_worker
-from reteco.codabench.check_report import BundleTask, Report
-from reteco.codabench.unpacker_rules import bundle_file
+from reteco.codabench.check import codalab_worker
+from reteco.codabench.check.check_report import BundleTask, Report
+from reteco.codabench.check.unpacker_rules import bundle_file
 from reteco.subtracks import SUBTRACKS
 
 # Competition's fields (models.py) a yaml key can set: the model's fields less the relations

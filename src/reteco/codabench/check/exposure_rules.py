@@ -23,9 +23,9 @@ import io
 import zipfile
 from pathlib import Path
 
-from reteco.codabench.check_report import Report
-from reteco.codabench.competition import HIDDEN_SPLITS
-from reteco.codabench.judge_rules import MAX_NESTING
+from reteco.codabench.bundle.competition import HIDDEN_SPLITS
+from reteco.codabench.check.check_report import Report
+from reteco.codabench.check.judge_rules import MAX_NESTING
 
 MIN_COMPARED_BYTES = 64
 

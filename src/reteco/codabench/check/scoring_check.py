@@ -1,6 +1,6 @@
 """check-bundle's second pass: every solution of every task through the simulated compute worker.
 
-``[worker]``/``[scores]``/``[leak]``: the simulated worker (``reteco.codabench.worker_simulation``)
+``[worker]``/``[scores]``/``[leak]``: the simulated worker (``reteco.codabench.check.worker_simulation``)
 scores every solution of every task within the phase's effective time limit
 (``competition_rules.effective_time_limit``: what the site sends the worker), and
 ``scores.json`` must hold every leaderboard key of the task's sub-track as a finite number,
@@ -24,10 +24,12 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from reteco.codabench import image, judge_rules, vendor
-from reteco.codabench import worker_simulation as worker
-from reteco.codabench.check_report import BundleTask, Report
-from reteco.codabench.competition_rules import PLATFORM_TIME_LIMIT, effective_time_limit
+from reteco.codabench.bundle import vendor
+from reteco.codabench.check import judge_rules
+from reteco.codabench.check import worker_simulation as worker
+from reteco.codabench.check.check_report import BundleTask, Report
+from reteco.codabench.check.competition_rules import PLATFORM_TIME_LIMIT, effective_time_limit
+from reteco.codabench.program import image
 from reteco.problems import EXIT_INCOMPLETE, InputError
 from reteco.subtracks import KEYS as SCORE_KEYS
 from reteco.subtracks import SUBTRACKS

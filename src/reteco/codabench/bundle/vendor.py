@@ -1,6 +1,6 @@
 """Wheels the scoring program carries for what the worker's image lacks.
 
-The scoring program runs on the stock image (``reteco.codabench.image``) and may have no network
+The scoring program runs on the stock image (``reteco.codabench.program.image``) and may have no network
 (the worker's operator decides: docs/codabench_judge.md, "The network"), so
 ``scoring_program/vendor/`` holds the reteco package and the unpacked wheels of every runtime
 dependency the image does not provide; ``score.py`` puts that folder first on ``sys.path``.
@@ -38,7 +38,7 @@ import zipfile
 from importlib import metadata
 from pathlib import Path
 
-from reteco.codabench import image
+from reteco.codabench.program import image
 from reteco.problems import InputError
 
 SOURCES = ("pip", "environment")

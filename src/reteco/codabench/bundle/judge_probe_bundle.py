@@ -1,4 +1,4 @@
-"""``reteco judge-probe``: the judge probe's competition bundle (``reteco.codabench.judge_probe``).
+"""``reteco judge-probe``: the judge probe's competition bundle (``reteco.codabench.program.judge_probe``).
 
 One phase (open from ``PROBE_START``, no end), one task, one solution (an empty submission),
 ``hide_score_output`` on, the image of the real competition (``image.reference()``). The scoring
@@ -19,14 +19,14 @@ from pathlib import Path
 
 import yaml
 
-from reteco.codabench import image
-from reteco.codabench.competition import PHASES
-from reteco.codabench.judge_probe import BUNDLE_NAME, KEY_MEMBER, PROBE_FILE, PROBE_FORMAT
+from reteco.codabench.bundle.competition import PHASES
+from reteco.codabench.program import image
+from reteco.codabench.program.judge_probe import BUNDLE_NAME, KEY_MEMBER, PROBE_FILE, PROBE_FORMAT
 
 PROBE_START = "2026-01-01 00:00:00"
 # The package files the probe program carries: stdlib-only modules, and package markers.
-PROGRAM_MODULES = ("codabench/judge_probe.py", "llm/model_retirement.py")
-ENTRY = "from reteco.codabench.judge_probe import main\nimport sys\n\nsys.exit(main(sys.argv[1:]))\n"
+PROGRAM_MODULES = ("codabench/program/judge_probe.py", "llm/model_retirement.py")
+ENTRY = "from reteco.codabench.program.judge_probe import main\nimport sys\n\nsys.exit(main(sys.argv[1:]))\n"
 PAGE = ("# RETECO judge probe (organizers only)\n\nSubmit the empty solution; read the log and the scoring output's "
         "probe.json. See docs/codabench_judge.md, \"Before a judged phase: the probe\".\n")
 
@@ -76,7 +76,8 @@ def build_probe_bundle(setup, out: Path, phase_keys: tuple[str, ...]) -> Path:
         bundle.writestr("scoring_program.zip", _zip({
             "metadata.yaml": "command: python3 probe.py /app/input /app/output\n",
             "probe.py": ENTRY,
-            "reteco/__init__.py": "", "reteco/codabench/__init__.py": "", "reteco/llm/__init__.py": "",
+            "reteco/__init__.py": "", "reteco/codabench/__init__.py": "", "reteco/codabench/program/__init__.py": "",
+            "reteco/llm/__init__.py": "",
             **{f"reteco/{m}": (package / m).read_text(encoding="utf-8") for m in PROGRAM_MODULES},
         }))
         bundle.writestr("reference_data.zip", _zip({

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reteco.codabench.check_report import Report
+from reteco.codabench.check.check_report import Report
 
 LOGO_TYPES = ("png", "jpg", "gif", "webp")
 SIGNATURE_BYTES = 8192  # filetype reads this much of a file to guess its type

@@ -76,7 +76,7 @@ class JudgePlan:
             "reserve": {"startup_s": STARTUP_S, "finish_s": FINISH_S, "finish_each_turn_s": FINISH_PER_TURN_S,
                         "turns": self.turns, "safety_share": SAFETY_SHARE},
             "judging_until_s": round(self.judging_until_s, 3),
-            "text_metrics": "computed before judging: the window is what they leave (reteco.codabench.judge_plan)",
+            "text_metrics": "computed before judging: the window is what they leave (reteco.codabench.program.judge_plan)",
         }
 
 

@@ -1,6 +1,6 @@
 """check-bundle's rules on the judge's setup (``[judge]``): where the key is, who sees the archive.
 
-A task whose reference data holds ``judge/`` (``reteco.codabench.judge_setup``) judges in the
+A task whose reference data holds ``judge/`` (``reteco.codabench.program.judge_setup``) judges in the
 scoring program, with the API key in that reference data. Then:
 
 - its phase sets ``hide_score_output``: the scoring output holds the judge's archive (every
@@ -12,7 +12,7 @@ scoring program, with the API key in that reference data. Then:
 - the scoring program carries openai (``vendor/VENDOR.json``);
 - the judge model's announced shutdown date (``reteco.llm.model_retirement``'s table, no
   network) is not before the end of the task's phase: otherwise a note (the probe asks the
-  endpoint itself: ``reteco.codabench.judge_probe``);
+  endpoint itself: ``reteco.codabench.program.judge_probe``);
 - the key is in no other file of the bundle: every member, and every member of every zip in it,
   is searched for each judged task's key, except the reference data that carry it. A key shorter
   than ``MIN_SECRET_LENGTH`` is a placeholder (vLLM's "EMPTY") and is not searched.
@@ -31,8 +31,8 @@ import zipfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from reteco.codabench.check_report import Report
-from reteco.codabench.judge_setup import JUDGE_DIR, KEY_FILE
+from reteco.codabench.check.check_report import Report
+from reteco.codabench.program.judge_setup import JUDGE_DIR, KEY_FILE
 from reteco.llm.config import MIN_SECRET_LENGTH
 
 KEY_MEMBER = f"{JUDGE_DIR}/{KEY_FILE}"
@@ -99,7 +99,7 @@ def read_judge_setting(reference_data: Path, name: str):
     """A setting of ``judge/judge.yaml`` in a reference data zip or folder, or None."""
     import yaml
 
-    from reteco.codabench.judge_setup import JUDGE_CONFIG
+    from reteco.codabench.program.judge_setup import JUDGE_CONFIG
 
     member = f"{JUDGE_DIR}/{JUDGE_CONFIG}"
     path = Path(reference_data)
@@ -132,7 +132,7 @@ def read_endpoint_host(reference_data: Path) -> str | None:
     """The host (and port) of the judge's endpoint in a reference data folder's setup, or None."""
     import yaml
 
-    from reteco.codabench.judge_setup import JUDGE_CONFIG
+    from reteco.codabench.program.judge_setup import JUDGE_CONFIG
 
     path = Path(reference_data) / JUDGE_DIR / JUDGE_CONFIG
     try:

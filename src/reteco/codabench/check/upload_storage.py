@@ -30,7 +30,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reteco.codabench.bundle_paths import TASK_FILES, is_dataset_key, safe_path
+from reteco.codabench.check.bundle_paths import TASK_FILES, is_dataset_key, safe_path
 
 
 @dataclass(frozen=True)

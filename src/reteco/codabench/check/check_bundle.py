@@ -27,11 +27,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from reteco.codabench import codalab_rules, competition_rules, exposure_rules, judge_rules, scoring_check, unpacker_rules
-from reteco.codabench.check_report import Report
-from reteco.codabench.competition_rules import PLATFORM_TIME_LIMIT
-from reteco.codabench.scoring_check import find_python, scoring_output_errors
-from reteco.codabench.upload_storage import upload_storage
+from reteco.codabench.check import codalab_rules, competition_rules, exposure_rules, judge_rules, scoring_check, unpacker_rules
+from reteco.codabench.check.check_report import Report
+from reteco.codabench.check.competition_rules import PLATFORM_TIME_LIMIT
+from reteco.codabench.check.scoring_check import find_python, scoring_output_errors
+from reteco.codabench.check.upload_storage import upload_storage
 
 __all__ = [
     "Report", "add_time_limit_argument", "check_bundle", "find_python", "print_report",

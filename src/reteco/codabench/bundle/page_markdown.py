@@ -1,4 +1,4 @@
-"""The participants' pages (``docs/participants/*.md``) as HTML, for CodaLab Competitions v1.5.
+"""The participants' pages (``pages/*.md``) as HTML, for CodaLab Competitions v1.5.
 
 v1.5 shows a bundle's ``html:`` pages as they are (``Page.html``, ``apps/web/models.py``), so
 the Markdown that Codabench renders itself is rendered here, by the subset those pages use:

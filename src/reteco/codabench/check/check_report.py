@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from reteco.codabench.upload_storage import Storage
+    from reteco.codabench.check.upload_storage import Storage
 
 
 @dataclass

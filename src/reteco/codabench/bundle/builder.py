@@ -1,13 +1,14 @@
 """``reteco bundle`` (``make bundle``): build the Codabench competition bundle(s).
 
 Why one module: the build is one recipe (reference data, programs, solutions, kit,
-bundles, in that order, sharing one staging folder) plus the command that runs it.
+bundles, in that order, sharing one staging folder), of which ``write_reference_data`` runs the
+first step alone for the repository's ``reference_data/`` (``make reference-data``).
 
 What goes in a bundle (paths as ``competition.yaml`` names them)::
 
-    competition.yaml                 rendered from reteco.codabench.competition
+    competition.yaml                 rendered from reteco.codabench.bundle.competition
     logo.png                         from the repository
-    pages/*.md                       from the repository's docs/participants/ (the participants' rules)
+    pages/*.md                       from the repository's pages/ (the participants' rules)
     scoring_program.zip              scoring_program/ + vendor/ (reteco and the wheels the image lacks)
     reference_data/<phase>_<sub>.zip `reteco prepare` of the phase's split + phase.json
     solutions/<sub>.zip              the starting kit's sample submission of the sub-track
@@ -25,13 +26,13 @@ then left out of the bundle (and kept under the build folder, ready to upload).
 The default layout, ``per-subtrack``, produces ``dist/reteco_<sub>.zip``, one competition per
 sub-track; ``--layout single`` produces ``dist/reteco.zip``, one competition of five tasks per
 phase, which loses entries under Codabench's submission rules and fails the check (see
-``reteco.codabench.competition``). Every bundle is then checked by ``reteco check-bundle``
+``reteco.codabench.bundle.competition``). Every bundle is then checked by ``reteco check-bundle``
 (unpacker rules and a simulated compute worker) unless ``--no-check``.
 
 The judge (``--judge-config FILE``, the file ``reteco judge --config`` reads): its settings and
 its key, read at build time, go into ``judge/`` of the reference data of the judged phases'
 (``--judge-phases``, default Evaluation and Post-evaluation) 2b and 2c tasks
-(``reteco.codabench.judge_setup``), and nowhere else; the scoring program then judges there, and
+(``reteco.codabench.program.judge_setup``), and nowhere else; the scoring program then judges there, and
 carries openai (``vendor.excluded``). A judged phase must hide its scoring output from
 participants (it holds the judge's archive): the build refuses one that does not.
 """
@@ -48,16 +49,17 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reteco.codabench import competition as definition
-from reteco.codabench import image, vendor
-from reteco.codabench.competition import PHASES
+from reteco.codabench.bundle import competition as definition
+from reteco.codabench.bundle import vendor
+from reteco.codabench.bundle.competition import PHASES
+from reteco.codabench.program import image
 from reteco.formats.phase_record import DEFAULT_TIME_LIMIT_S, PHASE_FILE
 from reteco.problems import InputError
 from reteco.subtracks import SUBTRACK_IDS
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 FIXED_TIME = (2026, 1, 1, 0, 0, 0)  # zip entries' timestamp: the same inputs give the same bytes
-WORDNET_DIR = "nltk_data"  # vendor/nltk_data/corpora/wordnet: the scoring program points nltk at it (_use_vendored_wordnet)
+WORDNET_DIR = "nltk_data"  # vendor/nltk_data/corpora/wordnet: scoring_program._use_vendored_wordnet points nltk at it
 BASELINE_REQUIREMENTS = ("bm25s",)  # what the code submission carries beyond the image and reteco
 _SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".DS_Store", ".pytest_cache")
 
@@ -137,7 +139,7 @@ def build(options: BuildOptions) -> list[Built]:
     shutil.copy(repo / definition.LOGO, files / definition.LOGO)
     for _, page in definition.PAGES:
         (files / page).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(repo / definition.page_source(page), files / page)
+        shutil.copy(repo / page, files / page)  # pages/ in the repository is the bundle's pages/
 
     competitions = definition.competitions(options.layout, subtracks=subs, code_submission=options.code_submission,
                                            external=options.external)
@@ -160,6 +162,40 @@ def build(options: BuildOptions) -> list[Built]:
                            judged=tuple(sorted(p for p in judged if p in referenced))))
     (work / "vendor.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     return built
+
+
+def write_reference_data(options: BuildOptions, dest: Path) -> list[Path]:
+    """``make reference-data``: the public phases' reference data (``definition.public_phases``),
+    the same zips as the bundle's ``reference_data/<phase>_<sub-track>.zip``, into ``dest``.
+
+    From ``options.release`` (the synthetic release when None) and its ``dev_split``; the hidden
+    split is never read, and no judge setup (a key) is written. The zips already in ``dest`` are
+    replaced; its other files (README.md, .gitignore) are kept. Returns the files written.
+    """
+    if options.judge_config is not None:
+        raise InputError("the repository's reference data carries no judge setup (its key would be one commit "
+                         "away from git): leave out --judge-config", "command line")
+    subs = tuple(s for s in SUBTRACKS if s in options.subtracks)
+    if not subs:
+        raise InputError("no sub-track to build")
+    options = dataclasses.replace(options)  # _reference_data notes the synthetic release in it
+    work = options.build_dir
+    if work.exists():
+        shutil.rmtree(work)
+    files = work / "files"
+    phases = definition.public_phases()
+    _reference_data(options, subs, work, files, phases=phases)
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    for stale in sorted(dest.glob("*.zip")):
+        stale.unlink()
+    written = []
+    for phase in phases:
+        for sub in subs:
+            bundle_path = definition.reference_path(phase, sub)
+            written.append(dest / Path(bundle_path).name)
+            shutil.copyfile(files / bundle_path, written[-1])
+    return written
 
 
 def write_zip(dest: Path, source: Path, *, compression: int = 6) -> None:
@@ -189,7 +225,7 @@ def _add(archive: zipfile.ZipFile, path: Path, name: str) -> None:
 def _judge_setup(options: BuildOptions, subs: tuple[str, ...]):
     """The judge and its key for the bundle (``judge_setup.load_for_bundle``), or None; refuses
     unknown phases and a judged phase whose scoring output participants could download."""
-    from reteco.codabench.judge_setup import JUDGED_SUBTRACKS, load_for_bundle
+    from reteco.codabench.program.judge_setup import JUDGED_SUBTRACKS, load_for_bundle
 
     if options.judge_config is None:
         return None
@@ -211,11 +247,11 @@ def _judge_setup(options: BuildOptions, subs: tuple[str, ...]):
 
 
 def _reference_data(options: BuildOptions, subs: tuple[str, ...], work: Path, files: Path,
-                    judge=None) -> tuple[Path, list[str]]:
-    """Prepare and zip every (phase, sub-track) reference, the judge's setup in those of the
-    judged phases' 2b and 2c (``judge``: a ``JudgeSetup``); returns the release folder used and
-    the bundle paths of the reference data that carry the judge."""
-    from reteco.codabench.judge_setup import JUDGED_SUBTRACKS, call_budget, count_turns, write_judge_setup
+                    judge=None, phases=PHASES) -> tuple[Path, list[str]]:
+    """Prepare and zip the reference data of every (phase, sub-track) of ``phases``, the judge's
+    setup in those of the judged phases' 2b and 2c (``judge``: a ``JudgeSetup``); returns the
+    release folder used and the bundle paths of the reference data that carry the judge."""
+    from reteco.codabench.program.judge_setup import JUDGED_SUBTRACKS, call_budget, count_turns, write_judge_setup
     from reteco.organizers.prepare import format_summary, prepare_release
     from reteco.organizers.synthetic.release import write_synthetic_release
 
@@ -225,7 +261,7 @@ def _reference_data(options: BuildOptions, subs: tuple[str, ...], work: Path, fi
         options.synthetic = True
     sources = {"dev": (release, options.dev_split), "test": (options.test_release or release, options.test_split)}
     prepared: dict[str, Path] = {}
-    for phase in PHASES:
+    for phase in phases:
         if phase.split in prepared:
             continue
         folder, split = sources[phase.split]
@@ -239,7 +275,7 @@ def _reference_data(options: BuildOptions, subs: tuple[str, ...], work: Path, fi
             )
         prepared[phase.split] = target
     judged = []
-    for phase in PHASES:
+    for phase in phases:
         for sub in subs:
             staged = work / "staged" / f"{phase.key}_{sub}"
             shutil.copytree(prepared[phase.split] / sub, staged)
@@ -324,7 +360,7 @@ def _starting_kit(repo: Path, samples: Path, dest: Path, compression: int) -> No
 
 
 def _input_data(options: BuildOptions, subs: tuple[str, ...], work: Path, files: Path) -> None:
-    from reteco.codabench.input_data import write_input_data
+    from reteco.codabench.bundle.input_data import write_input_data
 
     release = options.release or (work / "synthetic_release")
     sources = {"dev": (release, options.dev_split), "test": (options.test_release or release, options.test_split)}
@@ -413,7 +449,3 @@ def write_bundle(path: Path, yaml_text: str, files: Path, members: set[str], com
             sizes[member] = source.stat().st_size
     sizes["(bundle)"] = path.stat().st_size
     return sizes
-
-
-# =============================================================================================
-# Command line

@@ -24,8 +24,8 @@ unexpected exception (its traceback only with ``RETECO_DEBUG=1``, since an excep
 could quote reference data).
 
 The judge. Where the reference data holds a judge setup (``judge/``, written by ``reteco bundle
---judge-config``: ``reteco.codabench.judge_setup``, verified before use), 2b and 2c are judged
-here, within the run's time limit (``reteco.codabench.judge_plan``: the deadline given to
+--judge-config``: ``reteco.codabench.program.judge_setup``, verified before use), 2b and 2c are judged
+here, within the run's time limit (``reteco.codabench.program.judge_plan``: the deadline given to
 ``run_judge``) and the setup's budgets (``max_calls_per_run``, ``max_tokens_per_run``). A run
 that the deadline, a budget or the judge's service stops writes no judge key: the reason (in the participant's
 words: no address, no key, no server text) and how many turns were judged are in the log and
@@ -72,7 +72,7 @@ from reteco.subtracks import KEYS, SUBTRACKS
 
 # CodaLab Competitions v1.5 passes the same INPUT (ref/, res/) and OUTPUT folders as Codabench,
 # so the paths cannot tell the platforms apart: the v1.5 bundle's ``metadata`` command adds this
-# flag (reteco.codabench.codalab), and its worker fails a run without scores.txt.
+# flag (reteco.codabench.bundle.codalab), and its worker fails a run without scores.txt.
 SCORES_TXT_FLAG = "--scores-txt"
 
 
@@ -94,7 +94,7 @@ def main(argv: list[str]) -> int:
 
 def _main(input_dir: Path, output_dir: Path, started: float, *, scores_txt: bool = False) -> int:
     use_scoring_memory_pool()
-    from reteco.codabench.judge_setup import JUDGED_SUBTRACKS, read_judge_setup
+    from reteco.codabench.program.judge_setup import JUDGED_SUBTRACKS, read_judge_setup
     from reteco.formats.phase_record import read_phase
     from reteco.formats.reference import Reference, ReferenceDataError
     from reteco.outputs.results import MissingScoreError, absent_lines, write_refusal_page, write_results
@@ -165,7 +165,7 @@ def refuse_unranked(output_dir: Path, subtrack: str, scores: dict, *, judged: bo
     renamed ``UNRANKED_SCORES``, so that no worker can post it. Which sub-track's ranked figure
     can be absent is the table's (``SubTrack.ranked_may_be_absent``). In a phase that does not
     judge, the judge keys are absent for every run alike: nothing is refused there (the
-    leaderboard is then not a ranking: docs/participants/evaluation.md).
+    leaderboard is then not a ranking: pages/evaluation.md).
     """
     ranked = SUBTRACKS[subtrack].ranked
     if not judged or not SUBTRACKS[subtrack].ranked_may_be_absent or ranked in scores:
@@ -190,7 +190,7 @@ _DROP_LOG_RECORDS = logging.NullHandler()
 def _score_with_judge(reference, submission: Path, output_dir: Path, phase: dict, config, started: float):
     """Score with the judge inside the run's limits; the run's cache is the output's archive
     (module docstring). Prints the plan and what the judge did: never the endpoint."""
-    from reteco.codabench.judge_plan import plan_judging
+    from reteco.codabench.program.judge_plan import plan_judging
     from reteco.formats.phase_record import time_limit
     from reteco.llm.cache import ARCHIVE_FILE
     from reteco.scoring.submission import score_submission
@@ -235,14 +235,14 @@ def _score_with_judge(reference, submission: Path, output_dir: Path, phase: dict
 def image_modules() -> dict[str, str]:
     """Python's version and that of each distribution the program takes from the image
     (``vendor/VENDOR.json`` ``from_image``; numpy, pandas and pyyaml without one), for the log and
-    ``details.json["environment"]``: a rebuilt image shows here (``reteco.codabench.image``).
+    ``details.json["environment"]``: a rebuilt image shows here (``reteco.codabench.program.image``).
     ``score.py`` has already refused, with exit 3 and the missing names, an image lacking one."""
     import platform
     from importlib import metadata
 
-    from reteco.codabench.image import SIMULATED
+    from reteco.codabench.program.image import SIMULATED
 
-    manifest = Path(__file__).resolve().parents[2] / "VENDOR.json"  # vendor/VENDOR.json in a bundle
+    manifest = Path(__file__).resolve().parents[3] / "VENDOR.json"  # vendor/VENDOR.json in a bundle
     try:
         names = json.loads(manifest.read_text(encoding="utf-8")).get("from_image") or SIMULATED
     except (OSError, ValueError, AttributeError):
@@ -265,7 +265,7 @@ def _use_vendored_wordnet() -> None:
     """
     from reteco.formats.wordnet import ENV_VAR
 
-    data = Path(__file__).resolve().parents[2] / "nltk_data"
+    data = Path(__file__).resolve().parents[3] / "nltk_data"
     wordnet = data / "corpora" / "wordnet"
     if wordnet.is_dir():
         os.environ.setdefault("NLTK_DATA", str(data))

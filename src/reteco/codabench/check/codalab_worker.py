@@ -37,10 +37,10 @@ from pathlib import Path
 
 import yaml
 
-from reteco.codabench import competition as definition
-from reteco.codabench import scoring_check
-from reteco.codabench import worker_simulation as worker
-from reteco.codabench.check_report import BundleTask, Report
+from reteco.codabench.bundle import competition as definition
+from reteco.codabench.check import scoring_check
+from reteco.codabench.check import worker_simulation as worker
+from reteco.codabench.check.check_report import BundleTask, Report
 from reteco.outputs.scores import SCORES_TXT
 
 METADATA = "metadata"

@@ -25,7 +25,7 @@ reported with the rule it breaks:
   characters, asking what the participation rules require teams to disclose.
 - ``[image]``: ``docker_image`` within 128 characters (``Competition.docker_image``), a digest
   after ``@`` well formed; a tag is noted (the worker pulls it before every run:
-  ``reteco.codabench.image``).
+  ``reteco.codabench.program.image``).
 
 The phases and the leaderboard are ``competition_rules``'s.
 """
@@ -38,12 +38,13 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
-from reteco.codabench import image, vendor
-from reteco.codabench import worker_simulation as worker
-from reteco.codabench.bundle_paths import TASK_FILES, is_dataset_key, safe_path
-from reteco.codabench.check_report import BundleTask, Report
-from reteco.codabench.judge_setup import JUDGE_DIR, SETUP_MANIFEST
-from reteco.codabench.logo_image import check_logo
+from reteco.codabench.bundle import vendor
+from reteco.codabench.check import worker_simulation as worker
+from reteco.codabench.check.bundle_paths import TASK_FILES, is_dataset_key, safe_path
+from reteco.codabench.check.check_report import BundleTask, Report
+from reteco.codabench.check.logo_image import check_logo
+from reteco.codabench.program import image
+from reteco.codabench.program.judge_setup import JUDGE_DIR, SETUP_MANIFEST
 
 JUDGE_MANIFEST = f"{JUDGE_DIR}/{SETUP_MANIFEST}"
 
@@ -382,7 +383,7 @@ def check_fact_sheet(sheet, report: Report) -> None:
 def _check_docker_image(name: str, report: Report) -> None:
     """``[image]``: a digest that is one, within the 128 characters of ``Competition.docker_image``;
     a tag noted, since the worker pulls it before every run and a rebuilt tag changes the modules
-    the scoring program takes from the image (``reteco.codabench.image``)."""
+    the scoring program takes from the image (``reteco.codabench.program.image``)."""
     import re
 
     if len(name) > 128:
@@ -393,4 +394,4 @@ def _check_docker_image(name: str, report: Report) -> None:
         return
     report.note(f"docker_image {name!r} is a tag: the worker pulls it before every run, so a rebuilt image changes "
                 "the modules the scoring program takes from it under this bundle; record the digest you tested "
-                "(reteco.codabench.image.DIGEST: repository@sha256:...)")
+                "(reteco.codabench.program.image.DIGEST: repository@sha256:...)")

@@ -32,10 +32,10 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from reteco.codabench.check_report import Report
-from reteco.codabench.competition import HIDDEN_SPLITS
-from reteco.codabench.leaderboards import MAX_KEY_LENGTH, ranking_key
-from reteco.codabench.unpacker_rules import bundle_file, unknown
+from reteco.codabench.bundle.competition import HIDDEN_SPLITS
+from reteco.codabench.bundle.leaderboards import MAX_KEY_LENGTH, ranking_key
+from reteco.codabench.check.check_report import Report
+from reteco.codabench.check.unpacker_rules import bundle_file, unknown
 from reteco.formats.phase_record import DEFAULT_TIME_LIMIT_S
 from reteco.subtracks import JUDGE, KEYS, SUBTRACKS
 
