@@ -19,6 +19,7 @@ from pathlib import Path
 
 import yaml
 
+import reteco
 from reteco.codabench.bundle.competition import PHASES
 from reteco.codabench.program import image
 from reteco.codabench.program.judge_probe import BUNDLE_NAME, KEY_MEMBER, PROBE_FILE, PROBE_FORMAT
@@ -63,7 +64,6 @@ def competition_yaml() -> dict:
 
 def build_probe_bundle(setup, out: Path, phase_keys: tuple[str, ...]) -> Path:
     """Write ``out/reteco_judge_probe.zip`` for the judge ``setup`` (``judge_setup.JudgeSetup``)."""
-    import reteco
 
     package = Path(reteco.__file__).parent
     out = Path(out)

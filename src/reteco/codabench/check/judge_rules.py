@@ -31,6 +31,8 @@ import zipfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import yaml
+
 from reteco.codabench.check.check_report import Report
 from reteco.codabench.program.judge_setup import JUDGE_DIR, KEY_FILE
 from reteco.llm.config import MIN_SECRET_LENGTH
@@ -97,7 +99,6 @@ def _check_shutdown(task, report: Report) -> None:
 
 def read_judge_setting(reference_data: Path, name: str):
     """A setting of ``judge/judge.yaml`` in a reference data zip or folder, or None."""
-    import yaml
 
     from reteco.codabench.program.judge_setup import JUDGE_CONFIG
 
@@ -130,7 +131,6 @@ def read_key(reference_data: Path) -> str | None:
 
 def read_endpoint_host(reference_data: Path) -> str | None:
     """The host (and port) of the judge's endpoint in a reference data folder's setup, or None."""
-    import yaml
 
     from reteco.codabench.program.judge_setup import JUDGE_CONFIG
 

@@ -33,6 +33,7 @@ The phases and the leaderboard are ``competition_rules``'s.
 from __future__ import annotations
 
 import json
+import re
 import zipfile
 from pathlib import Path, PurePosixPath
 
@@ -384,7 +385,6 @@ def _check_docker_image(name: str, report: Report) -> None:
     """``[image]``: a digest that is one, within the 128 characters of ``Competition.docker_image``;
     a tag noted, since the worker pulls it before every run and a rebuilt tag changes the modules
     the scoring program takes from the image (``reteco.codabench.program.image``)."""
-    import re
 
     if len(name) > 128:
         report.error("image", f"docker_image is {len(name)} characters: Codabench stores at most 128")

@@ -13,6 +13,8 @@ image's numpy 1.26 (pyarrow 26 and later require numpy 2, so pyarrow is held bel
 
 from __future__ import annotations
 
+import re
+
 IMAGE = "codalab/codalab-legacy:py312"
 PYTHON = "3.12"  # the image's interpreter: the default target of vendored wheels
 REPOSITORY = IMAGE.split(":", 1)[0]
@@ -32,7 +34,6 @@ DIGEST_PATTERN = r"sha256:[0-9a-f]{64}"
 def reference(digest: str | None = None) -> str:
     """What competition.yaml's ``docker_image`` names: ``REPOSITORY@DIGEST`` once a digest is
     recorded (``digest`` or ``DIGEST``), else the moving tag ``IMAGE``."""
-    import re
 
     digest = digest or DIGEST
     if digest is None:
@@ -78,7 +79,6 @@ SIMULATED = ("numpy", "pandas", "pyyaml")
 
 def normalize(name: str) -> str:
     """A distribution name as pip compares them (PEP 503)."""
-    import re
 
     return re.sub(r"[-_.]+", "-", name).lower()
 

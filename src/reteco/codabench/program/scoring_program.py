@@ -60,8 +60,10 @@ from __future__ import annotations
 import json
 import logging
 import os
+import platform
 import sys
 import time
+from importlib import metadata
 from pathlib import Path
 
 from reteco import __version__
@@ -237,9 +239,6 @@ def image_modules() -> dict[str, str]:
     (``vendor/VENDOR.json`` ``from_image``; numpy, pandas and pyyaml without one), for the log and
     ``details.json["environment"]``: a rebuilt image shows here (``reteco.codabench.program.image``).
     ``score.py`` has already refused, with exit 3 and the missing names, an image lacking one."""
-    import platform
-    from importlib import metadata
-
     from reteco.codabench.program.image import SIMULATED
 
     manifest = Path(__file__).resolve().parents[3] / "VENDOR.json"  # vendor/VENDOR.json in a bundle
