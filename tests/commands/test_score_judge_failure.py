@@ -15,7 +15,7 @@ from support.fake_openai_server import LLAMA_CPP_PYTHON, FakeOpenAI
 from support.judged_program import judge_yaml, judged_input
 from support.paths import SAMPLES
 
-from reteco.codabench import scoring_program
+from reteco.codabench.program import scoring_program
 from reteco.commands import main
 from reteco.problems import EXIT_INCOMPLETE, EXIT_OK
 from reteco.subtracks import DIMENSIONS, JUDGE_MEAN
