@@ -292,8 +292,9 @@ def meta_run(fake_openai, monkeypatch, tmp_path):
 
     def run(capsys, *extra):
         out = tmp_path / f"out{next(runs)}"
+        version = () if "--golden-version" in extra else ("--golden-version", "2")  # this file checks golden set v2
         code = reteco_judge_meta("--out", str(out), "--judge-config", str(config), "--cache-dir",
-                                 str(tmp_path / "cache"), "--no-progress", *extra)
+                                 str(tmp_path / "cache"), "--no-progress", *version, *extra)
         report = json.loads((out / "judge_meta.json").read_text()) if (out / "judge_meta.json").exists() else None
         return code, report, capsys.readouterr().err
 

@@ -351,11 +351,46 @@ def report_markdown(report: Mapping[str, Any], judge: Mapping[str, Any], golden_
         + (f"; {inj['reason']}" if inj.get("reason") else ""),
         "",
     ]
+    if "per_tag" in report:
+        lines += contrast_markdown(report)
     missed = [c for c in report["cases"] if not c["in_range"]]
     if missed:
         lines += ["Cases out of their allowed range:", "", "| case | intended | range | score | status |", "|---|---|---|---|---|"]
         lines += [f"| {c['id']} | {c['grade']} | {c['range'][0]}-{c['range'][1]} | {c['score']} | {c['status']} |" for c in missed]
     return "\n".join(lines) + "\n"
+
+
+def contrast_markdown(report: Mapping[str, Any]) -> list[str]:
+    """Golden v3's sections of the Markdown report: exact share, a row per tag and dimension, the probes."""
+    t = report["contrast_thresholds"]
+    exact = ", ".join(f"{d} {format_figure(f.get('exact_share'))}" for d, f in report["per_dimension"].items())
+    lines = [f"Exact share (threshold >= {t['exact_share_min']:g}): {exact}", "",
+             f"| tag | dimension | ordered (>= {t['order_min']:g}) | held within 1 (>= {t['hold_min']:g}) |", "|---|---|---|---|"]
+    for tag, dims in report["per_tag"].items():
+        for d, b in dims.items():
+            o, h = b["order"], b["hold"]
+            order = f"{format_figure(b['order_share'])} ({o['concordant']}/{o['pairs']})" if o["pairs"] else ""
+            hold = f"{format_figure(b['hold_share'])} ({h['within_1']}/{h['checks']})" if h["checks"] else ""
+            lines.append(f"| {tag} | {d} | {order} | {hold} |")
+    p, ti = report["probes"], report["tag_injection"]
+    lines += [
+        "",
+        f"Tag injection: recall {format_figure(ti['recall'])} ({ti['flagged_attempts']}/{ti['attempt_judgments']}), "
+        f"false flags {format_figure(ti['false_flag_share'])} ({ti['flagged_clean']}/{ti['clean_judgments']}).",
+        "",
+        "Bias probes:",
+        "",
+        f"- verbosity: padded scored above plain {format_figure(p['verbosity']['rise_share'])} "
+        f"({p['verbosity']['rose']}/{p['verbosity']['judgments']}; threshold <= {t['verbosity_rise_max']:g})",
+        f"- passage order: faithfulness changed when the passages were reversed {format_figure(p['passage_order']['change_share'])} "
+        f"({p['passage_order']['changed']}/{p['passage_order']['judgments']}; threshold <= {t['passage_order_change_max']:g})",
+        f"- re-judging: identical verdicts {format_figure(p['rejudging']['identical_share'])} "
+        f"({p['rejudging']['identical']}/{p['rejudging']['judgments']}; threshold >= {t['rejudge_identical_min']:g})",
+    ]
+    for name, b in p["abstention_policy"].items():
+        lines.append(f"- abstention policy: {name} abstentions scored as the rubric says {format_figure(b['share'])} "
+                     f"({b['as_rubric']}/{b['judgments']}; threshold >= {t['abstention_policy_min']:g})")
+    return lines + [""]
 
 
 def format_figure(value: float | None) -> str:
