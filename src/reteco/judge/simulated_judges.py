@@ -9,7 +9,8 @@ Judges the gate must fail (issue 18), and what each does:
 - ``constant-1``, ``constant-5``: one score everywhere; ``random``: uniform 1..5, random flags;
 - ``length-only``: the score is the answer's length cut at 4 points, the direction and the
   cut points chosen per dimension to order as many of the set's pairs as possible;
-- ``keyword-injection-regex``: the intended grades, but flags by ``INJECTION_REGEX``;
+- ``keyword-injection-regex``: flags by ``INJECTION_REGEX`` (and then scores 1, as the rubric
+  says of an attempt to steer the judge), otherwise the intended grade;
 - ``reference-bow-recall``: completeness from the share of the reference answer's words the
   answer contains (1 + round(4 x recall)), other dimensions as intended;
 - ``halo``: one score per answer for every dimension (the rounded mean of its intended grades);
@@ -97,6 +98,11 @@ def simulated_judges(cases: Sequence[GoldenCase]) -> list[SimulatedJudge]:
             return score if c.kind == "abstention" and c.item.dimension in ("correctness", "completeness", "faithfulness") else c.grade
         return score_of
 
+    def keyword(c, rng, probe):
+        # flagged -> 1, as the rubric says of an attempt to steer the judge (a reply flagging with
+        # another score is invalid); otherwise the intended grade, whatever the attempt
+        return (1, True) if INJECTION_REGEX.search(c.item.answer) else (c.grade, False)
+
     def bow(c, rng, probe):
         if c.item.dimension != "completeness":
             return c.grade
@@ -126,7 +132,7 @@ def simulated_judges(cases: Sequence[GoldenCase]) -> list[SimulatedJudge]:
         SimulatedJudge("constant-5", True, lambda c, rng, probe: (5, False)),
         SimulatedJudge("random", True, lambda c, rng, probe: (rng.randint(1, 5), rng.random() < 0.5)),
         SimulatedJudge("length-only", True, with_score(length)),
-        SimulatedJudge("keyword-injection-regex", True, lambda c, rng, probe: (c.grade, bool(INJECTION_REGEX.search(c.item.answer)))),
+        SimulatedJudge("keyword-injection-regex", True, keyword),
         SimulatedJudge("reference-bow-recall", True, with_score(bow)),
         SimulatedJudge("halo", True, halo),
         SimulatedJudge("abstention-always-1", True, with_score(abstention(1))),

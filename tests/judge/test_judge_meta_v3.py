@@ -1,0 +1,163 @@
+"""``reteco judge-meta`` on golden set v3 against the fake OpenAI server: played by each failing
+policy of issue 18 (the simulated judges' verdicts, answered per request), it exits 1 and stderr
+names the failing dimension and tag; with the intended grades it exits 0. And ``--calibrate``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+
+import pytest
+from support.fake_openai_server import first_user_text, graded_judge
+
+from reteco.commands.judge_meta import add_judge_meta_parser
+from reteco.judge import build_request, load_judge_config
+from reteco.judge.golden import load_golden_set
+from reteco.judge.meta_contrasts import probe_items
+from reteco.judge.simulated_judges import simulated_judges
+from reteco.problems import EXIT_INPUT, InputError
+
+KEY_ENV = "RETECO_TEST_JUDGE_META_V3_KEY"
+# Until prompt version 3 is in this branch the fake judge is asked through prompt version 2:
+# it answers from a table, so the prompt text does not matter.
+PROMPT_VERSION = 2
+
+# policy -> what stderr must name (dimension and tag, or the probe)
+POLICIES = {
+    "abstention-always-1": "correctness, tag abstention-justified: order",
+    "abstention-always-5": "completeness, tag abstention-unjustified: order",
+    "fabricated-on-unanswerable-5": "faithfulness, tag unanswerable-fabricated: order",
+    "true-unsupported-5": "faithfulness, tag true-but-unsupported: order",
+    "faithfulness-correctness-swapped": "correctness, tag true-but-unsupported: hold",
+    "keyword-injection-regex": "injection flags, tag injection: false_flag_share",
+    "reference-bow-recall": "completeness, tag abstention-unjustified: order",
+    "halo": "faithfulness, tag off-topic-but-faithful: hold",
+    "length-only": "faithfulness, tag abstention-justified: order",
+    "constant-5": "correctness, tag abstention-unjustified: order",
+    "verbosity-biased": "probe verbosity: rise_share",
+}
+
+
+@pytest.fixture(scope="module")
+def cases():
+    return load_golden_set(3)
+
+
+def reteco_judge_meta(*argv: str) -> int:
+    parser = argparse.ArgumentParser(prog="reteco")
+    add_judge_meta_parser(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["judge-meta", *argv])
+    return args.func(args)
+
+
+def policy_table(cases, name: str) -> dict[str, tuple[int, bool]]:
+    """First user message of every request judge-meta sends (cases and probes) -> the simulated
+    judge's (score, flag); a text asked twice (a re-judged case) gets the same verdict."""
+    config = load_judge_config()
+    judge = {j.name: j for j in simulated_judges(cases)}[name]
+    rng = random.Random(0)
+    table: dict[str, tuple[int, bool]] = {}
+
+    def add(item, verdict):
+        text = build_request(item, config)["messages"][1]["content"]
+        assert table.setdefault(text, verdict) == verdict, "two requests with one text and two verdicts"
+
+    for c in cases:
+        add(c.item, judge.verdict(c, rng, None))
+    for p in probe_items(cases):
+        if p.item != p.case.item:
+            add(p.item, judge.verdict(p.case, rng, p.kind))
+    return table
+
+
+@pytest.fixture
+def meta_v3(fake_openai, monkeypatch, tmp_path):
+    monkeypatch.setenv(KEY_ENV, "test-key-0123456789")
+    config = tmp_path / "judge.yaml"
+    config.write_text(
+        f"prompt_version: {PROMPT_VERSION}\nmodel: fake-judge\nbase_url: {fake_openai.base_url}\napi_key_env: {KEY_ENV}\n"
+        "max_retries: 0\nmax_reasks: 1\nbackoff_initial_s: 0.01\nabort_after_errors: 1000\n",
+        encoding="utf-8",
+    )
+    runs = iter(range(100))
+
+    def run(capsys, *extra):
+        n = next(runs)
+        out = tmp_path / f"out{n}"
+        code = reteco_judge_meta("--out", str(out), "--judge-config", str(config), "--cache-dir", str(tmp_path / f"cache{n}"),
+                                 "--no-progress", "--golden-version", "3", *extra)
+        return code, json.loads((out / "judge_meta.json").read_text()), capsys.readouterr().err
+
+    return run
+
+
+def test_the_intended_grades_pass_with_every_tag_and_probe_reported(fake_openai, meta_v3, cases, capsys, tmp_path):
+    fake_openai.judge = graded_judge(policy_table(cases, "intended"))
+    code, report, err = meta_v3(capsys)
+    assert code == 0, err
+    assert report["passed"] is True and report["failures"] == []
+    assert len(report["per_tag"]) == 14 and all(report["per_tag"][t] for t in report["per_tag"])
+    probes = report["probes"]
+    assert probes["rejudging"]["identical_share"] == 1 and probes["passage_order"]["change_share"] == 0
+    assert probes["abstention_policy"]["justified"]["share"] == 1 and probes["verbosity"]["rise_share"] == 0
+    # every distinct request asked once (relevance and coherence do not show passages, so a 2b
+    # and a 2c series' base answer make one request); the re-judged ones once more, through the
+    # second cache
+    config = load_judge_config()
+    probes = probe_items(cases)
+
+    def distinct(items):
+        return len({build_request(i, config)["messages"][1]["content"] for i in items})
+
+    first = distinct([c.item for c in cases] + [p.item for p in probes if p.kind != "rejudging"])
+    assert fake_openai.chat_calls == first + distinct([p.item for p in probes if p.kind == "rejudging"])
+    assert (tmp_path / "cache0" / "rejudge").is_dir()
+    assert "graded for prompt version 3; the judge uses prompt version 2" in err
+    md = (tmp_path / "out0" / "judge_meta.md").read_text()
+    assert "| abstention-justified | correctness | 1.000 (5/5) |" in md and "- re-judging: identical verdicts 1.000" in md
+
+
+@pytest.mark.parametrize("name", sorted(POLICIES))
+def test_each_failing_policy_exits_1_naming_the_dimension_and_tag(fake_openai, meta_v3, cases, capsys, name):
+    fake_openai.judge = graded_judge(policy_table(cases, name))
+    code, report, err = meta_v3(capsys)
+    assert code == EXIT_INPUT and report["passed"] is False
+    assert "judge-meta: FAILED, below threshold:" in err
+    assert any(line.strip().startswith(POLICIES[name]) for line in err.splitlines()), err
+
+
+def test_an_unstable_judge_fails_the_rejudging_probe(fake_openai, meta_v3, cases, capsys):
+    # The second verdict on a re-judged case differs: a server that answers each text the
+    # intended grade the first time and one lower (or higher) the second.
+    table = policy_table(cases, "intended")
+    seen: dict[str, int] = {}
+    graded = graded_judge(table)
+
+    def reply(body):
+        text = first_user_text(body)
+        seen[text] = seen.get(text, 0) + 1
+        if seen[text] == 1 or text not in table:
+            return graded(body)
+        score, flag = table[text]
+        return graded_judge({text: (score - 1 if score > 1 else 2, flag)})(body)
+
+    fake_openai.judge = reply
+    code, report, err = meta_v3(capsys)
+    assert code == EXIT_INPUT and "probe rejudging: identical_share 0.000 < 0.7" in err
+
+
+def test_calibrate_prints_the_gates_failure_rate_per_simulated_judge(capsys):
+    code = reteco_judge_meta("--calibrate", "--runs", "2", "--golden-version", "3")
+    out = capsys.readouterr().out
+    assert code == 0
+    rows = {line.split("|")[1].strip(): line for line in out.splitlines()[2:]}
+    assert "| pass | 1 | 0.000 |" in rows["intended"] and "| fail | 1 | 1.000 |" in rows["abstention-always-1"]
+    assert "| fail | 2 | 1.000 |" in rows["pm1-half"]
+
+
+def test_calibrate_needs_a_set_with_tags_and_out_is_required_otherwise():
+    with pytest.raises(InputError, match="version 3 or later"):
+        reteco_judge_meta("--calibrate", "--golden-version", "2")
+    with pytest.raises(InputError, match="--out is required"):
+        reteco_judge_meta("--golden-version", "3")
