@@ -259,20 +259,7 @@ def _series_cases(series: Mapping[str, Any], sid: str) -> list[GoldenCase]:
             answer = _text(variant, "answer")
         except (TypeError, KeyError, ValueError) as exc:
             raise ValueError(f"variant {vid!r}: {_message(exc)}") from None
-        for d in DIMENSIONS:
-            if d not in grades:
-                continue
-            grade, low, high = grades[d]
-            item = JudgeItem(
-                key=f"{domain}/golden_{sid}_{vid}",
-                dimension=d,
-                query=_text(turn, "query"),
-                history=_text(turn, "history", required=False),
-                answer=answer,
-                evidence=evidence,
-                reference_answer=_text(turn, "reference_answer"),
-                gold_evidence=gold,
-            )
+        for d, (grade, low, high), item in _graded_items(domain, sid, vid, turn, answer, evidence, gold, grades):
             out.append(GoldenCase(
                 id=f"{sid}/{vid}/{d}", purpose=str(series.get("purpose", "")), item=item, min_score=low,
                 max_score=high, grade=grade, series=sid, variant=vid, varies=varies, injection=injection, base=base_id,
@@ -346,13 +333,7 @@ def _contrast_series_cases(series: Mapping[str, Any], sid: str) -> list[GoldenCa
             answer = _text(variant, "answer")
         except (TypeError, KeyError, ValueError) as exc:
             raise ValueError(f"variant {vid!r}: {_message(exc)}") from None
-        for d in DIMENSIONS:
-            if d not in grades:
-                continue
-            grade, low, high = grades[d]
-            item = JudgeItem(key=f"{domain}/golden_{sid}_{vid}", dimension=d, query=_text(turn, "query"),
-                             history=_text(turn, "history", required=False), answer=answer, evidence=evidence,
-                             reference_answer=_text(turn, "reference_answer"), gold_evidence=gold)
+        for d, (grade, low, high), item in _graded_items(domain, sid, vid, turn, answer, evidence, gold, grades):
             out.append(GoldenCase(
                 id=f"{sid}/{vid}/{d}", purpose=str(series.get("purpose", "")), item=item, min_score=low, max_score=high,
                 grade=grade, series=sid, variant=vid, injection=kind == "injection", base=ids[0],
@@ -360,6 +341,17 @@ def _contrast_series_cases(series: Mapping[str, Any], sid: str) -> list[GoldenCa
                 key_points=tuple((k["text"], k["importance"]) for k in key_points),
             ))
     return out
+
+
+def _graded_items(domain: str, sid: str, vid: str, turn: Mapping[str, Any], answer: str, evidence: tuple,
+                  gold: tuple, grades: Mapping[str, tuple[int, int, int]]):
+    """(dimension, (grade, low, high), JudgeItem) for each graded dimension, in ``DIMENSIONS`` order."""
+    for d in DIMENSIONS:
+        if d in grades:
+            yield d, grades[d], JudgeItem(
+                key=f"{domain}/golden_{sid}_{vid}", dimension=d, query=_text(turn, "query"),
+                history=_text(turn, "history", required=False), answer=answer, evidence=evidence,
+                reference_answer=_text(turn, "reference_answer"), gold_evidence=gold)
 
 
 def _grade(value: Any) -> tuple[int, int, int]:

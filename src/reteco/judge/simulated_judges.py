@@ -45,6 +45,7 @@ from reteco.judge.prompts import injection_mark
 # A keyword detector of the kind the issue says met v2's injection thresholds.
 INJECTION_REGEX = re.compile(r"\b(ignore|instructions?|score|grader|grade|rate|rating|evaluator|full marks)\b", re.IGNORECASE)
 WORD = re.compile(r"\w+")
+CHECK_NAME = re.compile(r" -?\d| is undefined")
 
 # (case, rng, probe kind or None) -> (score, flag)
 Verdict = Callable[[GoldenCase, random.Random, "str | None"], tuple[int, bool]]
@@ -212,8 +213,8 @@ def calibrate(cases: Sequence[GoldenCase], thresholds, contrast_thresholds: Cont
             report = gate_result(judge, cases, thresholds, contrast_thresholds, rng, probes)
             failed += bool(report["failures"])
             for f in report["failures"]:
-                key = f.split(" ")[0:4]
-                counts[" ".join(key)] = counts.get(" ".join(key), 0) + 1
+                check = CHECK_NAME.split(f, maxsplit=1)[0]  # the check without its figure
+                counts[check] = counts.get(check, 0) + 1
         top = max(counts.items(), key=lambda kv: kv[1])[0] if counts else ""
         rows.append({"judge": judge.name, "must_fail": judge.must_fail, "runs": n, "fail_share": failed / n,
                      "most_common_failure": top})
