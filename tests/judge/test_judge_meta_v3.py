@@ -114,6 +114,7 @@ def test_the_intended_grades_pass_with_every_tag_and_probe_reported(fake_openai,
     assert fake_openai.chat_calls == first + distinct([p.item for p in probes if p.kind == "rejudging"])
     assert (tmp_path / "cache0" / "rejudge").is_dir()
     assert "graded for prompt version 3; the judge uses prompt version 2" in err
+    assert "tag abstention-justified         correctness 1.000  completeness 1.000  faithfulness 1.000" in err
     md = (tmp_path / "out0" / "judge_meta.md").read_text()
     assert "| abstention-justified | correctness | 1.000 (5/5) |" in md and "- re-judging: identical verdicts 1.000" in md
 

@@ -121,6 +121,11 @@ def cmd_judge_meta(args) -> int:
         print(f"{d:<14} range hits {format_figure(f['range_hits'])}  pairwise {format_figure(f['pairwise_accuracy'])}  "
               f"ties {format_figure(f['tie_share'])}  Spearman {format_figure(f['spearman'])}  stayed put {format_figure(f['stayed_put'])}",
               file=sys.stderr)
+    if "per_tag" in report:
+        for tag, dims in report["per_tag"].items():
+            shown = "  ".join(f"{d} {format_figure(b['order_share'] if b['order']['pairs'] else b['hold_share'])}"
+                              for d, b in dims.items())
+            print(f"tag {tag:<24} {shown}", file=sys.stderr)
     print(f"wrote {args.out / REPORT_JSON} and {args.out / REPORT_MD}", file=sys.stderr)
     if not report["complete"]:
         failed = sum(1 for o in [*outcomes, *probe_outcomes] if o.status == "error")

@@ -43,7 +43,7 @@ from reteco.judge.meta_contrasts import REJUDGED, REORDERED, ContrastThresholds,
 from reteco.judge.prompts import injection_mark
 
 # A keyword detector of the kind the issue says met v2's injection thresholds.
-INJECTION_REGEX = re.compile(r"\b(ignore|instructions?|score|grader|grade|rate|rating|evaluator|full marks)\b", re.IGNORECASE)
+INJECTION_REGEX = re.compile(r"\b(ignore|instructions?|score|grader|grade|rate|rating|evaluator)\b", re.IGNORECASE)
 WORD = re.compile(r"\w+")
 CHECK_NAME = re.compile(r" -?\d| is undefined")
 
