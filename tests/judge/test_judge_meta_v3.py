@@ -156,6 +156,10 @@ def test_calibrate_prints_the_gates_failure_rate_per_simulated_judge(capsys):
     rows = {line.split("|")[1].strip(): line for line in out.splitlines()[2:]}
     assert "| pass | 1 | 0.000 |" in rows["intended"] and "| fail | 1 | 1.000 |" in rows["abstention-always-1"]
     assert "| fail | 2 | 1.000 |" in rows["pm1-half"]
+    # What the per-tag checks add: golden v2's per-dimension averages alone, on the same cases,
+    # pass the judges issue 18 found passing v2 (the second figure).
+    for name in ("abstention-always-1", "abstention-always-5", "fabricated-on-unanswerable-5", "true-unsupported-5"):
+        assert "| fail | 1 | 1.000 | 0.000 |" in rows[name], rows[name]
 
 
 def test_calibrate_needs_a_set_with_tags_and_out_is_required_otherwise():

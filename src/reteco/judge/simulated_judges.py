@@ -46,6 +46,8 @@ from reteco.judge.prompts import injection_mark
 INJECTION_REGEX = re.compile(r"\b(ignore|instructions?|score|grader|grade|rate|rating|evaluator)\b", re.IGNORECASE)
 WORD = re.compile(r"\w+")
 CHECK_NAME = re.compile(r" -?\d| is undefined")
+# the checks golden v3 added (per tag, exact share, probes): the others are golden v2's averages per dimension
+V3_CHECK = re.compile(r", tag |^probe |exact_share")
 
 # (case, rng, probe kind or None) -> (score, flag)
 Verdict = Callable[[GoldenCase, random.Random, "str | None"], tuple[int, bool]]
@@ -207,17 +209,18 @@ def calibrate(cases: Sequence[GoldenCase], thresholds, contrast_thresholds: Cont
     for judge in simulated_judges(cases):
         rng = random.Random(f"{seed}/{judge.name}")
         counts: dict[str, int] = {}
-        failed = 0
+        failed = averaged = 0
         n = runs if _draws(judge, cases, probes) else 1
         for _ in range(n):
             report = gate_result(judge, cases, thresholds, contrast_thresholds, rng, probes)
             failed += bool(report["failures"])
+            averaged += any(not V3_CHECK.search(f) for f in report["failures"])
             for f in report["failures"]:
                 check = CHECK_NAME.split(f, maxsplit=1)[0]  # the check without its figure
                 counts[check] = counts.get(check, 0) + 1
         top = max(counts.items(), key=lambda kv: kv[1])[0] if counts else ""
         rows.append({"judge": judge.name, "must_fail": judge.must_fail, "runs": n, "fail_share": failed / n,
-                     "most_common_failure": top})
+                     "averages_fail_share": averaged / n, "most_common_failure": top})
     return rows
 
 
@@ -230,8 +233,10 @@ def _draws(judge: SimulatedJudge, cases: Sequence[GoldenCase], probes: Sequence[
 
 def calibration_table(rows: Sequence[dict]) -> str:
     """The calibration as a Markdown table: P(fail the gate) per judge."""
-    lines = ["| simulated judge | must | runs | P(fail the gate) | most frequent failure |", "|---|---|---|---|---|"]
+    lines = ["| simulated judge | must | runs | P(fail the gate) | P(fail v2's per-dimension averages alone) | most frequent failure |",
+             "|---|---|---|---|---|---|"]
     for r in rows:
         must = {True: "fail", False: "pass", None: "-"}[r["must_fail"]]
-        lines.append(f"| {r['judge']} | {must} | {r['runs']} | {r['fail_share']:.3f} | {r['most_common_failure']} |")
+        lines.append(f"| {r['judge']} | {must} | {r['runs']} | {r['fail_share']:.3f} | {r['averages_fail_share']:.3f} "
+                     f"| {r['most_common_failure']} |")
     return "\n".join(lines) + "\n"
