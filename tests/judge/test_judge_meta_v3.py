@@ -4,22 +4,18 @@ names the failing dimension and tag; with the intended grades it exits 0. And ``
 
 from __future__ import annotations
 
-import argparse
-import json
 import random
 import re
 
 import pytest
 from support.fake_openai_server import first_user_text, graded_judge
 
-from reteco.commands.judge_meta import add_judge_meta_parser
 from reteco.judge import build_request, load_judge_config
 from reteco.judge.golden import load_golden_set
 from reteco.judge.meta_contrasts import probe_items
 from reteco.judge.simulated_judges import simulated_judges
 from reteco.problems import EXIT_INPUT, InputError
 
-KEY_ENV = "RETECO_TEST_JUDGE_META_V3_KEY"
 # Until prompt version 3 is in this branch the fake judge is asked through prompt version 2:
 # it answers from a table, so the prompt text does not matter.
 PROMPT_VERSION = 2
@@ -45,13 +41,6 @@ def cases():
     return load_golden_set(3)
 
 
-def reteco_judge_meta(*argv: str) -> int:
-    parser = argparse.ArgumentParser(prog="reteco")
-    add_judge_meta_parser(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(["judge-meta", *argv])
-    return args.func(args)
-
-
 def policy_table(cases, name: str) -> dict[str, tuple[int, bool]]:
     """First user message of every request judge-meta sends (cases and probes) -> the simulated
     judge's (score, flag); a text asked twice (a re-judged case) gets the same verdict."""
@@ -73,24 +62,9 @@ def policy_table(cases, name: str) -> dict[str, tuple[int, bool]]:
 
 
 @pytest.fixture
-def meta_v3(fake_openai, monkeypatch, tmp_path):
-    monkeypatch.setenv(KEY_ENV, "test-key-0123456789")
-    config = tmp_path / "judge.yaml"
-    config.write_text(
-        f"prompt_version: {PROMPT_VERSION}\nmodel: fake-judge\nbase_url: {fake_openai.base_url}\napi_key_env: {KEY_ENV}\n"
-        "max_retries: 0\nmax_reasks: 1\nbackoff_initial_s: 0.01\nabort_after_errors: 1000\n",
-        encoding="utf-8",
-    )
-    runs = iter(range(100))
-
-    def run(capsys, *extra):
-        n = next(runs)
-        out = tmp_path / f"out{n}"
-        code = reteco_judge_meta("--out", str(out), "--judge-config", str(config), "--cache-dir", str(tmp_path / f"cache{n}"),
-                                 "--no-progress", "--golden-version", "3", *extra)
-        return code, json.loads((out / "judge_meta.json").read_text()), capsys.readouterr().err
-
-    return run
+def meta_v3(meta_run):
+    """``meta_run`` (tests/judge/conftest.py) on golden set v3."""
+    return lambda capsys, *extra: meta_run(capsys, "--golden-version", "3", *extra)
 
 
 def test_the_intended_grades_pass_with_every_tag_and_probe_reported(fake_openai, meta_v3, cases, capsys, tmp_path):
@@ -113,7 +87,7 @@ def test_the_intended_grades_pass_with_every_tag_and_probe_reported(fake_openai,
 
     first = distinct([c.item for c in cases] + [p.item for p in probes if p.kind != "rejudging"])
     assert fake_openai.chat_calls == first + distinct([p.item for p in probes if p.kind == "rejudging"])
-    assert (tmp_path / "cache0" / "rejudge").is_dir()
+    assert (tmp_path / "cache" / "rejudge").is_dir()
     assert "graded for prompt version 3; the judge uses prompt version 2" in err
     assert re.search(r"^tag abstention-justified +correctness 1\.000  completeness 1\.000 .* faithfulness 1\.000$", err, re.M)
     md = (tmp_path / "out0" / "judge_meta.md").read_text()
@@ -149,8 +123,8 @@ def test_an_unstable_judge_fails_the_rejudging_probe(fake_openai, meta_v3, cases
     assert code == EXIT_INPUT and "probe rejudging: identical_share 0.000 < 0.7" in err
 
 
-def test_calibrate_prints_the_gates_failure_rate_per_simulated_judge(capsys):
-    code = reteco_judge_meta("--calibrate", "--runs", "2", "--golden-version", "3")
+def test_calibrate_prints_the_gates_failure_rate_per_simulated_judge(judge_meta_cli, capsys):
+    code = judge_meta_cli("--calibrate", "--runs", "2", "--golden-version", "3")
     out = capsys.readouterr().out
     assert code == 0
     rows = {line.split("|")[1].strip(): line for line in out.splitlines()[2:]}
@@ -162,8 +136,8 @@ def test_calibrate_prints_the_gates_failure_rate_per_simulated_judge(capsys):
         assert "| fail | 1 | 1.000 | 0.000 |" in rows[name], rows[name]
 
 
-def test_calibrate_needs_a_set_with_tags_and_out_is_required_otherwise():
+def test_calibrate_needs_a_set_with_tags_and_out_is_required_otherwise(judge_meta_cli):
     with pytest.raises(InputError, match="version 3 or later"):
-        reteco_judge_meta("--calibrate", "--golden-version", "2")
+        judge_meta_cli("--calibrate", "--golden-version", "2")
     with pytest.raises(InputError, match="--out is required"):
-        reteco_judge_meta("--golden-version", "3")
+        judge_meta_cli("--golden-version", "3")
