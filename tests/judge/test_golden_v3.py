@@ -17,7 +17,7 @@ from reteco.judge import JudgeItem
 from reteco.judge.golden import CONTRAST_TAGS, GoldenCase, golden_dir, load_golden_set, read_golden_series
 from reteco.judge.meta_contrasts import REJUDGED, REORDERED, Probe, load_contrast_thresholds, probe_figures, probe_items, tag_figures
 from reteco.judge.meta_evaluation import load_thresholds
-from reteco.judge.simulated_judges import simulated_judges, gate_result
+from reteco.judge.simulated_judges import gate_result, simulated_judges
 
 # What each tag contrasts, from issue 18 and the rubric v3 policy (not read from the set): the
 # dimensions on which its pairs' grades must differ.
@@ -298,3 +298,14 @@ def test_the_length_only_judge_fails_even_with_its_best_cut_points(cases, limits
     assert len(failing_tags) >= 5
 
 
+
+
+def test_v3_thresholds_are_checked_naming_the_file(tmp_path):
+    bad = tmp_path / "thresholds.yaml"
+    bad.write_text("version: 3\ncontrasts: {exact_share_min: 0.75, order_min: 0.8, hold_min: 1.5}\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=rf"{re.escape(str(bad))}: missing section 'probes'"):
+        load_contrast_thresholds(bad)
+    bad.write_text("version: 3\ncontrasts: {exact_share_min: 0.75, order_min: 0.8, hold_min: 1.5}\nprobes: {verbosity_rise_max: 0.3, "
+                   "passage_order_change_max: 0.3, rejudge_identical_min: 0.7, abstention_policy_min: 0.7}\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"hold_min must be a number in 0\.\.1, not 1\.5"):
+        load_contrast_thresholds(bad)
