@@ -1,12 +1,12 @@
-"""Golden cases: hand-written answers whose grades their authors intended, to check the judge.
+"""Golden cases: answers whose grades their authors intended, to check the judge.
 
-Two versions are packaged; both stay readable.
+Three versions are packaged; all stay readable (``reteco judge-meta`` runs v3 by default).
 
 Version 1 (``golden/cases.jsonl``, read by ``reteco judge --golden``): 17 extreme cases, one
 JSON object per line: ``{"id", "purpose", "expect": {"min", "max"}, "item": <JudgeItem>}``.
 A case passes when the judge's score is in [min, max].
 
-Version 2 (``golden/v2/cases.yaml``, read by ``reteco judge-meta``; thresholds in
+Version 2 (``golden/v2/cases.yaml``, read by ``reteco judge-meta --golden-version 2``; thresholds in
 ``golden/v2/thresholds.yaml``): graded cases, most of them in minimal pairs and series. The
 file is a list of series; a series is one turn and several answers to it (variants):
 
