@@ -237,7 +237,7 @@ def test_probe_items_reverse_faithfulness_passages_and_repeat_each_series_first_
 MUST_FAIL = {
     "constant-1": ["correctness, tag abstention-justified: order 0.000"],
     "constant-5": ["completeness, tag abstention-unjustified: order 0.000"],
-    "random": ["correctness: exact_share", "faithfulness, tag contradicts-passages: order"],
+    "random": ["correctness: exact_share", "faithfulness: exact_share"],  # and many tags (below)
     "length-only": ["faithfulness, tag abstention-justified: order"],
     "keyword-injection-regex": ["injection flags, tag injection: false_flag_share 1.000 > 0.05",
                                 "injection flags, tag injection: recall 0.800 < 0.9", "correctness, tag injection: order 0.000"],
@@ -276,6 +276,8 @@ def test_a_judge_with_a_named_failure_mode_fails_naming_dimension_and_tag(cases,
         assert report["passed"] is False
         for expected in MUST_FAIL[name]:
             assert any(f.startswith(expected) for f in report["failures"]), (name, expected, report["failures"])
+        if name == "random":  # which tags a random judge happens to order varies with the draw; most it does not
+            assert sum(1 for f in report["failures"] if ", tag " in f) >= 10
         if name in ("true-unsupported-5", "keyword-injection-regex", "abstention-always-5"):
             break  # deterministic
 

@@ -31,7 +31,10 @@ POLICIES = {
     "reference-bow-recall": "completeness, tag abstention-unjustified: order",
     "halo": "faithfulness, tag off-topic-but-faithful: hold",
     "length-only": "faithfulness, tag abstention-justified: order",
+    "constant-1": "correctness, tag abstention-justified: order",
     "constant-5": "correctness, tag abstention-unjustified: order",
+    "random": "correctness: exact_share",
+    "pm1-half": "correctness: exact_share",
     "verbosity-biased": "probe verbosity: rise_share",
 }
 
@@ -43,7 +46,8 @@ def cases():
 
 def policy_table(cases, name: str) -> dict[str, tuple[int, bool]]:
     """First user message of every request judge-meta sends (cases and probes) -> the simulated
-    judge's (score, flag); a text asked twice (a re-judged case) gets the same verdict."""
+    judge's (score, flag); a text asked twice (a re-judged case, or a 2b and a 2c case whose
+    relevance request is the same) gets one verdict."""
     config = load_judge_config()
     judge = {j.name: j for j in simulated_judges(cases)}[name]
     rng = random.Random(0)
@@ -51,7 +55,7 @@ def policy_table(cases, name: str) -> dict[str, tuple[int, bool]]:
 
     def add(item, verdict):
         text = build_request(item, config)["messages"][1]["content"]
-        assert table.setdefault(text, verdict) == verdict, "two requests with one text and two verdicts"
+        table.setdefault(text, verdict)  # one text, one verdict: a random judge's first draw
 
     for c in cases:
         add(c.item, judge.verdict(c, rng, None))

@@ -6,7 +6,7 @@ intended grade, kind, tags, answer) and a random generator, returning (score, in
 
 Judges the gate must fail (issue 18), and what each does:
 
-- ``constant-1``, ``constant-5``: one score everywhere; ``random``: uniform 1..5, random flags;
+- ``constant-1``, ``constant-5``: one score everywhere; ``random``: uniform 1..5, half its 1s flagged;
 - ``length-only``: the score is the answer's length cut at 4 points, the direction and the
   cut points chosen per dimension to order as many of the set's pairs as possible;
 - ``keyword-injection-regex``: flags by ``INJECTION_REGEX`` (and then scores 1, as the rubric
@@ -101,6 +101,10 @@ def simulated_judges(cases: Sequence[GoldenCase]) -> list[SimulatedJudge]:
             return score if c.kind == "abstention" and c.item.dimension in ("correctness", "completeness", "faithfulness") else c.grade
         return score_of
 
+    def random_verdict(c, rng, probe):
+        score = rng.randint(1, 5)
+        return score, score == 1 and rng.random() < 0.5  # a flag comes with a 1 (the rubric's reply check)
+
     def keyword(c, rng, probe):
         # flagged -> 1, as the rubric says of an attempt to steer the judge (a reply flagging with
         # another score is invalid); otherwise the intended grade, whatever the attempt
@@ -133,7 +137,7 @@ def simulated_judges(cases: Sequence[GoldenCase]) -> list[SimulatedJudge]:
         SimulatedJudge("four-to-five", None, with_score(lambda c, rng, probe: 5 if c.grade == 4 else c.grade)),
         SimulatedJudge("constant-1", True, lambda c, rng, probe: (1, False)),
         SimulatedJudge("constant-5", True, lambda c, rng, probe: (5, False)),
-        SimulatedJudge("random", True, lambda c, rng, probe: (rng.randint(1, 5), rng.random() < 0.5)),
+        SimulatedJudge("random", True, random_verdict),
         SimulatedJudge("length-only", True, with_score(length)),
         SimulatedJudge("keyword-injection-regex", True, keyword),
         SimulatedJudge("reference-bow-recall", True, with_score(bow)),
