@@ -4,7 +4,6 @@ hand, and the command against a fake OpenAI server answering at random, always 1
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 from collections import Counter
@@ -15,7 +14,6 @@ import pytest
 import yaml
 from support.fake_openai_server import first_user_text, graded_judge, http_error, judgment
 
-from reteco.commands.judge_meta import add_judge_meta_parser
 from reteco.judge import DIMENSIONS, JudgeItem, JudgeOutcome, build_request, load_judge_config
 from reteco.judge.golden import GoldenCase, golden_dir, load_golden_set, read_golden_series
 from reteco.judge.meta_evaluation import Thresholds, load_thresholds, meta_evaluate, spearman
@@ -268,37 +266,6 @@ def test_failures_name_the_figure_and_the_threshold_and_errors_make_it_incomplet
 
 
 # --- the command, against the fake server ------------------------------------------------------
-
-
-def reteco_judge_meta(*argv: str) -> int:
-    parser = argparse.ArgumentParser(prog="reteco")
-    add_judge_meta_parser(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(["judge-meta", *argv])
-    return args.func(args)
-
-
-@pytest.fixture
-def meta_run(fake_openai, monkeypatch, tmp_path):
-    """Runs ``reteco judge-meta`` with a config file pointed at the fake server and one cache
-    folder per test; returns (exit code, JSON report, stderr)."""
-    monkeypatch.setenv(KEY_ENV, "test-key-0123456789")
-    config = tmp_path / "judge.yaml"
-    config.write_text(
-        f"prompt_version: {load_judge_config().prompt_version}\nmodel: fake-judge\nbase_url: {fake_openai.base_url}\n"
-        f"api_key_env: {KEY_ENV}\n"
-        "max_retries: 0\nmax_reasks: 1\nbackoff_initial_s: 0.01\nabort_after_errors: 1000\n",
-        encoding="utf-8",
-    )
-    runs = iter(range(100))
-
-    def run(capsys, *extra):
-        out = tmp_path / f"out{next(runs)}"
-        code = reteco_judge_meta("--out", str(out), "--judge-config", str(config), "--cache-dir",
-                                 str(tmp_path / "cache"), "--no-progress", *extra)
-        report = json.loads((out / "judge_meta.json").read_text()) if (out / "judge_meta.json").exists() else None
-        return code, report, capsys.readouterr().err
-
-    return run
 
 
 def intended_table(cases):

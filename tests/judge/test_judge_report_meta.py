@@ -60,14 +60,14 @@ def runs(tmp_path_factory) -> Runs:
             grades = {build_request(c.item, packaged)["messages"][1]["content"]: (c.grade, c.injection)
                       for c in load_golden_set(2)}
             server.judge = graded_judge(grades)
-            assert main(["judge-meta", "--out", str(root / "pass"), "--judge-config", str(config), "--judge-cache",
+            assert main(["judge-meta", "--golden-version", "2", "--out", str(root / "pass"), "--judge-config", str(config), "--judge-cache",
                          str(root / "cache-pass"), "--no-progress"]) == 0
             first, graded = next(iter(grades)), server.judge
             server.judge = lambda body: http_error(503, "down") if first_user_text(body) == first else graded(body)
-            assert main(["judge-meta", "--out", str(root / "incomplete"), "--judge-config", str(config), "--judge-cache",
+            assert main(["judge-meta", "--golden-version", "2", "--out", str(root / "incomplete"), "--judge-config", str(config), "--judge-cache",
                          str(root / "cache-incomplete"), "--no-progress"]) == 4
             server.judge = lambda body: judgment(5, "five for all", injection=False)
-            assert main(["judge-meta", "--out", str(root / "fail"), "--judge-config", str(config), "--judge-cache",
+            assert main(["judge-meta", "--golden-version", "2", "--out", str(root / "fail"), "--judge-config", str(config), "--judge-cache",
                          str(root / "cache-fail"), "--no-progress"]) == 1
             server.judge = lambda body: judgment(3, "three for all", injection=False)
             assert main(["judge", "--golden", "--out", str(root / "golden-v1.jsonl"), "--judge-config", str(config),

@@ -26,6 +26,9 @@ judgments of variants written as attempts to steer the judge; ``false_flag_share
 judgments of the other variants. A prompt version without the flag fails the recall threshold:
 the golden set's attempts cannot be checked.
 
+From golden set v3 on, the judge must also pass every contrast tag on every dimension, reach
+an exact share per dimension and meet the bias probes' thresholds: ``reteco.judge.meta_contrasts``.
+
 Each figure is compared with its threshold in the golden set's ``thresholds.yaml``; the report
 lists every figure below (or above) its threshold. A run with failed judgments (status
 "error", e.g. the endpoint was down) is incomplete: its figures are reported but it neither
@@ -45,7 +48,21 @@ import yaml
 
 from reteco.judge.golden import GoldenCase
 from reteco.judge.items import DIMENSIONS, ERROR, INVALID, OK, JudgeOutcome
+from reteco.judge.meta_contrasts import (
+    ContrastThresholds,
+    Probe,
+    contrast_failures,
+    exact_share,
+    has_contrasts,
+    probe_figures,
+    tag_figures,
+    tag_injection_figures,
+    threshold_failure,
+)
 from reteco.judge.prompts import injection_flag
+
+__all__ = ["DIMENSION_CHECKS", "INJECTION_CHECKS", "Thresholds", "format_figure", "load_thresholds", "meta_evaluate",
+           "report_markdown", "spearman", "threshold_failure"]
 
 
 @dataclass(frozen=True)
@@ -104,21 +121,34 @@ def load_thresholds(path: Path, version: int) -> Thresholds:
     return Thresholds(**{n: float(flat[n]) for n in names})
 
 
-def meta_evaluate(cases: Sequence[GoldenCase], outcomes: Sequence[JudgeOutcome], thresholds: Thresholds) -> dict:
+def meta_evaluate(cases: Sequence[GoldenCase], outcomes: Sequence[JudgeOutcome], thresholds: Thresholds, *,
+                  contrast_thresholds: ContrastThresholds | None = None, probes: Sequence[Probe] = (),
+                  probe_outcomes: Sequence[JudgeOutcome] = ()) -> dict:
     """The meta-evaluation report of a judge's outcomes on the golden cases (same order).
 
     Returns {"complete", "passed", "failures", "per_dimension", "injection", "thresholds",
     "cases"}: ``failures`` lists each figure beyond its threshold as a sentence; ``passed`` is
-    True when the run is complete and nothing failed, None when it is incomplete.
+    True when the run is complete and nothing failed, None when it is incomplete. With tagged
+    pairs (golden v3) and ``contrast_thresholds``, also "per_tag", "probes" and
+    "contrast_thresholds", and each dimension's "exact_share"; ``probe_outcomes`` are the
+    verdicts on ``probes`` (``meta_contrasts.probe_items``), same order.
     """
     if len(cases) != len(outcomes):
         raise ValueError(f"{len(cases)} golden cases but {len(outcomes)} outcomes")
     scores = {c.id: (o.score if o.status == OK else None) for c, o in zip(cases, outcomes)}
+    contrasts = contrast_thresholds is not None and has_contrasts(cases)
+    per_tag = tag_figures(cases, scores) if contrasts else {}
     per_dimension = {}
     failures: list[str] = []
     for d in DIMENSIONS:
         mine = [(c, o) for c, o in zip(cases, outcomes) if c.item.dimension == d]
         figures = dimension_figures([c for c, _ in mine], [o for _, o in mine], scores)
+        if contrasts:
+            # v3 has no `varies`: a dimension stays put in the pairs whose grades on it are equal (every tag's holds)
+            held = [dims[d]["hold"] for dims in per_tag.values() if d in dims]
+            stayed = {k: sum(h[k] for h in held) for k in ("checks", "within_1", "moved", "unscored")}
+            figures["stayed_put_checks"], figures["stayed_put"] = stayed, _share(stayed["within_1"], stayed["checks"])
+            figures["exact_share"] = exact_share([c for c, _ in mine], scores)
         per_dimension[d] = figures
         for name, (limit_name, kind) in DIMENSION_CHECKS.items():
             failed = threshold_failure(figures[name], getattr(thresholds, limit_name), kind)
@@ -129,7 +159,21 @@ def meta_evaluate(cases: Sequence[GoldenCase], outcomes: Sequence[JudgeOutcome],
         failed = threshold_failure(injection[name], getattr(thresholds, limit_name), kind)
         if failed:
             failures.append(f"injection flags: {name} {failed}")
-    complete = not any(o.status == ERROR for o in outcomes)
+    extra: dict[str, Any] = {}
+    if contrasts:
+        if len(probes) != len(probe_outcomes):
+            raise ValueError(f"{len(probes)} probes but {len(probe_outcomes)} outcomes")
+        flags = {c.id: (injection_flag(o.rationale) if o.status == OK else None) for c, o in zip(cases, outcomes)}
+        extra = {
+            "per_tag": per_tag,
+            "tag_injection": tag_injection_figures(cases, flags),
+            "probes": probe_figures(cases, scores, probes, [o.score if o.status == OK else None for o in probe_outcomes]),
+            "contrast_thresholds": {f.name: getattr(contrast_thresholds, f.name) for f in fields(ContrastThresholds)},
+        }
+        failures += contrast_failures(per_tag, {d: f["exact_share"] for d, f in per_dimension.items()}, extra["tag_injection"],
+                                      extra["probes"], contrast_thresholds,
+                                      (thresholds.injection_recall_min, thresholds.injection_false_flag_max))
+    complete = not any(o.status == ERROR for o in [*outcomes, *probe_outcomes])
     return {
         "complete": complete,
         "passed": (not failures) if complete else None,
@@ -137,6 +181,7 @@ def meta_evaluate(cases: Sequence[GoldenCase], outcomes: Sequence[JudgeOutcome],
         "per_dimension": per_dimension,
         "injection": injection,
         "thresholds": {f.name: getattr(thresholds, f.name) for f in fields(Thresholds)},
+        **extra,
         "cases": [_case_row(c, o) for c, o in zip(cases, outcomes)],
     }
 
@@ -254,17 +299,6 @@ def _share(part: int, whole: int) -> float | None:
     return part / whole if whole else None
 
 
-def threshold_failure(value: float | None, limit: float, kind: str) -> str | None:
-    """Why ``value`` fails its threshold, or None when it meets it (an undefined figure fails)."""
-    if value is None:
-        return f"is undefined (threshold {'>=' if kind == 'min' else '<='} {limit:g})"
-    if kind == "min" and value < limit:
-        return f"{value:.3f} < {limit:g}"
-    if kind == "max" and value > limit:
-        return f"{value:.3f} > {limit:g}"
-    return None
-
-
 def _case_row(case: GoldenCase, outcome: JudgeOutcome) -> dict:
     score = outcome.score if outcome.status == OK else None
     return {
@@ -317,11 +351,46 @@ def report_markdown(report: Mapping[str, Any], judge: Mapping[str, Any], golden_
         + (f"; {inj['reason']}" if inj.get("reason") else ""),
         "",
     ]
+    if "per_tag" in report:
+        lines += contrast_markdown(report)
     missed = [c for c in report["cases"] if not c["in_range"]]
     if missed:
         lines += ["Cases out of their allowed range:", "", "| case | intended | range | score | status |", "|---|---|---|---|---|"]
         lines += [f"| {c['id']} | {c['grade']} | {c['range'][0]}-{c['range'][1]} | {c['score']} | {c['status']} |" for c in missed]
     return "\n".join(lines) + "\n"
+
+
+def contrast_markdown(report: Mapping[str, Any]) -> list[str]:
+    """Golden v3's sections of the Markdown report: exact share, a row per tag and dimension, the probes."""
+    t = report["contrast_thresholds"]
+    exact = ", ".join(f"{d} {format_figure(f.get('exact_share'))}" for d, f in report["per_dimension"].items())
+    lines = [f"Exact share (threshold >= {t['exact_share_min']:g}): {exact}", "",
+             f"| tag | dimension | ordered (>= {t['order_min']:g}) | held within 1 (>= {t['hold_min']:g}) |", "|---|---|---|---|"]
+    for tag, dims in report["per_tag"].items():
+        for d, b in dims.items():
+            o, h = b["order"], b["hold"]
+            order = f"{format_figure(b['order_share'])} ({o['concordant']}/{o['pairs']})" if o["pairs"] else ""
+            hold = f"{format_figure(b['hold_share'])} ({h['within_1']}/{h['checks']})" if h["checks"] else ""
+            lines.append(f"| {tag} | {d} | {order} | {hold} |")
+    p, ti = report["probes"], report["tag_injection"]
+    lines += [
+        "",
+        f"Tag injection: recall {format_figure(ti['recall'])} ({ti['flagged_attempts']}/{ti['attempt_judgments']}), "
+        f"false flags {format_figure(ti['false_flag_share'])} ({ti['flagged_clean']}/{ti['clean_judgments']}).",
+        "",
+        "Bias probes:",
+        "",
+        f"- verbosity: padded scored above plain {format_figure(p['verbosity']['rise_share'])} "
+        f"({p['verbosity']['rose']}/{p['verbosity']['judgments']}; threshold <= {t['verbosity_rise_max']:g})",
+        f"- passage order: faithfulness changed when the passages were reversed {format_figure(p['passage_order']['change_share'])} "
+        f"({p['passage_order']['changed']}/{p['passage_order']['judgments']}; threshold <= {t['passage_order_change_max']:g})",
+        f"- re-judging: identical verdicts {format_figure(p['rejudging']['identical_share'])} "
+        f"({p['rejudging']['identical']}/{p['rejudging']['judgments']}; threshold >= {t['rejudge_identical_min']:g})",
+    ]
+    for name, b in p["abstention_policy"].items():
+        lines.append(f"- abstention policy: {name} abstentions scored as the rubric says {format_figure(b['share'])} "
+                     f"({b['as_rubric']}/{b['judgments']}; threshold >= {t['abstention_policy_min']:g})")
+    return lines + [""]
 
 
 def format_figure(value: float | None) -> str:
