@@ -36,7 +36,8 @@ from reteco.organizers.prepare import prepare_release
 from reteco.organizers.synthetic.release import write_synthetic_release
 from reteco.organizers.synthetic.sample_runs import write_sample_runs
 from reteco.outputs.leaderboard_plots import write_plots
-from reteco.outputs.leaderboard_tables import latex_escape, render_html, render_latex
+from reteco.outputs.leaderboard_latex import latex_escape, render_latex
+from reteco.outputs.leaderboard_tables import render_html
 from reteco.problems import InputError
 from reteco.scoring.submission import score_submission
 from reteco.subtracks import DIMENSIONS, JUDGE_MEAN, KEYS, SUBTRACKS
@@ -224,6 +225,15 @@ def test_writes_every_file_and_ranks_by_the_official_figure(built, sub):
                                                                            "leaderboard.tex"))
     assert not any(unit in written for unit in lb.expected_unit_keys(Reference.read(built.ref / sub)))
     assert any("reference topics have no ranked document" in w for s in systems for w in s["warnings"])
+
+    # --per-team best: each team's best run, with its own statistics (teamA's two tied runs: bm25,
+    # the first by run name); the broken submission is only in the full table.
+    best = json.loads((folder / "best_per_team" / "leaderboard.json").read_text(encoding="utf-8"))
+    assert [s["name"] for s in best["systems"]] == [s["name"] for s in systems if s["name"] != "teamA/copy"]
+    assert best["failed"] == [] and len(best["pairs"]) == 7 * 6 // 2
+    assert len((folder / "pairs.csv").read_text(encoding="utf-8").splitlines()) == 1 + 8 * 7 // 2
+    for s in systems:
+        assert 1 <= s["rank_low"] <= s["rank_high"] <= 8 and s["letters"]
 
 
 @pytest.mark.parametrize("sub", SUBS)
@@ -503,7 +513,8 @@ def test_latex_escapes_every_special():
 @pytest.mark.parametrize("sub", SUBS)
 def test_team_names_are_escaped_in_latex_and_html(built, sub):
     tex = (built.out / sub / "leaderboard.tex").read_text(encoding="utf-8")
-    assert r"R\&D\_lab \#1 \{50\%\} & v\textasciitilde{}2\textasciicircum{}b" in tex
+    # The system column is team/run cut to 18 characters (team to 12 here), escaped.
+    assert r"R\&D\_lab \#1 \ldots{}/v\textasciitilde{}2\textasciicircum{}b" in tex
     assert "\\toprule" in tex and "\\bottomrule" in tex and SPECIAL_TEAM not in tex
     page = (built.out / sub / "leaderboard.html").read_text(encoding="utf-8")
     assert "R&amp;D_lab #1 {50%}" in page and SPECIAL_TEAM not in page
