@@ -14,40 +14,16 @@ from __future__ import annotations
 import csv
 import io
 import re
-from pathlib import Path
 
-import numpy as np
 import pytest
 
 from reteco.organizers import leaderboard as lb
+from reteco.organizers.synthetic.leaderboard_outcomes import synthetic_outcomes
 from reteco.outputs.leaderboard_latex import LONG_ROWS, SHORT_TITLES, TEXT_WIDTH_PT, render_latex
 from reteco.outputs.leaderboard_tables import render_html, render_pairs_csv
 from reteco.subtracks import SUBTRACKS
 
-UNITS = 18  # 1a's test queries: the case where Holm over all pairs can never be significant
-
-
-def synthetic_outcomes(subtrack: str, teams: int, runs: int, seed: int = 3):
-    """Entries and score_one outcomes: team t's runs a little apart, teams spread from about 0.95
-    down to 0.40, every key of the sub-track present (judge and text figures too)."""
-    rng = np.random.default_rng(seed)
-    sub = SUBTRACKS[subtrack]
-    units = [f"u{i}" for i in range(UNITS)]
-    entries, outcomes = [], []
-    for t in range(teams):
-        for r in range(runs):
-            quality = 0.95 - 0.55 * t / max(1, teams - 1) - 0.02 * r
-            values = np.clip(quality + rng.normal(0, 0.12, UNITS), 0, 1)
-            key = lb.ranking_candidate(subtrack)
-            scores = {k: float(rng.uniform(0.2, 0.9)) for k in sub.keys}
-            scores[key] = float(values.mean())
-            team = f"University of Somewhere Team {t:02d}" if t % 7 == 0 else f"team{t:02d}"
-            entries.append(lb.Entry(Path(f"{team}-run{r}"), f"{team}-run{r}.zip", team, f"run{r}_with_a_long_name"))
-            outcomes.append({"ok": True, "scores": scores, "warnings": [], "unit_keys": units,
-                             "unit_values": [float(v) for v in values], "unit_values_absent": None,
-                             "per_domain": {d: {key: float(rng.random())} for d in ("biology", "finance", "law")},
-                             "per_depth": {}, "judge_reason": None, "flagged_answers": int(t == 1)})
-    return entries, outcomes, units
+UNITS = 18  # synthetic_outcomes' default: 1a's test queries, where Holm over all pairs cannot be significant
 
 
 @pytest.fixture(scope="module")

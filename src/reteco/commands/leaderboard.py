@@ -47,8 +47,8 @@ statistics: per system a percentile bootstrap interval of the figure over units 
   systems not significantly different as letters; the per-unit figures are those
   `reteco score` writes in details.json (per_unit). --resamples defaults to what the table needs
   (10,000, or 2 x pairs / alpha under holm and fdr, at most 1,000,000).
-paper: --top N puts the N best systems in the LaTeX main table and the page's ranking (the CSV
-  keeps all); --latex-columns chooses the main table's figures besides the ranking one (default
+paper: --top N puts the N best systems in the LaTeX main table (the diagnostics tables, the page
+  and the CSV keep all); --latex-columns chooses the main table's figures besides the ranking one (default
   per sub-track, see reteco.outputs.leaderboard_tables.PAPER_COLUMNS); the others go to the
   diagnostics tables.
 """
@@ -81,7 +81,7 @@ def add_leaderboard_parser(subparsers) -> argparse.ArgumentParser:
                    help="bootstrap resamples and test resamples (default: as many as the table needs)")
     p.add_argument("--seed", type=count_argument(0), default=DEFAULT_SEED, help=f"random seed (default {DEFAULT_SEED})")
     p.add_argument("--per-team", choices=("best",), help="also write best_per_team/: each team's best run")
-    p.add_argument("--top", type=count_argument(1), help="the LaTeX main table and the page show the N best systems")
+    p.add_argument("--top", type=count_argument(1), help="the LaTeX main table shows the N best systems (the diagnostics, page and CSV all)")
     p.add_argument("--latex-columns", type=lambda text: _latex_columns(text, KEYS),
                    help="comma-separated keys of the LaTeX main table besides the ranking figure")
     p.add_argument("--no-judge", action="store_true", help="2b/2c: do not call the LLM judge (no judge figures)")

@@ -52,11 +52,11 @@ PAIRS_FILE = "pairs.csv"
 def write_tables(board: dict, folder: Path, *, latex_columns: list[str] | None = None,
                  top: int | None = None) -> list[Path]:
     """Write the five files into ``folder``; return their paths. ``latex_columns`` and ``top``
-    shape the LaTeX main table and the page's ranking (see ``render_latex``)."""
+    shape the LaTeX main table (``reteco.outputs.leaderboard_latex.render_latex``)."""
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     for name, text in ((JSON_FILE, render_json(board)), (CSV_FILE, render_csv(board)),
-                       (PAIRS_FILE, render_pairs_csv(board)), (HTML_FILE, render_html(board, top=top)),
+                       (PAIRS_FILE, render_pairs_csv(board)), (HTML_FILE, render_html(board)),
                        (TEX_FILE, render_latex(board, columns=latex_columns, top=top))):
         path = folder / name
         path.write_text(text, encoding="utf-8", newline="")
@@ -180,18 +180,20 @@ _STYLE = (
     ".absent{color:#a15c00}.error{color:#b00020}.small{font-size:.9em;color:#555}.warning{color:#b00020;font-weight:bold}"
     "pre{white-space:pre-wrap;margin:0}"
     # The ranking scrolls sideways in its box; its first columns stay in view (sticky).
-    ".scroll{overflow-x:auto;max-width:100%}.scroll table{margin:0}"
+    # max-content: the table keeps its natural width (no column squeezed to a letter a line), and
+    # the box scrolls.
+    ".scroll{overflow-x:auto;max-width:100%}.scroll table{margin:0;width:max-content}"
     # rem, not em: a monospace cell's em is smaller in most browsers, and the second pinned
     # column must start exactly where the first ends.
-    ".pin{position:sticky;z-index:1}.pin1{left:0;box-sizing:border-box;width:3.5rem;min-width:3.5rem}"
-    ".pin2{left:3.5rem;max-width:14rem;overflow-wrap:anywhere}"
+    ".pin{position:sticky;z-index:1}.pin1{left:0;box-sizing:border-box;width:4.5rem;min-width:4.5rem;max-width:4.5rem}"
+    ".pin2{left:4.5rem;min-width:8rem;max-width:14rem;overflow-wrap:anywhere}"
+    "@media (max-width:600px){.pin2{min-width:6rem;max-width:7.5rem}}"
     "figure{margin:0 0 1.5em}figure img{max-width:100%;height:auto;border:1px solid #eee}"
 )
 
 
-def render_html(board: dict, *, top: int | None = None) -> str:
-    """The page of the sub-track's leaderboard (``top``: the ranking shows that many systems,
-    the CSV has all)."""
+def render_html(board: dict) -> str:
+    """The page of the sub-track's leaderboard."""
     e = escape
     keys, titles = keys_of(board), titles_of(board)
     figure = board["ranked_by"]
@@ -206,13 +208,11 @@ def render_html(board: dict, *, top: int | None = None) -> str:
         *(f"<p class='warning'>Warning: {e(w)}</p>" for w in board.get("warnings", [])),
     ]
     if board["systems"]:
-        systems = board["systems"][:top] if top else board["systems"]
+        systems = board["systems"]
         flagged = any("flagged_answers" in s for s in board["systems"])
         head = [f"{confidence_percent(board)}% CI", "Rank CI", "Group", "p<sub>adj</sub> vs next"]
         head += [e(titles[k]) for k in keys if k != figure] + (["Flagged answers"] if flagged else [])
-        shown = f"the top {len(systems)} of {len(board['systems'])}" if len(systems) < len(board["systems"]) else \
-            f"{len(systems)} systems"
-        out.append(f"<h2>Ranking</h2><p class='small'>{shown}; systems sharing a group letter are not significantly "
+        out.append(f"<h2>Ranking</h2><p class='small'>{len(systems)} systems; systems sharing a group letter are not significantly "
                    f"different (adjusted p &gt; {alpha}); every figure in leaderboard.csv.</p>"
                    "<div class='scroll'><table><tr><th class='pin pin1'>Rank</th>"
                    f"<th class='pin pin2'>Team / run</th><th>{e(titles[figure])}</th>"
@@ -283,7 +283,7 @@ def _html_plots(board: dict) -> str:
     for name, plot in board["plots"].items():
         if "files" in plot:
             svg = next((f for f in plot["files"] if f.endswith(".svg")), plot["files"][0])
-            out.append(f"<figure><img src='{escape(svg)}' alt='{escape(name)}' loading='lazy'>"
+            out.append(f"<figure><img src='{escape(svg)}' alt='{escape(name)}'>"
                        f"<figcaption class='small'>{escape(name)}: {escape(', '.join(plot['files']))}</figcaption></figure>")
         else:
             out.append(f"<p class='small'>{escape(name)}: not drawn: {escape(plot['absent'])}</p>")
