@@ -239,7 +239,7 @@ def test_writes_every_file_and_ranks_by_the_official_figure(built, sub):
 @pytest.mark.parametrize("sub", SUBS)
 def test_plots_that_apply_are_drawn_and_the_others_say_why(built, sub):
     plots = board_of(built, sub)["plots"]
-    drawn = {"1a": {"domain_heatmap", "ndcg_vs_tc"}, "2a": {"domain_heatmap", "depth_curves"}}[sub]
+    drawn = {"1a": {"forest", "domain_heatmap", "ndcg_vs_tc"}, "2a": {"forest", "domain_heatmap", "depth_curves"}}[sub]
     assert {name for name, plot in plots.items() if "files" in plot} == drawn
     for name, plot in plots.items():
         if name in drawn:
@@ -256,7 +256,7 @@ def test_plots_are_the_same_bytes_on_every_run(built, tmp_path):
     first, second = write_plots(board, tmp_path / "one"), write_plots(board, tmp_path / "two")
     assert first == second
     files = [f for plot in first.values() for f in plot.get("files", [])]
-    assert len(files) == 4
+    assert len(files) == 6
     for f in files:
         assert (tmp_path / "one" / f).read_bytes() == (tmp_path / "two" / f).read_bytes(), f
     assert b"<dc:date>" not in (tmp_path / "one" / "plots" / "domain_heatmap.svg").read_bytes()
@@ -487,10 +487,12 @@ def test_2b_judged_end_to_end_on_the_tiny_reference(tmp_path, fake_openai, monke
         assert system["ci_low"] <= system[JUDGE_MEAN] <= system["ci_high"]
         assert system["per_domain"]["biology"][JUDGE_MEAN] == result.details["generation"]["per_domain"]["biology"][JUDGE_MEAN]
         assert system["absent"] == {"meteor": KEYS["meteor"].absent_when, "bertscore_f1": KEYS["bertscore_f1"].absent_when}
-    assert {n for n, p in board["plots"].items() if "files" in p} == {"domain_heatmap", "depth_curves", "judge_dimensions"}
+    assert {n for n, p in board["plots"].items() if "files" in p} == {"forest", "domain_heatmap", "depth_curves", "judge_dimensions"}
     page = (tmp_path / "out" / "leaderboard.html").read_text()
-    names = ", ".join(s["name"] for s in board["systems"])  # in rank order
-    assert f"meteor absent for {names}: {KEYS['meteor'].absent_when}" in page
+    # A figure no system has is no column of the page: one line says why (the CSV keeps it).
+    assert (f"Not reported (no ranked system has it): METEOR: {KEYS['meteor'].absent_when}; "
+            f"BERTScore F1: {KEYS['bertscore_f1'].absent_when}.") in page
+    assert "<th>METEOR</th>" not in page and "<th>ROUGE-L</th>" in page
 
 
 # ----------------------------------------------------------------------------- names, manifest

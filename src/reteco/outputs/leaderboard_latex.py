@@ -122,10 +122,11 @@ def _abbreviations(keys: list[str], titles: dict[str, str]) -> str:
 
 def latex_columns(board: dict, chosen: list[str] | None = None) -> list[str]:
     """The main table's figures besides the ranking figure: ``chosen`` (``--latex-columns``), or
-    ``PAPER_COLUMNS`` of the sub-track; keys the board does not have are dropped."""
+    ``PAPER_COLUMNS`` of the sub-track; keys the board does not have, or no ranked system has,
+    are dropped."""
     keys = keys_of(board)
     wanted = chosen if chosen is not None else PAPER_COLUMNS.get(board["subtrack"], ())
-    return [k for k in wanted if k in keys and k != board["ranked_by"]]
+    return [k for k in wanted if k in keys and k != board["ranked_by"] and any(k in s for s in board["systems"])]
 
 
 def render_latex(board: dict, *, columns: list[str] | None = None, top: int | None = None) -> str:

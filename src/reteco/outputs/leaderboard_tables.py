@@ -210,6 +210,10 @@ def render_html(board: dict) -> str:
     if board["systems"]:
         systems = board["systems"]
         flagged = any("flagged_answers" in s for s in board["systems"])
+        # A figure no ranked system has (BERTScore without its model, everywhere on Codabench) is
+        # not a column: one line says why, and the CSV keeps its empty column with the reasons.
+        dropped = [k for k in keys if not any(k in s for s in systems)]
+        keys = [k for k in keys if k not in dropped]
         head = [f"{confidence_percent(board)}% CI", "Rank CI", "Group", "p<sub>adj</sub> vs next"]
         head += [e(titles[k]) for k in keys if k != figure] + (["Flagged answers"] if flagged else [])
         out.append(f"<h2>Ranking</h2><p class='small'>{len(systems)} systems; systems sharing a group letter are not significantly "
@@ -227,7 +231,11 @@ def render_html(board: dict) -> str:
                 cells.append(f"<td class='n'>{s.get('flagged_answers', '')}</td>")
             out.append("<tr>" + "".join(cells) + "</tr>")
         out.append("</table></div>")
-        out.append(_html_absent(board["systems"]))
+        if dropped:
+            reasons = "; ".join(f"{titles[k]}: {systems[0].get('absent', {}).get(k, 'absent')}" for k in dropped)
+            out.append(f"<p class='absent'>Not reported (no ranked system has it): {e(reasons)}.</p>")
+        out.append(_html_absent([{**s, "absent": {k: v for k, v in s.get("absent", {}).items() if k not in dropped}}
+                                 for s in board["systems"]]))
         out.append(_html_plots(board))
         for name, title, groups in (("per_domain", "Per domain", board["domains"]),
                                     ("per_depth", "Per turn depth", board["depth_groups"])):
