@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 from support.detailed_results_samples import judged_pages, scoring_program_pages
 
-from reteco.outputs.chromium import WIDTHS, BrowserUnavailable, Chromium, find_chromium
+from reteco.outputs.chromium import WIDTHS, find_chromium
 from reteco.subtracks import IDS
 
 if find_chromium() is None:
@@ -35,15 +35,6 @@ def pages(tmp_path_factory):
     reference_root = found["1a-development"].path.parents[3] / "reference"
     found |= {name: sample for name, (sample, _, _) in judged_pages(tmp_path_factory.mktemp("judged"), reference_root).items()}
     return found
-
-
-@pytest.fixture(scope="module")
-def browser():
-    try:
-        with Chromium() as chromium:
-            yield chromium
-    except BrowserUnavailable as exc:
-        pytest.skip(f"Chromium is installed but does not run here: {exc}")
 
 
 @pytest.mark.parametrize("width", WIDTHS)

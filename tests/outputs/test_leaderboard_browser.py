@@ -12,7 +12,7 @@ import pytest
 
 from reteco.organizers import leaderboard as lb
 from reteco.organizers.synthetic.leaderboard_outcomes import synthetic_outcomes
-from reteco.outputs.chromium import WIDTHS, BrowserUnavailable, Chromium, find_chromium
+from reteco.outputs.chromium import WIDTHS, find_chromium
 from reteco.outputs.leaderboard_plots import write_plots
 from reteco.outputs.leaderboard_tables import write_tables
 
@@ -46,15 +46,6 @@ def pages(tmp_path_factory):
         write_tables(board, folder, top=20)
         out[teams * 3] = folder
     return out
-
-
-@pytest.fixture(scope="module")
-def browser():
-    try:
-        with Chromium() as chromium:
-            yield chromium
-    except BrowserUnavailable as exc:
-        pytest.skip(f"Chromium is installed but does not run here: {exc}")
 
 
 @pytest.mark.parametrize("width", WIDTHS)

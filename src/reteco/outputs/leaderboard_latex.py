@@ -12,16 +12,7 @@ a comment saying so.
 
 from __future__ import annotations
 
-from reteco.outputs.leaderboard_text import (
-    alpha_of,
-    confidence_percent,
-    fixed,
-    interval_text,
-    keys_of,
-    rank_interval_text,
-    ranking_sentence,
-    titles_of,
-)
+from reteco.outputs import leaderboard_text as shared
 
 _LATEX_SPECIALS = {
     "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
@@ -124,7 +115,7 @@ def latex_columns(board: dict, chosen: list[str] | None = None) -> list[str]:
     """The main table's figures besides the ranking figure: ``chosen`` (``--latex-columns``), or
     ``PAPER_COLUMNS`` of the sub-track; keys the board does not have, or no ranked system has,
     are dropped."""
-    keys = keys_of(board)
+    keys = shared.keys_of(board)
     wanted = chosen if chosen is not None else PAPER_COLUMNS.get(board["subtrack"], ())
     return [k for k in wanted if k in keys and k != board["ranked_by"] and any(k in s for s in board["systems"])]
 
@@ -136,7 +127,7 @@ def render_latex(board: dict, *, columns: list[str] | None = None, top: int | No
     figure) in tables that each fit the page; then the per-domain and turn-depth breakdowns. A
     table longer than ``LONG_ROWS`` is a longtable."""
     x = latex_escape
-    titles = titles_of(board)
+    titles = shared.titles_of(board)
     figure = board["ranked_by"]
     sub = board["subtrack"]
     out = [f"% RETECO leaderboard, sub-track {x(board['title'])}: written by reteco {board['scorer']['version']}.",
@@ -149,35 +140,35 @@ def render_latex(board: dict, *, columns: list[str] | None = None, top: int | No
     for warning in board.get("warnings", []):
         out.append(f"% WARNING: {x(warning)}")
     if not board["systems"]:
-        out.append(f"% {x(ranking_sentence(board))}")
+        out.append(f"% {x(shared.ranking_sentence(board))}")
         return "\n".join(out) + "\n"
     systems = board["systems"][:top] if top else board["systems"]
     chosen = latex_columns(board, columns)
     flagged = any("flagged_answers" in s for s in board["systems"])
-    head = ["Rank", "System", _head(figure, titles), f"{confidence_percent(board)}% CI", "Group",
+    head = ["Rank", "System", _head(figure, titles), f"{shared.confidence_percent(board)}% CI", "Group",
             *(_head(k, titles) for k in chosen)] + (["Fl."] if flagged else [])
     rows = []
     for s in systems:
-        rank = str(s["rank"]) + (f" ({rank_interval_text(s)})" if "rank_low" in s else "")
-        cells = [rank, system_text(s), fixed(s[figure]), interval_text(s) or "--", s.get("letters", "--")]
-        cells += [fixed(s.get(k)) or "--" for k in chosen]
+        rank = str(s["rank"]) + (f" ({shared.rank_interval_text(s)})" if "rank_low" in s else "")
+        cells = [rank, system_text(s), shared.fixed(s[figure]), shared.interval_text(s) or "--", s.get("letters", "--")]
+        cells += [shared.fixed(s.get(k)) or "--" for k in chosen]
         if flagged:
             cells.append(str(s["flagged_answers"]) if "flagged_answers" in s else "--")
         rows.append(cells)
     shown = f"the top {len(systems)} of {len(board['systems'])} ranked systems" if len(systems) < len(board["systems"]) \
         else f"{len(systems)} ranked systems"
     caption = (f"Sub-track {board['title']}: {shown}, ranked by {titles[figure]} over {board['units']} units; rank "
-               f"(its {confidence_percent(board)}% bootstrap interval); {confidence_percent(board)}% percentile bootstrap interval of "
+               f"(its {shared.confidence_percent(board)}% bootstrap interval); {shared.confidence_percent(board)}% percentile bootstrap interval of "
                f"the figure; systems sharing a group letter are not significantly different ({_procedure_words(board)}, "
-               f"alpha {alpha_of(board)}); -- absent (reasons in leaderboard.json).")
+               f"alpha {shared.alpha_of(board)}); -- absent (reasons in leaderboard.json).")
     caption += _abbreviations([figure, *chosen], titles)
     if flagged:
         caption += " Fl.: answers the judge flagged as attempts to influence it."
     out += _latex_table(head, "rlrrl" + "r" * (len(head) - 5), rows, caption, f"tab:reteco-{sub}")
-    diagnostics = [k for k in keys_of(board) if k != figure and k not in chosen and any(k in s for s in board["systems"])]
+    diagnostics = [k for k in shared.keys_of(board) if k != figure and k not in chosen and any(k in s for s in board["systems"])]
     heads = [_head(k, titles) for k in diagnostics]
     for part, keys in enumerate(_fitting_chunks(board["systems"], heads, keys_list=diagnostics), start=1):
-        rows = [[str(s["rank"]), system_text(s)] + [fixed(s.get(k)) or "--" for k in keys] for s in board["systems"]]
+        rows = [[str(s["rank"]), system_text(s)] + [shared.fixed(s.get(k)) or "--" for k in keys] for s in board["systems"]]
         caption = f"Sub-track {board['title']}: diagnostics ({part}), every ranked system in rank order."
         caption += _abbreviations(keys, titles)
         out += _latex_table(["Rank", "System", *(_head(k, titles) for k in keys)], "rl" + "r" * len(keys), rows,
@@ -185,7 +176,7 @@ def render_latex(board: dict, *, columns: list[str] | None = None, top: int | No
     for name, title, groups in (("per_domain", "per domain", board["domains"]),
                                 ("per_depth", "per turn depth", board["depth_groups"])):
         for part, chunk in enumerate(_fitting_chunks(board["systems"], groups, keys_list=groups), start=1):
-            rows = [[str(s["rank"]), system_text(s)] + [fixed(s[name].get(g, {}).get(figure)) or "--" for g in chunk]
+            rows = [[str(s["rank"]), system_text(s)] + [shared.fixed(s[name].get(g, {}).get(figure)) or "--" for g in chunk]
                     for s in board["systems"]]
             caption = f"Sub-track {board['title']}: {titles[figure]} {title}."
             label = f"tab:reteco-{sub}-{name.replace('_', '-')}" + (f"-{part}" if part > 1 else "")
