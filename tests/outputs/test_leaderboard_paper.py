@@ -20,7 +20,7 @@ import pytest
 from reteco.organizers import leaderboard as lb
 from reteco.organizers.synthetic.leaderboard_outcomes import synthetic_outcomes
 from reteco.outputs.leaderboard_latex import LONG_ROWS, SHORT_TITLES, TEXT_WIDTH_PT, render_latex
-from reteco.outputs.leaderboard_tables import render_html, render_pairs_csv
+from reteco.outputs.leaderboard_tables import render_csv, render_html, render_pairs_csv
 from reteco.subtracks import SUBTRACKS
 
 UNITS = 18  # synthetic_outcomes' default: 1a's test queries, where Holm over all pairs cannot be significant
@@ -189,3 +189,24 @@ def test_html_at_180_systems_collapses_the_pairs(board_180):
     assert "Flagged answers" in page
     # The method in sentences, not a dump of Python values.
     assert "exact False" not in page and "randomised Tukey HSD" in page
+
+
+# ------------------------------------------------------------------- 2c's generation side
+
+
+def test_2c_generation_figure_gets_intervals_tests_and_groups(board_180):
+    generation = board_180["generation"]
+    assert generation["figure"] == "judge_mean" and len(generation["pairs"]) == 16_110
+    assert generation["method"]["procedure"] == "tukey-hsd" and generation["warnings"] == []
+    by_judge = sorted(board_180["systems"], key=lambda s: -s["judge_mean"])
+    stats = [s["generation_statistics"] for s in by_judge]
+    assert [g["rank"] for g in stats] == list(range(1, 181))
+    assert all(g["ci_low"] <= s["judge_mean"] <= g["ci_high"] for s, g in zip(by_judge, stats))
+    pairs = {(p["a"], p["b"]): p["p_adjusted"] for p in generation["pairs"]}
+    assert pairs[(by_judge[0]["name"], by_judge[-1]["name"])] <= 0.05
+    assert stats[0]["letters"].startswith("a")
+    assert "<h2>Generation: Judge mean (0-1)</h2>" in render_html(board_180)
+    tex = render_latex(board_180, top=20)
+    assert "tab:reteco-2c-generation" in tex and "WARNING" not in tex
+    rows = list(csv.DictReader(io.StringIO(render_csv(board_180))))
+    assert rows[0]["judge_mean_letters"] == board_180["systems"][0]["generation_statistics"]["letters"]

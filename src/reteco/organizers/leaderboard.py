@@ -323,6 +323,12 @@ def _extract(reference: Reference, scores: dict, details: dict, problems: Proble
         out["unit_keys"], out["unit_values"] = [], None
     if out["unit_values"] is not None and abs(math.fsum(out["unit_values"]) / len(out["unit_values"]) - scores[key]) > _UNIT_MEAN_TOLERANCE:
         raise RuntimeError(f"the per-unit {key} figures do not average to scores.json's {key}")
+    if sub.judged and key != JUDGE_MEAN and JUDGE_MEAN in scores:
+        # 2c: the generation side's figure gets its own interval and test (``generation_statistics``).
+        keys, values, absent = judge_mean_per_turn(generation["per_turn"])
+        if values is not None and abs(math.fsum(values) / len(values) - scores[JUDGE_MEAN]) > _UNIT_MEAN_TOLERANCE:
+            raise RuntimeError(f"the per-turn {JUDGE_MEAN} figures do not average to scores.json's {JUDGE_MEAN}")
+        out["generation_units"] = {"keys": keys, "values": values, "absent": absent}
     return out
 
 
@@ -556,6 +562,8 @@ def build_leaderboard(subtrack_id: str, entries: list[Entry], outcomes: list[dic
         method = {"absent": "no ranked system has per-unit figures: no interval and no test"}
         warnings = []
 
+    generation = generation_statistics(sub, systems, ranked, resamples=resamples, seed=seed, confidence=confidence,
+                                       procedure=procedure, alpha=alpha)
     board = {
         "subtrack": sub.id,
         "title": sub.name,
@@ -572,12 +580,50 @@ def build_leaderboard(subtrack_id: str, entries: list[Entry], outcomes: list[dic
         "pairs": pairs,
         "method": method,
         "warnings": warnings,
+        **({"generation": generation} if generation else {}),
         "scorer": {"name": "reteco", "version": __version__},
         "reference": reference_info or {},
     }
     if ranked_by is None:
         board["unranked_reason"] = _board_unranked_reason(subtrack_id, [o for _, o in scored])
     return board
+
+
+def generation_statistics(sub, systems: list[dict], ranked: list[tuple[Entry, dict]], *, resamples: int | None,
+                          seed: int, confidence: float, procedure: str, alpha: float) -> dict | None:
+    """2c's generation side, compared as the official figure is: per ranked system with per-turn
+    judge means, a bootstrap interval of its judge_mean, a rank interval and group letters among
+    those systems (stored in its row as ``generation_statistics``), and every pair's test, in
+    order of judge_mean (best first). None for a sub-track without a ranked run and a judge."""
+    if not (sub.judged and sub.takes_run):
+        return None
+    order = sorted((i for i, (_, o) in enumerate(ranked) if (o.get("generation_units") or {}).get("values") is not None),
+                   key=lambda i: (-ranked[i][1]["scores"][JUDGE_MEAN], _order_key(ranked[i][0])))
+    for i, (_, outcome) in enumerate(ranked):
+        units = outcome.get("generation_units")
+        if i not in order:
+            systems[i]["generation_statistics"] = {"absent": (units or {}).get("absent") or f"no {JUDGE_MEAN}"}
+    if not order:
+        return {"figure": JUDGE_MEAN, "pairs": [], "method": {"absent": f"no ranked system has per-turn {JUDGE_MEAN} figures"},
+                "warnings": []}
+    keys = ranked[order[0]][1]["generation_units"]["keys"]
+    if any(ranked[i][1]["generation_units"]["keys"] != keys for i in order):
+        raise RuntimeError("the per-turn judge means are not on the same turns in the same order")
+    matrix = np.array([ranked[i][1]["generation_units"]["values"] for i in order], dtype=np.float64)
+    comparison = compare_systems(matrix, [systems[i]["name"] for i in order], confidence=confidence, resamples=resamples,
+                                 seed=seed, procedure=procedure, alpha=alpha)
+    ranks = competition_ranks([ranked[i][1]["scores"][JUDGE_MEAN] for i in order])
+    for row, i in enumerate(order):
+        systems[i]["generation_statistics"] = {
+            "ci_low": float(comparison.ci_low[row]), "ci_high": float(comparison.ci_high[row]),
+            "rank": ranks[row], "rank_low": int(comparison.rank_low[row]), "rank_high": int(comparison.rank_high[row]),
+            "letters": comparison.letters[row]}
+    method = dict(comparison.method) | {
+        "figure": JUDGE_MEAN, "unit": "turn",
+        "unit_figures": "per turn, the mean of the five normalized judge dimensions (details.json generation.per_turn); "
+                        "an unanswered turn 0"}
+    return {"figure": JUDGE_MEAN, "pairs": [pair.as_dict() for pair in comparison.pairs], "method": method,
+            "warnings": list(comparison.warnings)}
 
 
 def best_per_team(subtrack_id: str, entries: list[Entry], outcomes: list[dict]) -> tuple[list[Entry], list[dict]]:

@@ -165,6 +165,7 @@ def render_latex(board: dict, *, columns: list[str] | None = None, top: int | No
     if flagged:
         caption += " Fl.: answers the judge flagged as attempts to influence it."
     out += _latex_table(head, "rlrrl" + "r" * (len(head) - 5), rows, caption, f"tab:reteco-{sub}")
+    out += _generation_table(board, top)
     diagnostics = [k for k in shared.keys_of(board) if k != figure and k not in chosen and any(k in s for s in board["systems"])]
     heads = [_head(k, titles) for k in diagnostics]
     for part, keys in enumerate(_fitting_chunks(board["systems"], heads, keys_list=diagnostics), start=1):
@@ -182,6 +183,26 @@ def render_latex(board: dict, *, columns: list[str] | None = None, top: int | No
             label = f"tab:reteco-{sub}-{name.replace('_', '-')}" + (f"-{part}" if part > 1 else "")
             out += _latex_table(["Rank", "System", *chunk], "rl" + "r" * len(chunk), rows, caption, label)
     return "\n".join(out) + "\n"
+
+
+def _generation_table(board: dict, top: int | None) -> list[str]:
+    """2c: the judge mean with its interval, rank interval and group, best first (the top ``top``)."""
+    generation = board.get("generation")
+    if not generation or "absent" in generation["method"]:
+        return []
+    key = generation["figure"]
+    titles = shared.titles_of(board)
+    systems = sorted((s for s in board["systems"] if "ci_low" in s.get("generation_statistics", {})),
+                     key=lambda s: s["generation_statistics"]["rank"])
+    shown = systems[:top] if top else systems
+    rows = [[f"{g['rank']} ({shared.rank_interval_text(g)})", system_text(s), shared.fixed(s[key]),
+             shared.interval_text(g), g["letters"]] for s in shown for g in [s["generation_statistics"]]]
+    caption = (f"Sub-track {board['title']}: the answers, {len(shown)} of {len(systems)} systems by {titles[key]} over "
+               f"{board['units']} turns; rank (its {shared.confidence_percent(board)}% bootstrap interval), "
+               f"{shared.confidence_percent(board)}% percentile bootstrap interval; systems sharing a group letter are "
+               f"not significantly different ({_procedure_words(board)}, alpha {shared.alpha_of(board)}).")
+    return _latex_table(["Rank", "System", _head(key, titles), f"{shared.confidence_percent(board)}% CI", "Group"],
+                        "rlrrl", rows, caption, f"tab:reteco-{board['subtrack']}-generation")
 
 
 def _procedure_words(board: dict) -> str:

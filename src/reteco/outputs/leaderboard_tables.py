@@ -41,6 +41,8 @@ from reteco.outputs.leaderboard_text import (
 )
 
 PAIRS_SHOWN = 500  # more pairs than this: the page shows the adjacent ones, pairs.csv has all
+# 2c's generation figure (judge_mean), compared as the official one: its columns in the CSV.
+GENERATION_COLUMNS = ("rank", "ci_low", "ci_high", "rank_low", "rank_high", "letters")
 
 JSON_FILE = "leaderboard.json"
 CSV_FILE = "leaderboard.csv"
@@ -121,8 +123,11 @@ def render_csv(board: dict) -> str:
     keys = keys_of(board)
     domains, groups = board["domains"], board["depth_groups"]
     figure = board["ranked_by"]
+    generation = "generation" in board
     header = ["status", "rank", "rank_low", "rank_high", "letters", "team", "run", "file", *keys, "ci_low", "ci_high",
               "flagged_answers"]
+    if generation:
+        header += [f"{board['generation']['figure']}_{c}" for c in GENERATION_COLUMNS]
     if figure:
         header += [f"{figure}[{d}]" for d in domains] + [f"{figure}[{g}]" for g in groups]
     header.append("notes")
@@ -140,12 +145,15 @@ def render_csv(board: dict) -> str:
                  system.get("letters", ""), system["team"], system["run"], system["file"]]
         cells += [_exact(system.get(k)) for k in keys] + [_exact(system.get("ci_low")), _exact(system.get("ci_high"))]
         cells.append(system.get("flagged_answers", ""))
+        if generation:
+            stats = system.get("generation_statistics", {})
+            cells += [_exact(stats[c]) if c.startswith("ci") and c in stats else stats.get(c, "") for c in GENERATION_COLUMNS]
         if figure:
             cells += [_exact(system["per_domain"].get(d, {}).get(figure)) for d in domains]
             cells += [_exact(system["per_depth"].get(g, {}).get(figure)) for g in groups]
         writer.writerow(cells + ["; ".join(notes)])
     for failure in board["failed"]:
-        width = len(header) - 9
+        width = len(header) - 9  # every column but the eight named ones and the notes
         writer.writerow(["failed", "", "", "", "", failure["team"], failure["run"], failure["file"], *[""] * width,
                          " | ".join(failure["errors"])])
     return out.getvalue()
@@ -237,6 +245,7 @@ def render_html(board: dict) -> str:
         out.append(_html_absent([{**s, "absent": {k: v for k, v in s.get("absent", {}).items() if k not in dropped}}
                                  for s in board["systems"]]))
         out.append(_html_plots(board))
+        out.append(_html_generation(board))
         for name, title, groups in (("per_domain", "Per domain", board["domains"]),
                                     ("per_depth", "Per turn depth", board["depth_groups"])):
             if groups:
@@ -280,6 +289,37 @@ def render_html(board: dict) -> str:
     reference = board.get("reference", {})
     out.append(f"<p class='small'>reteco {e(board['scorer']['version'])}, reference "
                f"{e(reference.get('fingerprint', '?'))} ({e(reference.get('split', '?'))} split)</p></body></html>\n")
+    return "".join(out)
+
+
+def _html_generation(board: dict) -> str:
+    """2c's generation figure with its interval, rank interval and groups, best first."""
+    generation = board.get("generation")
+    if not generation:
+        return ""
+    e = escape
+    key = generation["figure"]
+    title = titles_of(board)[key]
+    out = [f"<h2>Generation: {e(title)}</h2>"]
+    out += [f"<p class='warning'>Warning: {e(w)}</p>" for w in generation["warnings"]]
+    if "absent" in generation["method"]:
+        return "".join(out) + f"<p class='absent'>{e(generation['method']['absent'])}.</p>"
+    rows = sorted((s for s in board["systems"] if "ci_low" in s.get("generation_statistics", {})),
+                  key=lambda s: s["generation_statistics"]["rank"])
+    out.append(f"<p class='small'>Compared as the ranking figure: {e(generation['method']['test'])}; systems sharing a "
+               f"letter are not significantly different. {len(generation['pairs'])} pairs in leaderboard.json.</p>"
+               "<div class='scroll'><table><tr><th class='pin pin1'>Rank</th><th class='pin pin2'>Team / run</th>"
+               f"<th>{e(title)}</th><th>{confidence_percent(board)}% CI</th><th>Rank CI</th><th>Group</th></tr>")
+    for s in rows:
+        g = s["generation_statistics"]
+        out.append(f"<tr><td class='n pin pin1'>{g['rank']}</td><td class='pin pin2'>{e(s['name'])}</td>"
+                   f"<td class='n'>{fixed(s[key])}</td><td class='n'>[{fixed(g['ci_low'])}, {fixed(g['ci_high'])}]</td>"
+                   f"<td class='n'>{e(rank_interval_text(g))}</td><td>{e(g['letters'])}</td></tr>")
+    out.append("</table></div>")
+    missing = [s["name"] for s in board["systems"] if "absent" in s.get("generation_statistics", {})]
+    if missing:
+        out.append(f"<p class='absent'>No interval or test of {e(title)} for {e(', '.join(missing))} (reasons in "
+                   "leaderboard.json).</p>")
     return "".join(out)
 
 

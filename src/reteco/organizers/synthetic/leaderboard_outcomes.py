@@ -42,10 +42,16 @@ def synthetic_outcomes(subtrack: str, teams: int, runs: int, *, units: int = 18,
                 scores["tc_10"] = float(np.clip(scores[key] + rng.normal(0, 0.1), 0, 1))
             depth = {g: {key: float(np.clip(quality - 0.05 * i + rng.normal(0, 0.05), 0, 1))}
                      for i, g in enumerate(DEPTH_GROUPS)} if sub.track == 2 else {}
+            generation = {}
+            if sub.judged and sub.takes_run:  # 2c: per-turn judge means that average to judge_mean
+                judged = np.clip(rng.uniform(0.2, 0.9) + rng.normal(0, 0.15, units), 0, 1)
+                scores["judge_mean"] = float(np.mean(judged))
+                generation = {"generation_units": {"keys": unit_keys, "values": [float(v) for v in judged],
+                                                   "absent": None}}
             entries.append(Entry(Path(f"{team}-run{r}"), f"{team}-run{r}.zip", team, f"run{r}_with_a_long_name"))
             outcomes.append({"ok": True, "scores": scores, "warnings": [], "unit_keys": unit_keys,
                              "unit_values": [float(v) for v in values], "unit_values_absent": None,
                              "per_domain": {d: {key: float(rng.random())} for d in DOMAINS},
                              "per_depth": depth, "judge_reason": None}
-                            | ({"flagged_answers": int(t == 1)} if sub.judged else {}))
+                            | ({"flagged_answers": int(t == 1)} if sub.judged else {}) | generation)
     return entries, outcomes, unit_keys
