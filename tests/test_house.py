@@ -267,6 +267,7 @@ ID_EXEMPT_PACKAGES = {
     "formats": "the readers of each format: FactIR's reader names FactIR's row, a reference names its sub-track",
     "organizers.prepare": "each sub-track's own reference writer (`reteco prepare`): what a sub-track's reader is",
     "organizers.synthetic": "the synthetic release: sample data made per sub-track",
+    "judge.golden_templates": "golden v3's case templates: data written per sub-track (each series' `subtrack:`)",
 }
 # Single literals allowed elsewhere, as (module's file name, literal): reason.
 ID_EXEMPT_LITERALS = {

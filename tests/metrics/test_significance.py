@@ -18,10 +18,17 @@ from reteco.metrics.significance import (
     DEFAULT_SEED,
     EXACT_MAX_UNITS,
     all_pairs,
+    attainability_warning,
+    benjamini_hochberg,
     bootstrap_ci,
+    compact_letter_display,
     compare_systems,
     holm,
+    letters_text,
     paired_randomization_test,
+    rank_intervals,
+    resamples_for,
+    tukey_hsd,
 )
 
 
@@ -362,10 +369,10 @@ def test_all_pairs_equal_single_tests_and_plain_reference():
             (single.delta, single.p_value, single.standard_error)
         assert pair.p_value == reference_p_value(matrix[i], matrix[j], 2_000, 99)
         assert pair.delta == pytest.approx(matrix[i].mean() - matrix[j].mean(), abs=1e-15)
-    assert [p.p_holm for p in pairs] == holm([p.p_value for p in pairs]).tolist()
+    assert [p.p_adjusted for p in pairs] == holm([p.p_value for p in pairs]).tolist()
     assert all_pairs(matrix[:1], ["alone"]) == []
     assert pairs[0].as_dict() == {"a": "t1/r1", "b": "t2/r1", "delta": pairs[0].delta,
-                                  "p_value": pairs[0].p_value, "p_holm": pairs[0].p_holm}
+                                  "p_value": pairs[0].p_value, "p_adjusted": pairs[0].p_adjusted}
 
 
 def test_all_pairs_identical_and_clearly_different_systems():
@@ -376,20 +383,20 @@ def test_all_pairs_identical_and_clearly_different_systems():
     pairs = all_pairs(matrix, ["better", "base", "copy"])
     by_names = {(p.a, p.b): p for p in pairs}
     same = by_names[("base", "copy")]
-    assert (same.delta, same.p_value, same.p_holm, same.standard_error) == (0.0, 1.0, 1.0, 0.0)
+    assert (same.delta, same.p_value, same.p_adjusted, same.standard_error) == (0.0, 1.0, 1.0, 0.0)
     for other in ("base", "copy"):
         assert by_names[("better", other)].p_value < 0.01
-        assert by_names[("better", other)].p_holm < 0.01
+        assert by_names[("better", other)].p_adjusted < 0.01
 
 
 def test_compare_systems_every_number_finite_and_method_complete():
     rng = np.random.default_rng(1)
     matrix = ndcg_like(rng, (6, 120))
     matrix[5] = 0.0  # a system that answered nothing
-    result = compare_systems(matrix, [f"s{i}" for i in range(6)], resamples=1_000, seed=5)
+    result = compare_systems(matrix, [f"s{i}" for i in range(6)], resamples=1_000, seed=5, procedure="holm")
     assert len(result.pairs) == 15
     numbers = [*result.ci_low, *result.ci_high]
-    numbers += [v for p in result.pairs for v in (p.delta, p.p_value, p.p_holm, p.standard_error)]
+    numbers += [v for p in result.pairs for v in (p.delta, p.p_value, p.p_adjusted, p.standard_error)]
     assert all(math.isfinite(v) for v in numbers)
     assert ((result.ci_low <= matrix.mean(axis=1)) & (matrix.mean(axis=1) <= result.ci_high)).all()
     assert result.ci_low[5] == result.ci_high[5] == 0.0
@@ -405,7 +412,7 @@ def test_compare_systems_every_number_finite_and_method_complete():
         max(p.standard_error for p in result.pairs)
     assert method["monte_carlo_standard_error"]["max"] <= 0.5 / math.sqrt(1_000)
     # Few units: exact, stated as such.
-    small = compare_systems(matrix[:3, :8], ["a", "b", "c"], resamples=1_000)
+    small = compare_systems(matrix[:3, :8], ["a", "b", "c"], resamples=1_000, procedure="holm")
     assert small.method["exact"] and small.method["sign_vectors"] == 256
     assert small.method["monte_carlo_standard_error"]["max"] == 0.0
 
@@ -428,3 +435,185 @@ def test_bad_arguments_raise_value_error():
     for call in calls:
         with pytest.raises(ValueError):
             call()
+
+
+# ---------------------------------------------------------------------------------------------
+# Randomised Tukey HSD
+
+
+def exact_tukey_p(matrix: np.ndarray, a: int, b: int) -> float:
+    """The textbook definition, enumerated: over every assignment of each unit's figures to the
+    systems (S!^n of them, all equally likely under the null), the share whose range of system
+    means reaches |mean(a) - mean(b)|."""
+    import itertools
+
+    n_systems, n_units = matrix.shape
+    observed = abs(matrix[a].mean() - matrix[b].mean())
+    hits = total = 0
+    for perms in itertools.product(itertools.permutations(range(n_systems)), repeat=n_units):
+        # perms[j][s]: the system whose figure on unit j system s gets.
+        means = [sum(matrix[perms[j][s], j] for j in range(n_units)) / n_units for s in range(n_systems)]
+        total += 1
+        hits += max(means) - min(means) >= observed - 1e-12
+    return hits / total
+
+
+def test_tukey_hsd_agrees_with_the_enumerated_textbook_definition():
+    # 3 systems x 4 units: 6^4 = 1,296 assignments, enumerated; the Monte Carlo p-value must lie
+    # within 4 of its standard errors of the exact one.
+    matrix = np.array([[0.9, 0.8, 0.7, 1.0], [0.5, 0.6, 0.4, 0.7], [0.3, 0.5, 0.2, 0.6]])
+    pairs = tukey_hsd(matrix, ["a", "b", "c"], resamples=20_000, seed=3)
+    for pair, (i, j) in zip(pairs, [(0, 1), (0, 2), (1, 2)]):
+        exact = exact_tukey_p(matrix, i, j)
+        assert pair.p_value is None
+        assert abs(pair.p_adjusted - exact) <= 4 * math.sqrt(exact * (1 - exact) / 20_000) + 1 / 20_001
+        assert pair.delta == pytest.approx(matrix[i].mean() - matrix[j].mean())
+
+
+def test_tukey_hsd_equals_a_plain_loop_over_the_stated_stream():
+    rng = np.random.default_rng(5)
+    matrix = ndcg_like(rng, (5, 12))
+    names = [f"s{i}" for i in range(5)]
+    pairs = tukey_hsd(matrix, names, resamples=500, seed=17)
+    stream = np.random.default_rng(17)
+    ranges = []
+    for _ in range(500):
+        shuffled = stream.permuted(matrix, axis=0)
+        # Column j of the trial holds unit j's figures, shuffled among the systems.
+        for j in range(12):
+            assert sorted(shuffled[:, j]) == sorted(matrix[:, j])
+        means = [math.fsum(row) / 12 for row in shuffled]
+        ranges.append(max(means) - min(means))
+    k = 0
+    for i in range(5):
+        for j in range(i + 1, 5):
+            d = abs(math.fsum(matrix[i]) / 12 - math.fsum(matrix[j]) / 12)
+            count = sum(r >= d - 1e-10 for r in ranges)
+            assert pairs[k].p_adjusted == pytest.approx((count + 1) / 501, abs=1e-15)
+            k += 1
+
+
+def test_identical_systems_under_tukey_hsd_have_p_one():
+    rng = np.random.default_rng(2)
+    base = ndcg_like(rng, 30)
+    pairs = tukey_hsd(np.vstack([base, base, ndcg_like(rng, 30)]), ["a", "b", "c"], resamples=300)
+    assert pairs[0].p_adjusted == 1.0 and pairs[0].delta == 0.0
+
+
+def synthetic_180(units: int = 18, seed: int = 1):
+    """180 systems as the issue found them: figures from about 0.98 down to 0.40 over few units."""
+    rng = np.random.default_rng(seed)
+    quality = np.linspace(0.98, 0.40, 180)[:, None]
+    matrix = np.clip(quality + rng.normal(0, 0.15, (180, units)), 0.0, 1.0)
+    order = np.argsort(-matrix.mean(axis=1), kind="stable")
+    return matrix[order], [f"team{i}/run{i % 3}" for i in order]
+
+
+def test_at_180_systems_the_top_and_bottom_are_significantly_different():
+    matrix, names = synthetic_180()
+    result = compare_systems(matrix, names, seed=4)  # the default: Tukey HSD, 10,000 trials
+    assert result.method["procedure"] == "tukey-hsd"
+    assert result.method["resamples"] == 10_000 and result.warnings == []
+    top_bottom = next(p for p in result.pairs if (p.a, p.b) == (names[0], names[-1]))
+    assert top_bottom.p_adjusted <= 0.05
+    assert result.method["smallest_attainable_adjusted_p"] == 1 / 10_001
+    assert set(result.letters[0]).isdisjoint(set(result.letters[-1]) - {"-"})
+    # Holm over 16,110 separate tests cannot, whatever the resamples, and says so.
+    warning = attainability_warning(180, 18, resamples_for(180, 18, "holm"), "holm")
+    assert warning and "tukey-hsd" in warning and "16110 pairs" in warning
+
+
+def test_resolution_follows_the_number_of_comparisons():
+    assert resamples_for(180, 18, "tukey-hsd") == 10_000
+    assert resamples_for(9, 350, "holm") == 10_000          # 36 pairs: 2 x 36 / 0.05 < 10,000
+    assert resamples_for(60, 350, "holm") == 70_800         # 1,770 pairs
+    assert resamples_for(180, 350, "fdr") == 644_400        # 16,110 pairs
+    assert resamples_for(400, 350, "holm") == 1_000_000     # capped
+    assert attainability_warning(60, 350, 70_800, "holm") is None
+    assert "70800" in attainability_warning(60, 350, 10_000, "holm")
+    assert attainability_warning(9, 18, 10, "tukey-hsd").endswith("at least 20")
+    assert attainability_warning(1, 18, 10, "tukey-hsd") is None
+
+
+def test_compare_systems_warns_when_no_pair_can_be_significant():
+    matrix, names = synthetic_180(units=18)
+    result = compare_systems(matrix[:40], names[:40], procedure="holm", resamples=2_000)
+    assert len(result.warnings) == 1 and "no pair can be significant" in result.warnings[0]
+    assert all(p.p_adjusted > 0.05 for p in result.pairs)
+    assert all(letters == "a" for letters in result.letters)
+
+
+# ---------------------------------------------------------------------------------------------
+# Benjamini-Hochberg
+
+
+def test_benjamini_hochberg_hand_worked_and_against_scipy():
+    # m = 4: sorted 0.01, 0.02, 0.03, 0.5 -> 4p/i = 0.04, 0.04, 0.04, 0.5, then the running min
+    # from the top.
+    assert benjamini_hochberg([0.03, 0.5, 0.01, 0.02]).tolist() == pytest.approx([0.04, 0.5, 0.04, 0.04])
+    rng = np.random.default_rng(4)
+    p = rng.random(200) ** 3
+    np.testing.assert_allclose(benjamini_hochberg(p), stats.false_discovery_control(p, method="bh"),
+                               rtol=1e-12)
+    with pytest.raises(ValueError):
+        benjamini_hochberg([0.2, 1.5])
+
+
+def test_all_pairs_with_the_fdr_correction():
+    rng = np.random.default_rng(8)
+    matrix = rng.random((4, 30))
+    holm_pairs = all_pairs(matrix, list("abcd"), resamples=500, correction="holm")
+    fdr_pairs = all_pairs(matrix, list("abcd"), resamples=500, correction="fdr")
+    assert [p.p_value for p in holm_pairs] == [p.p_value for p in fdr_pairs]
+    assert [p.p_adjusted for p in fdr_pairs] == benjamini_hochberg([p.p_value for p in fdr_pairs]).tolist()
+
+
+# ---------------------------------------------------------------------------------------------
+# Rank intervals and letters, against brute force
+
+
+def test_rank_intervals_equal_brute_force():
+    rng = np.random.default_rng(6)
+    means = rng.random((5, 41)).round(1)  # rounded: ties between systems within a resample
+    low, high = rank_intervals(means, 0.9)
+    for s in range(5):
+        ranks = sorted(1 + sum(means[o, r] > means[s, r] for o in range(5)) for r in range(41))
+        # 0.05 and 0.95 quantiles over 41 values, outwards: positions floor(0.05*40) = 2 and
+        # ceil(0.95*40) = 38 of the sorted ranks.
+        assert (low[s], high[s]) == (ranks[2], ranks[38])
+
+
+def maximal_cliques_brute_force(n: int, significant: set) -> list[list[int]]:
+    import itertools
+
+    cliques = [set(c) for size in range(1, n + 1) for c in itertools.combinations(range(n), size)
+               if all((i, j) not in significant for i, j in itertools.combinations(c, 2))]
+    return sorted(sorted(c) for c in cliques if not any(c < other for other in cliques))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 7), st.data())
+def test_letters_are_the_maximal_sets_of_not_significantly_different_systems(n, data):
+    import itertools
+
+    all_pairs_ = list(itertools.combinations(range(n), 2))
+    significant = set(data.draw(st.lists(st.sampled_from(all_pairs_), unique=True)) if all_pairs_ else [])
+    per_system = compact_letter_display(n, sorted(significant))
+    groups: dict[int, list[int]] = {}
+    for system, columns in enumerate(per_system):
+        for column in columns:
+            groups.setdefault(column, []).append(system)
+    assert sorted(groups.values()) == maximal_cliques_brute_force(n, significant)
+    # Numbered by their best member: group 0 holds the first system.
+    assert [groups[c] for c in sorted(groups)] == sorted(groups.values())
+    for i, j in all_pairs_:
+        share = bool(set(per_system[i]) & set(per_system[j]))
+        assert share == ((i, j) not in significant)
+
+
+def test_letters_text_shortens_runs():
+    assert letters_text([0]) == "a"
+    assert letters_text([0, 1]) == "ab"
+    assert letters_text([2, 3, 4, 5]) == "c-f"
+    assert letters_text([0, 1, 2, 33]) == "a-cH"
+    assert letters_text([51, 52, 53]) == "Z-b2"

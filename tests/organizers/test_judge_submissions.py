@@ -62,8 +62,8 @@ def test_the_table_ranks_by_judge_mean_ties_sharing_a_rank():
             for i, o in enumerate(["dora", "alice", "carl", "bob", "eve"], 1)]
     figure = {k: 0.5 for k in SUBTRACKS["2b"].keys}
     outcomes = [
-        {"ok": True, "scores": {**figure, "judge_mean": 0.4}, "judge_reason": None},
-        {"ok": True, "scores": {**figure, "judge_mean": 0.6}, "judge_reason": None},
+        {"ok": True, "scores": {**figure, "judge_mean": 0.4}, "judge_reason": None, "flagged_answers": 2},
+        {"ok": True, "scores": {**figure, "judge_mean": 0.6}, "judge_reason": None, "flagged_answers": 0},
         {"ok": True, "scores": {k: v for k, v in figure.items() if k not in JUDGE}, "judge_reason": "no key"},
         {"ok": True, "scores": {**figure, "judge_mean": 0.6}, "judge_reason": None},
         {"ok": False, "kind": "input", "errors": ["answers.jsonl:3: error: not JSON"]},
@@ -74,6 +74,10 @@ def test_the_table_ranks_by_judge_mean_ties_sharing_a_rank():
     text = js.render_csv("2b", rows)
     table = list(csv.DictReader(io.StringIO(text)))
     assert table[0]["judge_mean"] == "0.6" and table[3]["judge_mean"] == "" and "not scored: answers.jsonl:3" in table[4]["notes"]
+    # The answers the judge flagged, per submission (empty where the judge was not asked).
+    assert [r["flagged_answers"] for r in table] == ["0", "", "2", "", ""]
+    markdown = js.render_markdown("2b", rows, superseded=[], bulk=js.BulkDownload([], [], [], []), judge="test")
+    assert markdown.startswith("# 2b Gold-passage generation: submissions") and "| flagged |" in markdown
 
 
 def _bulk_of_samples(tmp_path: Path, sub: str) -> Path:

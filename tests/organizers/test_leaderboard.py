@@ -16,6 +16,7 @@ import io
 import json
 import math
 import random
+import re
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +36,8 @@ from reteco.organizers.prepare import prepare_release
 from reteco.organizers.synthetic.release import write_synthetic_release
 from reteco.organizers.synthetic.sample_runs import write_sample_runs
 from reteco.outputs.leaderboard_plots import write_plots
-from reteco.outputs.leaderboard_tables import latex_escape, render_html, render_latex
+from reteco.outputs.leaderboard_latex import latex_escape, render_latex
+from reteco.outputs.leaderboard_tables import render_html
 from reteco.problems import InputError
 from reteco.scoring.submission import score_submission
 from reteco.subtracks import DIMENSIONS, JUDGE_MEAN, KEYS, SUBTRACKS
@@ -154,7 +156,8 @@ def built(tmp_path_factory) -> Built:
     manifest.write_text("file,team,run\n" + "".join(f'{sub}/special.zip,"{SPECIAL_TEAM}",{SPECIAL_RUN}\n' for sub in SUBS))
     out = root / "out"
     code = main(["leaderboard", "--ref", str(root / "ref"), "--submissions", str(submissions), "--out", str(out),
-                 "--manifest", str(manifest), "--jobs", "2", "--resamples", str(RESAMPLES), "--seed", str(SEED)])
+                 "--manifest", str(manifest), "--jobs", "2", "--resamples", str(RESAMPLES), "--seed", str(SEED),
+                 "--procedure", "holm", "--per-team", "best"])
     return Built(root / "ref", submissions, out, manifest, kinds, code)
 
 
@@ -206,7 +209,7 @@ def test_writes_every_file_and_ranks_by_the_official_figure(built, sub):
     # Every pair tested once; the tied pair has no difference and p = 1.
     assert len(board["pairs"]) == 8 * 7 // 2
     tied = next(p for p in board["pairs"] if (p["a"], p["b"]) == ("teamA/bm25", "teamA/copy"))
-    assert tied["delta"] == 0.0 and tied["p_value"] == 1.0 and tied["p_holm"] == 1.0
+    assert tied["delta"] == 0.0 and tied["p_value"] == 1.0 and tied["p_adjusted"] == 1.0
     method = board["method"]
     assert method["resamples"] == method["interval"]["resamples"] == RESAMPLES
     assert method["seed"] == method["interval"]["seed"] == SEED and method["interval"]["confidence"] == 0.95
@@ -223,11 +226,20 @@ def test_writes_every_file_and_ranks_by_the_official_figure(built, sub):
     assert not any(unit in written for unit in lb.expected_unit_keys(Reference.read(built.ref / sub)))
     assert any("reference topics have no ranked document" in w for s in systems for w in s["warnings"])
 
+    # --per-team best: each team's best run, with its own statistics (teamA's two tied runs: bm25,
+    # the first by run name); the broken submission is only in the full table.
+    best = json.loads((folder / "best_per_team" / "leaderboard.json").read_text(encoding="utf-8"))
+    assert [s["name"] for s in best["systems"]] == [s["name"] for s in systems if s["name"] != "teamA/copy"]
+    assert best["failed"] == [] and len(best["pairs"]) == 7 * 6 // 2
+    assert len((folder / "pairs.csv").read_text(encoding="utf-8").splitlines()) == 1 + 8 * 7 // 2
+    for s in systems:
+        assert 1 <= s["rank_low"] <= s["rank_high"] <= 8 and s["letters"]
+
 
 @pytest.mark.parametrize("sub", SUBS)
 def test_plots_that_apply_are_drawn_and_the_others_say_why(built, sub):
     plots = board_of(built, sub)["plots"]
-    drawn = {"1a": {"domain_heatmap", "ndcg_vs_tc"}, "2a": {"domain_heatmap", "depth_curves"}}[sub]
+    drawn = {"1a": {"forest", "domain_heatmap", "ndcg_vs_tc"}, "2a": {"forest", "domain_heatmap", "depth_curves"}}[sub]
     assert {name for name, plot in plots.items() if "files" in plot} == drawn
     for name, plot in plots.items():
         if name in drawn:
@@ -244,7 +256,7 @@ def test_plots_are_the_same_bytes_on_every_run(built, tmp_path):
     first, second = write_plots(board, tmp_path / "one"), write_plots(board, tmp_path / "two")
     assert first == second
     files = [f for plot in first.values() for f in plot.get("files", [])]
-    assert len(files) == 4
+    assert len(files) == 6
     for f in files:
         assert (tmp_path / "one" / f).read_bytes() == (tmp_path / "two" / f).read_bytes(), f
     assert b"<dc:date>" not in (tmp_path / "one" / "plots" / "domain_heatmap.svg").read_bytes()
@@ -301,7 +313,7 @@ def test_intervals_and_p_values_agree_with_scipy(built, sub):
     for i, k in enumerate(order):
         running = max(running, min(1.0, (m - i) * raw[k]))
         adjusted[k] = running
-    assert [p["p_holm"] for p in board["pairs"]] == pytest.approx(adjusted, abs=1e-15)
+    assert [p["p_adjusted"] for p in board["pairs"]] == pytest.approx(adjusted, abs=1e-15)
 
 
 # --------------------------------------------------------------------- hand-worked statistics
@@ -324,7 +336,8 @@ def test_three_systems_five_units_worked_by_hand():
     s2 = [0.5, 0.5, 0.5, 0.5, 0.5]  # mean 0.5
     s3 = [1.0, 0.0, 0.0, 0.0, 0.0]  # mean 0.2
     board = lb.build_leaderboard("2a", [entry("S3"), entry("S1"), entry("S2")],
-                                 [outcome(s3, units), outcome(s1, units), outcome(s2, units)], unit_keys=units)
+                                 [outcome(s3, units), outcome(s1, units), outcome(s2, units)], unit_keys=units,
+                                 procedure="holm")
     systems = board["systems"]
     assert [(s["name"], s["rank"], s["ndcg_10"]) for s in systems] == [("S1", 1, 0.7), ("S2", 2, 0.5), ("S3", 3, 0.2)]
 
@@ -345,7 +358,7 @@ def test_three_systems_five_units_worked_by_hand():
     #            at least four of the five signs are +: 1 + 5 + 5 + 1 = 12 of 32: p = 0.375.
     # Holm over m = 3: sorted 0.125, 0.375, 0.5 -> 3 x 0.125 = 0.375, max(0.375, 2 x 0.375) = 0.75,
     # max(0.75, 1 x 0.5) = 0.75.
-    pairs = [(p["a"], p["b"], p["p_value"], p["p_holm"]) for p in board["pairs"]]
+    pairs = [(p["a"], p["b"], p["p_value"], p["p_adjusted"]) for p in board["pairs"]]
     assert pairs == [("S1", "S2", 0.5, 0.75), ("S1", "S3", 0.125, 0.375), ("S2", "S3", 0.375, 0.75)]
     assert [p["delta"] for p in board["pairs"]] == pytest.approx([0.2, 0.5, 0.3], abs=1e-15)
     assert board["method"]["exact"] is True and board["method"]["sign_vectors"] == 32
@@ -423,7 +436,7 @@ def test_2b_is_ranked_by_judge_mean_and_a_system_with_an_invalid_judgment_gets_n
     assert "ci_low" not in board["systems"][1] and "invalid" in board["systems"][1]["statistics_absent"]
     assert [(p["a"], p["b"]) for p in board["pairs"]] == [("A", "C")]  # B is in no test
     assert board["unranked"][0]["name"] == "D" and "the judge did not run: no API key" in board["unranked"][0]["reason"]
-    assert "Judge mean (0-1)" in render_html(board) and "a reported figure (not an official ranking)" in render_html(board)
+    assert "Judge mean (0-1)" in render_html(board) and "the ranking figure of 2b, which has no official figure" in render_html(board)
     plots = write_plots(board, tmp_path)
     assert "files" in plots["judge_dimensions"] and (tmp_path / "plots" / "judge_dimensions.svg").is_file()
 
@@ -433,9 +446,9 @@ def test_2b_without_the_judge_is_unranked_and_says_why(tmp_path):
                 "unit_values_absent": None, "per_domain": {}, "per_depth": {}, "judge_reason": "no API key"}
     board = lb.build_leaderboard("2b", [entry("A")], [no_judge], unit_keys=["t1"])
     assert board["ranked_by"] is None and board["systems"] == [] and board["pairs"] == []
-    assert "2b has no official ranking figure" in board["unranked_reason"] and "absent" in board["method"]
-    assert "Unranked: 2b has no official ranking figure" in render_html(board)
-    assert "2b has no official ranking figure" in render_latex(board)
+    assert "2b is ranked by judge_mean" in board["unranked_reason"] and "absent" in board["method"]
+    assert "Unranked: 2b is ranked by judge_mean" in render_html(board)
+    assert r"2b is ranked by judge\_mean" in render_latex(board)
     plots = write_plots(board, tmp_path)
     assert all("absent" in p for p in plots.values()) and "no API key" in plots["judge_dimensions"]["absent"]
 
@@ -459,9 +472,12 @@ def test_2b_judged_end_to_end_on_the_tiny_reference(tmp_path, fake_openai, monke
     assert code == 0
     board = json.loads((tmp_path / "out" / "leaderboard.json").read_text())
     assert board["ranked_by"] == JUDGE_MEAN and len(board["systems"]) == 3 and len(board["pairs"]) == 3
-    assert board["method"]["exact"] is True and board["units"] == 3
+    assert board["method"]["procedure"] == "tukey-hsd" and board["method"]["resamples"] == 100 and board["units"] == 3
     for system in board["systems"]:
         result = score_submission(reference, folder / system["file"], cache_dir=cache)
+        # The answers the judge flagged are counted in the row (when the prompt asks the judge).
+        injection = result.details["generation"]["judge"].get("injection", {})
+        assert system.get("flagged_answers") == injection.get("answers_flagged")
         assert {k: system[k] for k in SUBTRACKS["2b"].keys if k in system} == result.scores
         # Its per-turn judge means (a turn's five normalized dimensions; unanswered 0) average to judge_mean.
         rows = result.per_topic["generation.per_turn"]
@@ -471,10 +487,12 @@ def test_2b_judged_end_to_end_on_the_tiny_reference(tmp_path, fake_openai, monke
         assert system["ci_low"] <= system[JUDGE_MEAN] <= system["ci_high"]
         assert system["per_domain"]["biology"][JUDGE_MEAN] == result.details["generation"]["per_domain"]["biology"][JUDGE_MEAN]
         assert system["absent"] == {"meteor": KEYS["meteor"].absent_when, "bertscore_f1": KEYS["bertscore_f1"].absent_when}
-    assert {n for n, p in board["plots"].items() if "files" in p} == {"domain_heatmap", "depth_curves", "judge_dimensions"}
+    assert {n for n, p in board["plots"].items() if "files" in p} == {"forest", "domain_heatmap", "depth_curves", "judge_dimensions"}
     page = (tmp_path / "out" / "leaderboard.html").read_text()
-    names = ", ".join(s["name"] for s in board["systems"])  # in rank order
-    assert f"meteor absent for {names}: {KEYS['meteor'].absent_when}" in page
+    # A figure no system has is no column of the page: one line says why (the CSV keeps it).
+    assert (f"Not reported (no ranked system has it): METEOR: {KEYS['meteor'].absent_when}; "
+            f"BERTScore F1: {KEYS['bertscore_f1'].absent_when}.") in page
+    assert "<th>METEOR</th>" not in page and "<th>ROUGE-L</th>" in page
 
 
 # ----------------------------------------------------------------------------- names, manifest
@@ -497,11 +515,15 @@ def test_latex_escapes_every_special():
 @pytest.mark.parametrize("sub", SUBS)
 def test_team_names_are_escaped_in_latex_and_html(built, sub):
     tex = (built.out / sub / "leaderboard.tex").read_text(encoding="utf-8")
-    assert r"R\&D\_lab \#1 \{50\%\} & v\textasciitilde{}2\textasciicircum{}b" in tex
+    # The system column is team/run cut to 18 characters (team to 12 here), escaped.
+    assert r"R\&D\_lab \#1 \ldots{}/v\textasciitilde{}2\textasciicircum{}b" in tex
     assert "\\toprule" in tex and "\\bottomrule" in tex and SPECIAL_TEAM not in tex
     page = (built.out / sub / "leaderboard.html").read_text(encoding="utf-8")
     assert "R&amp;D_lab #1 {50%}" in page and SPECIAL_TEAM not in page
-    lowered = page.lower()
+    # No request but the plots beside the page (shown inline, from its plots/ folder).
+    images = re.findall(r"<img src='([^']*)'", page)
+    assert images and all(src.startswith("plots/") and (built.out / sub / src).is_file() for src in images)
+    lowered = re.sub(r"<img src='plots/[^']*'", "<img", page).lower()
     for external in ("<script", "src=", "href=", "url(", "@import", "http://", "https://"):
         assert external not in lowered, external
 

@@ -1,14 +1,18 @@
 """``reteco leaderboard``: score many submissions, rank them, compare every pair.
 
     reteco leaderboard --ref REF --submissions DIR --out OUT [--manifest M.csv] [--jobs N]
-                       [--resamples R] [--seed S] [--no-judge] [--judge-config C] [--judge-cache D]
+                       [--procedure tukey-hsd|holm|fdr] [--alpha A] [--resamples R] [--seed S]
+                       [--per-team best] [--top N] [--latex-columns K,K,...]
+                       [--no-judge] [--judge-config C] [--judge-cache D]
 
 REF is one sub-track's reference folder (``build/reference/2a``: DIR holds its submissions and
 OUT gets the files), or a folder of them (``build/reference``: DIR/<sub-track>/ holds each
 sub-track's submissions, OUT/<sub-track>/ gets its files; a sub-track without a folder in DIR
-is skipped and said so). Per sub-track: leaderboard.json, .csv, .html, .tex and plots/*.png,
-*.svg (``reteco.organizers.leaderboard``, ``reteco.outputs.leaderboard_tables``,
-``reteco.outputs.leaderboard_plots``).
+is skipped and said so). Per sub-track: leaderboard.json, .csv, .html, .tex, pairs.csv and
+plots/*.png, *.svg (``reteco.organizers.leaderboard``, ``reteco.outputs.leaderboard_tables``,
+``reteco.outputs.leaderboard_plots``); with ``--per-team best`` also best_per_team/, the same
+files for each team's best run (the paper's main table; its statistics over those runs).
+A configuration under which no pair can be significant is said on stderr and in the files.
 
 Exit codes: 0 the leaderboards are written (a submission that cannot be scored is listed in
 them with its messages, not ranked); 1 the command's input cannot be used (REF, DIR, the
@@ -28,6 +32,8 @@ from reteco.commands.judge_options import add_judge_cache_option, add_judge_conf
 from reteco.commands.output_folder import check_output_folder
 from reteco.problems import EXIT_INCOMPLETE, EXIT_OK, InputError
 
+BEST_FOLDER = "best_per_team"
+
 _EPILOG = """\
 names: a manifest CSV with the header file,team,run names the submissions it lists (file relative
   to DIR: teamA-run1.zip, or 2a/teamA-run1.zip when REF holds several sub-tracks); any other
@@ -35,15 +41,23 @@ names: a manifest CSV with the header file,team,run names the submissions it lis
   <team>__<run>, else <team>-<run> (split at the first hyphen), else <team> alone.
 ranking: by the official figure (nDCG@10; 2b: judge_mean when the judge ran, else unranked),
   best first; ties within 1e-12 share a rank ("1224"), then order by team and run.
-statistics: per system a percentile bootstrap interval of the figure over units; per pair a
-  paired two-sided randomization test over units, Holm-corrected over all pairs; the per-unit
-  figures are those `reteco score` writes in details.json (per_unit).
+statistics: per system a percentile bootstrap interval of the figure over units and of its rank;
+  per pair the randomised Tukey HSD test over units (default; --procedure holm or fdr: a paired
+  randomization test per pair, Holm- or Benjamini-Hochberg-corrected over all pairs); groups of
+  systems not significantly different as letters; the per-unit figures are those
+  `reteco score` writes in details.json (per_unit). --resamples defaults to what the table needs
+  (10,000, or 2 x pairs / alpha under holm and fdr, at most 1,000,000).
+paper: --top N puts the N best systems in the LaTeX main table (the diagnostics tables, the page
+  and the CSV keep all); --latex-columns chooses the main table's figures besides the ranking one (default
+  per sub-track, see the rows' paper_columns in reteco.subtracks); the others go to the
+  diagnostics tables.
 """
 
 
 def add_leaderboard_parser(subparsers) -> argparse.ArgumentParser:
     """Add the ``leaderboard`` command to an argparse subparsers object; returns its parser."""
-    from reteco.metrics.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
+    from reteco.metrics.significance import DEFAULT_ALPHA, DEFAULT_PROCEDURE, DEFAULT_SEED, PROCEDURES
+    from reteco.subtracks import KEYS
 
     p = subparsers.add_parser(
         "leaderboard",
@@ -59,9 +73,17 @@ def add_leaderboard_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--manifest", type=Path, help="CSV file,team,run naming the submissions")
     p.add_argument("--jobs", type=count_argument(1), default=os.cpu_count() or 1,
                    help="scoring processes (default: the CPU count)")
-    p.add_argument("--resamples", type=count_argument(1), default=DEFAULT_RESAMPLES,
-                   help=f"bootstrap resamples and random sign vectors (default {DEFAULT_RESAMPLES})")
+    p.add_argument("--procedure", choices=PROCEDURES, default=DEFAULT_PROCEDURE,
+                   help=f"pairwise test and correction (default {DEFAULT_PROCEDURE})")
+    p.add_argument("--alpha", type=_alpha, default=DEFAULT_ALPHA,
+                   help=f"significance level of the groups (default {DEFAULT_ALPHA})")
+    p.add_argument("--resamples", type=count_argument(1), default=None,
+                   help="bootstrap resamples and test resamples (default: as many as the table needs)")
     p.add_argument("--seed", type=count_argument(0), default=DEFAULT_SEED, help=f"random seed (default {DEFAULT_SEED})")
+    p.add_argument("--per-team", choices=("best",), help="also write best_per_team/: each team's best run")
+    p.add_argument("--top", type=count_argument(1), help="the LaTeX main table shows the N best systems (the diagnostics, page and CSV all)")
+    p.add_argument("--latex-columns", type=lambda text: _latex_columns(text, KEYS),
+                   help="comma-separated keys of the LaTeX main table besides the ranking figure")
     p.add_argument("--no-judge", action="store_true", help="2b/2c: do not call the LLM judge (no judge figures)")
     add_judge_config_option(p, help_text="judge config YAML (default: the packaged judge.yaml)")
     add_judge_cache_option(p, used_for=" for 2b/2c")
@@ -69,6 +91,25 @@ def add_leaderboard_parser(subparsers) -> argparse.ArgumentParser:
                                                                 "is not a terminal)")
     p.set_defaults(func=cmd_leaderboard)
     return p
+
+
+def _alpha(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"must be a number between 0 and 1, got {text!r}")
+    return value
+
+
+def _latex_columns(text: str, keys) -> list[str]:
+    columns = [k.strip() for k in text.split(",") if k.strip()]
+    unknown = [k for k in columns if k not in keys]
+    if unknown or not columns:
+        raise argparse.ArgumentTypeError(f"unknown key(s) {', '.join(unknown) or '(none given)'}; "
+                                         f"the keys are {', '.join(keys)}")
+    return columns
 
 
 def cmd_leaderboard(args) -> int:
@@ -112,16 +153,29 @@ def cmd_leaderboard(args) -> int:
     for sub, ref_dir, entries, out in plan:
         outcomes = lb.score_entries(ref_dir, entries, options, jobs=args.jobs, progress=progress, label=sub)
         reference = references[sub]
-        board = lb.build_leaderboard(
-            sub, entries, outcomes, unit_keys=lb.expected_unit_keys(reference), resamples=args.resamples,
-            seed=args.seed, reference_info={"fingerprint": reference.fingerprint(),
-                                            "split": reference.manifest.get("split")},
-        )
-        try:
-            board["plots"] = write_plots(board, out)
-            write_tables(board, out)
-        except OSError as exc:
-            raise InputError(f"cannot write the leaderboard here ({exc.strerror or exc})", str(exc.filename or out)) from None
+        info = {"fingerprint": reference.fingerprint(), "split": reference.manifest.get("split")}
+        views = [(entries, outcomes, out)]
+        if args.per_team == "best":
+            views.append((*lb.best_per_team(sub, entries, outcomes), out / BEST_FOLDER))
+        full: dict = {}
+        for view_entries, view_outcomes, view_out in views:
+            board = lb.build_leaderboard(
+                sub, view_entries, view_outcomes, unit_keys=lb.expected_unit_keys(reference),
+                resamples=args.resamples, seed=args.seed, reference_info=info, procedure=args.procedure,
+                alpha=args.alpha,
+            )
+            label = sub if view_out == out else f"{sub} {BEST_FOLDER}"
+            for warning in board["warnings"]:
+                print(f"{label}: warning: {warning}", file=sys.stderr)
+            try:
+                board["plots"] = write_plots(board, view_out)
+                write_tables(board, view_out, latex_columns=args.latex_columns, top=args.top)
+            except OSError as exc:
+                raise InputError(f"cannot write the leaderboard here ({exc.strerror or exc})",
+                                 str(exc.filename or view_out)) from None
+            if view_out == out:
+                full = board
+        board = full  # the summary counts every submission
         for failure in board["failed"]:
             internal += failure["kind"] == "internal"
             print(f"{sub}: {failure['file']}: not scored: {failure['errors'][0] if failure['errors'] else ''}",

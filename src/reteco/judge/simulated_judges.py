@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from reteco.judge.golden import GoldenCase
 from reteco.judge.items import DIMENSIONS, OK, JudgeOutcome
 from reteco.judge.meta_contrasts import REJUDGED, REORDERED, ContrastThresholds, Probe, contrast_pairs, contrasted_ids, probe_items
+from reteco.judge.meta_evaluation import meta_evaluate
 from reteco.judge.prompts import injection_mark
 
 # A keyword detector of the kind the issue says met v2's injection thresholds.
@@ -196,8 +197,6 @@ def simulated_outcomes(judge: SimulatedJudge, cases: Sequence[GoldenCase], probe
 def gate_result(judge: SimulatedJudge, cases: Sequence[GoldenCase], thresholds, contrast_thresholds: ContrastThresholds,
                 rng: random.Random, probes: Sequence[Probe] | None = None) -> dict:
     """One simulated run of ``judge`` through ``meta_evaluate``: its report."""
-    from reteco.judge.meta_evaluation import meta_evaluate
-
     probes = probe_items(cases) if probes is None else probes
     outcomes, probe_outcomes = simulated_outcomes(judge, cases, probes, rng)
     return meta_evaluate(cases, outcomes, thresholds, contrast_thresholds=contrast_thresholds, probes=probes,

@@ -243,13 +243,15 @@ def judge_bulk(subtrack: str, reference_dir: Path, kept: list[BulkSubmission], o
 def table_rows(subtrack: str, kept: list[BulkSubmission], outcomes: list[dict]) -> list[dict]:
     """Rows of the table, ranked first (best first, ties sharing a rank), then the unranked and
     those that could not be scored (by team). Each row: rank (None: unranked), team,
-    submission, phase, uploaded, file, scores (key -> figure), absent (key -> why), errors."""
+    submission, phase, uploaded, file, scores (key -> figure), absent (key -> why), errors,
+    flagged (answers the judge flagged as attempts to influence it; None when it was not asked)."""
     keys = SUBTRACKS[subtrack].keys
     candidate = ranking_candidate(subtrack)
     rows = []
     for s, outcome in zip(kept, outcomes):
         row = {"rank": None, "team": s.owner, "submission": s.submission_id, "phase": s.phase_id,
-               "uploaded": s.uploaded, "file": s.name, "scores": {}, "absent": {}, "errors": []}
+                "uploaded": s.uploaded, "file": s.name, "scores": {}, "absent": {}, "errors": [],
+                "flagged": outcome.get("flagged_answers")}
         row["judge_usage"] = outcome.get("judge_usage") if outcome["ok"] else None
         if outcome["ok"]:
             row["scores"] = {k: outcome["scores"][k] for k in keys if k in outcome["scores"]}
@@ -271,12 +273,14 @@ def render_csv(subtrack: str, rows: list[dict]) -> str:
     keys = SUBTRACKS[subtrack].keys
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["rank", "team", "submission", "phase", "uploaded", "file", *keys, "notes", *USAGE_COLUMNS])
+    writer.writerow(["rank", "team", "submission", "phase", "uploaded", "file", *keys, "flagged_answers", "notes",
+                     *USAGE_COLUMNS])
     for row in rows:
         usage = row.get("judge_usage") or {}
         writer.writerow([
             "" if row["rank"] is None else row["rank"], row["team"], row["submission"], row["phase"], row["uploaded"],
-            row["file"], *(repr(row["scores"][k]) if k in row["scores"] else "" for k in keys), _notes(row),
+            row["file"], *(repr(row["scores"][k]) if k in row["scores"] else "" for k in keys),
+            "" if row["flagged"] is None else row["flagged"], _notes(row),
             *("" if usage.get(c) is None else usage[c] for c in USAGE_COLUMNS),
         ])
     return out.getvalue()
@@ -309,14 +313,17 @@ def render_markdown(subtrack: str, rows: list[dict], *, superseded: list[tuple[B
     sub = SUBTRACKS[subtrack]
     keys = sub.keys
     ranked_by = ranking_candidate(subtrack)
-    lines = [f"# {sub.id} {sub.name}: submissions judged after the phase", "",
-             f"Each team's last submission, ranked by {ranked_by} (ties share a rank). Judge: {judge}.", ""]
-    head = ["rank", "team", "submission", "uploaded", *(KEYS[k].title for k in keys), "notes"]
+    lines = [f"# {sub.name}: submissions judged after the phase", "",
+             f"Each team's last submission, ranked by {ranked_by} (ties share a rank). Judge: {judge}. "
+             "Flagged: answers the judge flagged as attempts to influence it, for the organizers' review.", ""]
+    head = ["rank", "team", "submission", "uploaded", *(KEYS[k].title for k in keys), "flagged", "notes"]
     lines.append("| " + " | ".join(head) + " |")
-    lines.append("|" + "|".join("---:" if h == "rank" or h in [KEYS[k].title for k in keys] else "---" for h in head) + "|")
+    numeric = {"rank", "flagged", *(KEYS[k].title for k in keys)}
+    lines.append("|" + "|".join("---:" if h in numeric else "---" for h in head) + "|")
     for row in rows:
         cells = ["" if row["rank"] is None else str(row["rank"]), _md(row["team"]), str(row["submission"]),
-                 _md(row["uploaded"]), *(_figure(row["scores"].get(k)) for k in keys), _md(_notes(row))]
+                 _md(row["uploaded"]), *(_figure(row["scores"].get(k)) for k in keys),
+                 "" if row["flagged"] is None else str(row["flagged"]), _md(_notes(row))]
         lines.append("| " + " | ".join(cells) + " |")
     lines += usage_lines(rows)
     if superseded:

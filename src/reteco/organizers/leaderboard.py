@@ -24,8 +24,9 @@ first hyphen), else ``<team>`` alone (the run is ``""``). A split that would lea
 the run empty is not made. A team whose name holds a hyphen needs the manifest (or ``__``).
 
 Ranking. Systems are ordered by the ranking figure, best first: the sub-track's official figure
-(nDCG@10 for 1a, 1b, 2a, 2c); 2b has none and is ranked by ``judge_mean`` when the judge ran,
-else it is unranked and the tables say so. Ties share a rank, standard competition ranking
+(nDCG@10 for 1a, 1b, 2a, 2c); 2b has none and is ranked by ``judge_mean`` (the sub-track
+table's ``ranked`` key); without the judge's figures its submissions are unranked and the tables
+say so. Ties share a rank, standard competition ranking
 ("1224"): a system whose figure is within ``TIE_TOLERANCE`` (1e-12, far below any difference
 that matters, above the rounding of a mean) of the one above it takes that system's rank, and
 the next rank skips. Within a tie, and among unranked systems, the order is by team, then run.
@@ -37,9 +38,14 @@ same order; a unit a system did not answer is already 0 there, per the rules). F
 ``judge_mean`` a turn's figure is the mean of its five normalized judge dimensions (0 for an
 unanswered turn); a system with an invalid or failed judgment has no such figure for that turn,
 its per-turn figures no longer average to its judge_mean, and it gets no interval and no test
-(said with the reason). Over those: a 95% percentile bootstrap interval of each system's
-figure, and for every pair of systems a paired two-sided randomization test of the difference
-of means, Holm's correction over all pairs, resamples and seed stated in the method block.
+(said with the reason). Over those (``reteco.metrics.significance.compare_systems``): a 95%
+percentile bootstrap interval of each system's figure and of its rank, every pair of systems
+tested by the randomised Tukey HSD (default; or a paired randomization test with Holm's or
+Benjamini-Hochberg's correction over all pairs), significance groups as letters, resamples and
+seed stated in the method block, and a warning in ``warnings`` when no pair can be significant.
+
+The paper's main table: ``best_per_team`` keeps each team's best run; the command builds a
+second leaderboard of those (its own statistics: the family is the teams) beside the full one.
 """
 
 from __future__ import annotations
@@ -63,7 +69,13 @@ from reteco import __version__
 from reteco.formats.reference import MANIFEST, Reference
 from reteco.formats.topic_ids import DEPTH_GROUPS
 from reteco.llm.cache import JudgeCacheError
-from reteco.metrics.significance import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, compare_systems
+from reteco.metrics.significance import (
+    DEFAULT_ALPHA,
+    DEFAULT_CONFIDENCE,
+    DEFAULT_PROCEDURE,
+    DEFAULT_SEED,
+    compare_systems,
+)
 from reteco.problems import InputError, Problems, ReferenceDataError, quoted
 from reteco.scoring.aggregate import Units
 from reteco.subtracks import DEFAULT_BENCHMARK, DIMENSIONS, JUDGE, JUDGE_MEAN, KEYS, SUBTRACK_IDS, SUBTRACKS, benchmark
@@ -300,6 +312,9 @@ def _extract(reference: Reference, scores: dict, details: dict, problems: Proble
         "judge_usage": generation.get("judge", {}).get("run", {}).get("usage_of_verdicts"),
         "unit_values_absent": None,
     }
+    injection = generation.get("judge", {}).get("injection", {})
+    if injection.get("asked"):
+        out["flagged_answers"] = int(injection["answers_flagged"])
     if key in scores and sub.takes_run:
         rows = details["per_unit"]
         out["unit_keys"] = [row["unit"] for row in rows]
@@ -310,6 +325,12 @@ def _extract(reference: Reference, scores: dict, details: dict, problems: Proble
         out["unit_keys"], out["unit_values"] = [], None
     if out["unit_values"] is not None and abs(math.fsum(out["unit_values"]) / len(out["unit_values"]) - scores[key]) > _UNIT_MEAN_TOLERANCE:
         raise RuntimeError(f"the per-unit {key} figures do not average to scores.json's {key}")
+    if sub.judged and key != JUDGE_MEAN and JUDGE_MEAN in scores:
+        # 2c: the generation side's figure gets its own interval and test (``generation_statistics``).
+        keys, values, absent = judge_mean_per_turn(generation["per_turn"])
+        if values is not None and abs(math.fsum(values) / len(values) - scores[JUDGE_MEAN]) > _UNIT_MEAN_TOLERANCE:
+            raise RuntimeError(f"the per-turn {JUDGE_MEAN} figures do not average to scores.json's {JUDGE_MEAN}")
+        out["generation_units"] = {"keys": keys, "values": values, "absent": absent}
     return out
 
 
@@ -486,10 +507,13 @@ def interval_monte_carlo_error(unit_values: np.ndarray, resamples: int, confiden
 
 
 def build_leaderboard(subtrack_id: str, entries: list[Entry], outcomes: list[dict], *, unit_keys: list[str],
-                      resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
-                      confidence: float = DEFAULT_CONFIDENCE, reference_info: dict | None = None) -> dict:
+                      resamples: int | None = None, seed: int = DEFAULT_SEED,
+                      confidence: float = DEFAULT_CONFIDENCE, reference_info: dict | None = None,
+                      procedure: str = DEFAULT_PROCEDURE, alpha: float = DEFAULT_ALPHA) -> dict:
     """The leaderboard of one sub-track, as ``leaderboard.json`` holds it (see the module
-    docstring for the ranking and the statistics).
+    docstring for the ranking and the statistics). ``resamples`` None: as many as the table
+    needs (``reteco.metrics.significance.compare_systems``); ``procedure`` the pairwise test
+    (tukey-hsd, holm or fdr) and ``alpha`` its level, for the groups and the warnings.
 
     ``outcomes[i]`` is ``score_one``'s result for ``entries[i]``; ``unit_keys`` the reference's
     units in order (``expected_unit_keys``): every system's unit figures must list exactly these,
@@ -525,15 +549,23 @@ def build_leaderboard(subtrack_id: str, entries: list[Entry], outcomes: list[dic
     if tested:
         matrix = np.array([ranked[i][1]["unit_values"] for i in tested], dtype=np.float64)
         names = [systems[i]["name"] for i in tested]
-        comparison = compare_systems(matrix, names, confidence=confidence, resamples=resamples, seed=seed)
+        comparison = compare_systems(matrix, names, confidence=confidence, resamples=resamples, seed=seed,
+                                     procedure=procedure, alpha=alpha)
         for row, i in enumerate(tested):
             systems[i]["ci_low"] = float(comparison.ci_low[row])
             systems[i]["ci_high"] = float(comparison.ci_high[row])
+            systems[i]["rank_low"] = int(comparison.rank_low[row])
+            systems[i]["rank_high"] = int(comparison.rank_high[row])
+            systems[i]["letters"] = comparison.letters[row]
         pairs = [pair.as_dict() for pair in comparison.pairs]
-        method = _method(comparison.method, sub, candidate, matrix, resamples, confidence)
+        method = _method(comparison.method, sub, candidate, matrix, confidence)
+        warnings = list(comparison.warnings)
     else:
         method = {"absent": "no ranked system has per-unit figures: no interval and no test"}
+        warnings = []
 
+    generation = generation_statistics(sub, systems, ranked, resamples=resamples, seed=seed, confidence=confidence,
+                                       procedure=procedure, alpha=alpha)
     board = {
         "subtrack": sub.id,
         "title": sub.name,
@@ -549,12 +581,77 @@ def build_leaderboard(subtrack_id: str, entries: list[Entry], outcomes: list[dic
         "failed": failed_rows,
         "pairs": pairs,
         "method": method,
+        "warnings": warnings,
+        **({"generation": generation} if generation else {}),
         "scorer": {"name": "reteco", "version": __version__},
         "reference": reference_info or {},
     }
     if ranked_by is None:
         board["unranked_reason"] = _board_unranked_reason(subtrack_id, [o for _, o in scored])
     return board
+
+
+def generation_statistics(sub, systems: list[dict], ranked: list[tuple[Entry, dict]], *, resamples: int | None,
+                          seed: int, confidence: float, procedure: str, alpha: float) -> dict | None:
+    """2c's generation side, compared as the official figure is: per ranked system with per-turn
+    judge means, a bootstrap interval of its judge_mean, a rank interval and group letters among
+    those systems (stored in its row as ``generation_statistics``), and every pair's test, in
+    order of judge_mean (best first). None for a sub-track without a ranked run and a judge."""
+    if not (sub.judged and sub.takes_run):
+        return None
+    order = sorted((i for i, (_, o) in enumerate(ranked) if (o.get("generation_units") or {}).get("values") is not None),
+                   key=lambda i: (-ranked[i][1]["scores"][JUDGE_MEAN], _order_key(ranked[i][0])))
+    for i, (_, outcome) in enumerate(ranked):
+        units = outcome.get("generation_units")
+        if i not in order:
+            systems[i]["generation_statistics"] = {"absent": (units or {}).get("absent") or f"no {JUDGE_MEAN}"}
+    if not order:
+        return {"figure": JUDGE_MEAN, "pairs": [], "method": {"absent": f"no ranked system has per-turn {JUDGE_MEAN} figures"},
+                "warnings": []}
+    keys = ranked[order[0]][1]["generation_units"]["keys"]
+    if any(ranked[i][1]["generation_units"]["keys"] != keys for i in order):
+        raise RuntimeError("the per-turn judge means are not on the same turns in the same order")
+    matrix = np.array([ranked[i][1]["generation_units"]["values"] for i in order], dtype=np.float64)
+    comparison = compare_systems(matrix, [systems[i]["name"] for i in order], confidence=confidence, resamples=resamples,
+                                 seed=seed, procedure=procedure, alpha=alpha)
+    ranks = competition_ranks([ranked[i][1]["scores"][JUDGE_MEAN] for i in order])
+    for row, i in enumerate(order):
+        systems[i]["generation_statistics"] = {
+            "ci_low": float(comparison.ci_low[row]), "ci_high": float(comparison.ci_high[row]),
+            "rank": ranks[row], "rank_low": int(comparison.rank_low[row]), "rank_high": int(comparison.rank_high[row]),
+            "letters": comparison.letters[row]}
+    method = dict(comparison.method) | {
+        "figure": JUDGE_MEAN, "unit": "turn",
+        "unit_figures": "per turn, the mean of the five normalized judge dimensions (details.json generation.per_turn); "
+                        "an unanswered turn 0"}
+    return {"figure": JUDGE_MEAN, "pairs": [pair.as_dict() for pair in comparison.pairs], "method": method,
+            "warnings": list(comparison.warnings)}
+
+
+def best_per_team(subtrack_id: str, entries: list[Entry], outcomes: list[dict]) -> tuple[list[Entry], list[dict]]:
+    """Each team's best run, for the paper's main table: the scored run with the highest ranking
+    figure (ties: the first by run name), or, for a team without one, its first scored run (it
+    stays unranked, with its reason); runs that could not be scored are left out (the full
+    table lists them). Entries keep their order."""
+    candidate = ranking_candidate(subtrack_id)
+    best: dict[str, int] = {}
+    for i, (entry, outcome) in enumerate(zip(entries, outcomes)):
+        if not outcome["ok"]:
+            continue
+        j = best.get(entry.team)
+        if j is None or _better(entry, outcome, entries[j], outcomes[j], candidate):
+            best[entry.team] = i
+    kept = sorted(best.values())
+    return [entries[i] for i in kept], [outcomes[i] for i in kept]
+
+
+def _better(entry: Entry, outcome: dict, other: Entry, other_outcome: dict, key: str) -> bool:
+    mine, theirs = outcome["scores"].get(key), other_outcome["scores"].get(key)
+    if (mine is None) != (theirs is None):
+        return theirs is None
+    if mine is not None and abs(mine - theirs) > TIE_TOLERANCE:
+        return mine > theirs
+    return _order_key(entry) < _order_key(other)
 
 
 def _system_row(keys: tuple[str, ...], entry: Entry, outcome: dict) -> dict:
@@ -564,6 +661,8 @@ def _system_row(keys: tuple[str, ...], entry: Entry, outcome: dict) -> dict:
     absent = {k: _absent_reason(k, outcome) for k in keys if k not in scores}
     if absent:
         row["absent"] = absent
+    if "flagged_answers" in outcome:  # answers the judge flagged as attempts to influence it
+        row["flagged_answers"] = outcome["flagged_answers"]
     row["per_domain"] = outcome["per_domain"]
     row["per_depth"] = outcome["per_depth"]
     row["warnings"] = list(outcome["warnings"])
@@ -580,12 +679,12 @@ def _board_unranked_reason(subtrack_id: str, outcomes: list[dict]) -> str:
     if not outcomes:
         return "no submission could be scored"
     if SUBTRACKS[subtrack_id].official is None:
-        return (f"{subtrack_id} has no official ranking figure; it is ranked by {JUDGE_MEAN} when the judge has "
-                f"judged the answers, and no submission has a {JUDGE_MEAN} here")
+        return (f"{subtrack_id} is ranked by {JUDGE_MEAN} (it has no official figure), and no submission has a "
+                f"{JUDGE_MEAN} here: the judge has not judged the answers")
     return f"no submission has the official figure {SUBTRACKS[subtrack_id].official}"
 
 
-def _method(base: dict, sub, key: str, matrix: np.ndarray, resamples: int, confidence: float) -> dict:
+def _method(base: dict, sub, key: str, matrix: np.ndarray, confidence: float) -> dict:
     method = dict(base)
     method["figure"] = key
     method["unit"] = sub.unit
@@ -595,7 +694,7 @@ def _method(base: dict, sub, key: str, matrix: np.ndarray, resamples: int, confi
              "an unanswered turn 0"
     )
     method["ranking"] = {"key": key, "order": "descending", "ties": TIES}
-    errors = interval_monte_carlo_error(matrix, resamples, confidence)
+    errors = interval_monte_carlo_error(matrix, base["interval"]["resamples"], confidence)
     method["interval"] = dict(method["interval"]) | {
         "monte_carlo_standard_error": {
             "formula": "sqrt(p (1 - p) / R) * (s / sqrt(n)) / phi(z_p), p = (1 - confidence) / 2: each end, "

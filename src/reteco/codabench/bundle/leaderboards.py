@@ -6,8 +6,7 @@ is Codabench's: a column's index, sorting and precision, and the 36-character li
 
 A sub-track's keys are ordered official figure first: in a per-sub-track competition that key
 (``SubTrack.ranked``) is column index 0, the column Codabench ranks by. 2b has no official
-figure; its first key, the judge mean, ranks its leaderboard (reported, not an official
-ranking). The judge mean can be absent (``SubTrack.ranked_may_be_absent``), and Codabench orders
+figure; it is ranked by its first key, the judge mean (the sub-track table's ``ranked``). The judge mean can be absent (``SubTrack.ranked_may_be_absent``), and Codabench orders
 by the ranked column descending, then by the other columns in index order, then by submission
 time (``LeaderboardSerializer.get_submissions``, ``src/apps/api/serializers/leaderboards.py``),
 with a missing score first on PostgreSQL: so a judged phase's scoring program fails a 2b run it
