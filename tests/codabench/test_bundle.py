@@ -142,9 +142,9 @@ def test_reference_data_folder_is_the_bundles_public_reference_data(built_all, t
     (dest / "README.md").write_text("kept\n", encoding="utf-8")
     (dest / "development_9z.zip").write_bytes(b"an older build's zip")
     written = write_reference_data(dataclasses.replace(options, build_dir=tmp_path / "build"), dest)
-    assert sorted(p.name for p in dest.iterdir()) == ["README.md"] + [f"development_{s}.zip" for s in SUBTRACKS]
-    assert written == [dest / f"development_{s}.zip" for s in SUBTRACKS]
-    for sub in SUBTRACKS:
+    assert sorted(p.name for p in dest.iterdir()) == ["README.md"] + [f"development_{s}.zip" for s in SUBTRACK_IDS]
+    assert written == [dest / f"development_{s}.zip" for s in SUBTRACK_IDS]
+    for sub in SUBTRACK_IDS:
         with zipfile.ZipFile(bundles[(sub,)].path) as archive:
             assert archive.read(f"reference_data/development_{sub}.zip") == (dest / f"development_{sub}.zip").read_bytes()
             names = set(archive.namelist())

@@ -175,7 +175,7 @@ def write_reference_data(options: BuildOptions, dest: Path) -> list[Path]:
     if options.judge_config is not None:
         raise InputError("the repository's reference data carries no judge setup (its key would be one commit "
                          "away from git): leave out --judge-config", "command line")
-    subs = tuple(s for s in SUBTRACKS if s in options.subtracks)
+    subs = tuple(s for s in SUBTRACK_IDS if s in options.subtracks)
     if not subs:
         raise InputError("no sub-track to build")
     options = dataclasses.replace(options)  # _reference_data notes the synthetic release in it
