@@ -16,7 +16,7 @@ cached_input + completion x output, each call answered through a batch multiplie
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from typing import Any
 
 #: The keys of ``price_per_million`` in a config file.
@@ -68,11 +68,7 @@ class TokenUsage:
         return cls(1, prompt, cached, completion)
 
     def __add__(self, other: TokenUsage) -> TokenUsage:
-        return TokenUsage(*(a + b for a, b in zip(self._values(), other._values())))
-
-    def _values(self) -> tuple[int, ...]:
-        return (self.calls, self.prompt_tokens, self.cached_tokens, self.completion_tokens, self.not_recorded,
-                self.batch_prompt_tokens, self.batch_cached_tokens, self.batch_completion_tokens)
+        return TokenUsage(*(a + b for a, b in zip(astuple(self), astuple(other))))
 
     def as_dict(self, prices: Prices | None = None) -> dict[str, Any]:
         """The figures as JSON-ready values; ``money_usd`` only with prices (None: no price known)."""
