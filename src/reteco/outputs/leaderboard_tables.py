@@ -33,7 +33,6 @@ from reteco.outputs.leaderboard_text import (
     alpha_of,
     confidence_percent,
     fixed,
-    interval_text,
     keys_of,
     rank_interval_text,
     ranking_sentence,
