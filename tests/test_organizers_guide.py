@@ -206,7 +206,7 @@ def test_the_guide_runs_as_written(organizers_folder):
             assert done.returncode == expected, (
                 f"{block.guide}:{block.line}: `{command}` exited {done.returncode}, the guide says {expected}\n"
                 f"stdout:\n{done.stdout[-3000:]}\nstderr:\n{done.stderr[-3000:]}")
-            ran.append(command)
+            ran.append((command, done.stderr))
     assert len(ran) >= 15
 
     # The wrong or silent results, as the guide's commands now give them.
@@ -216,10 +216,14 @@ def test_the_guide_runs_as_written(organizers_folder):
     files = report["judgments"]["files"]
     assert len(files) == 2 and all(f["ran"] and f["signature"] == configured for f in files)
     assert report["agreement"]["judge_signature"] == configured
+    md = (folder / "report" / "judge-report.md").read_text()
+    assert "Sub-track 2b (2 details files):" in md and "None" not in md
     board = json.loads((folder / "lb" / "2b" / "leaderboard.json").read_text())
     assert len(board["systems"]) == 2 and board["unranked"] == [] and board["failed"] == []  # 2b ranked, by this judge
     judged = list((folder / "judged").glob("judged_submissions_2b.*"))
     assert {p.suffix for p in judged} == {".csv", ".md"}
     teams = [row["team"] for row in csv.DictReader((folder / "judged" / "judged_submissions_2b.csv").open())]
     assert sorted(teams) == ["alice", "bob"]  # alice's earlier submission superseded
+    (log,) = [err for command, err in ran if command.startswith("reteco judge-submissions")]
+    assert f"cache: {folder / 'cache'} ($RETECO_CACHE_DIR)" in log  # not "the default cache"
     assert server.chat_calls > 0  # the judge was the test server, reached through the guide's config
