@@ -119,3 +119,20 @@ def test_judge_config_is_one_spelling_and_config_still_parses(command, capsys):
 def test_no_command_lists_another_spelling_of_the_judge_config():
     for command, parser in _parsers().items():
         assert not {s for s in _listed_options(parser) if "config" in s} - {"--judge-config"}, command
+
+
+def test_the_log_names_the_cache_and_where_it_came_from(tmp_path, monkeypatch):
+    """Issue 25: judge-submissions said "cache: the default cache" though RETECO_CACHE_DIR was set.
+    The line names the folder and its source: the option, the variable, XDG or the home default."""
+    from reteco.commands.judge_options import describe_judge_cache
+
+    monkeypatch.delenv("RETECO_CACHE_DIR", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert describe_judge_cache(tmp_path / "mine") == f"{tmp_path / 'mine'} (--judge-cache)"
+    assert describe_judge_cache(None) == (f"{tmp_path / 'home' / '.cache' / 'reteco' / 'judge'} "
+                                          "(the default, under the home folder)")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert describe_judge_cache(None) == f"{tmp_path / 'xdg' / 'reteco' / 'judge'} (under $XDG_CACHE_HOME)"
+    monkeypatch.setenv("RETECO_CACHE_DIR", str(tmp_path / "set"))
+    assert describe_judge_cache(None) == f"{tmp_path / 'set'} ($RETECO_CACHE_DIR)"

@@ -23,8 +23,9 @@ def per_dimension(valid, invalid, error, missing):
             "turns_averaged": valid + missing, "mean": 0.5}
 
 
-def details(signature, counts, **judge):
-    return {"generation": {"judge": {"ran": True, "signature": signature, "model": "gpt-4o-2024-08-06",
+def details(signature, counts, subtrack="2b", **judge):
+    return {"reference": {"subtrack": subtrack},
+            "generation": {"judge": {"ran": True, "signature": signature, "model": "gpt-4o-2024-08-06",
                                      "prompt_version": 1, "per_dimension": counts, **judge}}}
 
 
@@ -76,7 +77,7 @@ def test_the_report_discloses_prompts_models_retries_counts_golden_and_agreement
     assert report["retry_procedure"]["settings"]["max_retries"] == CONFIG.max_retries
     assert any(rule.startswith("not retried:") for rule in report["retry_procedure"]["rules"])
     # Counts summed by hand over the two files.
-    totals = report["judgments"]["per_dimension"]
+    totals = report["judgments"]["per_subtrack"]["2b"]
     assert (totals["correctness"]["valid"], totals["correctness"]["invalid"], totals["correctness"]["error"],
             totals["correctness"]["missing_answer"]) == (11, 1, 1, 1)
     assert (totals["faithfulness"]["invalid"], totals["faithfulness"]["error"]) == (2, 2)
@@ -114,7 +115,7 @@ def test_the_report_reads_a_real_scorings_details(tmp_path, fake_openai, monkeyp
     (entry,) = report["judgments"]["files"]
     assert entry["same_judge"] and entry["endpoint"] == config.endpoint()
     # 3 reference turns, one answered: per dimension 1 valid and 2 missing answers.
-    assert all((c["valid"], c["missing_answer"], c["turns"]) == (1, 2, 3) for c in report["judgments"]["per_dimension"].values())
+    assert all((c["valid"], c["missing_answer"], c["turns"]) == (1, 2, 3) for c in report["judgments"]["per_subtrack"]["2b"].values())
 
 
 def test_files_that_are_not_what_they_should_be_are_named(tmp_path, capsys):
@@ -145,7 +146,7 @@ def test_details_in_which_the_judge_never_ran_get_a_sentence_not_an_empty_table(
     assert json.loads(scored.read_text())["generation"]["judge"]["ran"] is False
     assert main(["judge-report", "--out", str(tmp_path / "r"), "--details", str(scored)]) == 0
     report = json.loads((tmp_path / "r" / "judge-report.json").read_text())
-    assert report["judgments"]["per_dimension"] == {}
+    assert report["judgments"]["per_subtrack"] == {}
     md = (tmp_path / "r" / "judge-report.md").read_text()
     section = md.split("## Invalid and missing judgments", 1)[1].split("\n## ", 1)[0]
     assert "| dimension |" not in section
@@ -279,3 +280,26 @@ def test_a_blind_sample_says_so_with_its_annotators_and_rubric(tmp_path):
     assert main(["judge-report", "--out", str(tmp_path / "r"), "--sample", str(sample)]) == 0
     assert ("- blind: 3 annotators saw item codes only, each in an order of their own; their guide quotes the rubric "
             "of prompt version 2") in (tmp_path / "r" / "judge-report.md").read_text()
+
+
+def test_2b_and_2c_get_a_table_each_and_no_python_value_is_printed(tmp_path):
+    """Issue 25: the invalid-judgment table pooled 2b's and 2c's turns (different tasks), and the
+    retry settings printed Python's ``None`` for an unset limit. Counts here are by hand."""
+    b = write(tmp_path / "b.json", details(CONFIG.signature, {"correctness": per_dimension(8, 1, 0, 1)}, "2b"))
+    c = write(tmp_path / "c.json", details(CONFIG.signature, {"correctness": per_dimension(5, 0, 2, 3)}, "2c"))
+    old = write(tmp_path / "old.json", {"generation": details(CONFIG.signature, {
+        "correctness": per_dimension(1, 0, 0, 0)})["generation"]})  # an older details.json: no reference block
+    assert main(["judge-report", "--out", str(tmp_path / "r"), "--details", str(b), str(c), str(old)]) == 0
+    report = json.loads((tmp_path / "r" / "judge-report.json").read_text())
+    per = report["judgments"]["per_subtrack"]
+    assert list(per) == ["2b", "2c", "not recorded"]
+    assert (per["2b"]["correctness"]["turns"], per["2b"]["correctness"]["invalid"]) == (10, 1)
+    assert (per["2c"]["correctness"]["turns"], per["2c"]["correctness"]["error"]) == (10, 2)
+    assert per["not recorded"]["correctness"]["turns"] == 1
+    md = (tmp_path / "r" / "judge-report.md").read_text()
+    section = md.split("## Invalid and missing judgments", 1)[1].split("\n## ", 1)[0]
+    assert "Sub-track 2b (1 details file):" in section and "Sub-track 2c (1 details file):" in section
+    assert "| correctness | 10 | 8 | 1 | 0 | 1 | 9 |" in section and "| correctness | 10 | 5 | 0 | 2 | 3 | 8 |" in section
+    assert "| correctness | 20 |" not in section  # never pooled
+    assert CONFIG.max_calls_per_run is None and "max_calls_per_run no limit" in md
+    assert "None" not in md and "True" not in md and "False" not in md

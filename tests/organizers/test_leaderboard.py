@@ -453,6 +453,25 @@ def test_2b_without_the_judge_is_unranked_and_says_why(tmp_path):
     assert all("absent" in p for p in plots.values()) and "no API key" in plots["judge_dimensions"]["absent"]
 
 
+def test_the_command_says_why_2b_is_unranked(tmp_path, monkeypatch, capsys):
+    """Issue 25: without a reachable judge, 2b's submissions were unranked with exit 0 and the
+    reason only inside the page; the terminal now says it, once per reason."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("RETECO_WORDNET", str(tmp_path / "no-wordnet"))
+    write_tiny_reference(tmp_path / "ref" / "2b", "2b")
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    for name in ("teamA-all", "teamB-all"):
+        (folder / f"{name}.jsonl").write_text("".join(
+            json.dumps({"turn_id": t["key"], "answer": t["answer"]}) + "\n" for t in TINY_TURNS))
+    code = main(["leaderboard", "--ref", str(tmp_path / "ref" / "2b"), "--submissions", str(folder),
+                 "--out", str(tmp_path / "out"), "--jobs", "1", "--judge-cache", str(tmp_path / "cache")])
+    out, err = capsys.readouterr()
+    assert code == 0 and "2b: 0 ranked, 2 unranked" in out
+    (line,) = [x for x in err.splitlines() if "unranked:" in x]
+    assert line.startswith("2b: warning: 2 submissions unranked: no judge_mean: the judge did not run: no API key")
+
+
 def test_2b_judged_end_to_end_on_the_tiny_reference(tmp_path, fake_openai, monkeypatch):
     # The judge (a fake OpenAI server on 127.0.0.1, valid scores from a hash of each request) is
     # reached as an organizer would: endpoint and key from the environment, one cache.

@@ -144,8 +144,12 @@ def test_pool_label_score_repool_override(setup, server, capsys):
     assert both and all(r["best_rank"] <= 10 for r in records)
 
     # 2. label them: two questions per pair (every synthetic query has required periods).
+    capsys.readouterr()
     assert label(tmp, ref_1a, pool, server) == 0
     assert server.chat_calls == 2 * len(records)
+    # Issue 25: the summary counts every request sent, the preflight too (it left it out).
+    assert server.all_chat_calls == 2 * len(records) + 1 and len(server.preflight_requests) == 1
+    assert f"({2 * len(records) + 1} HTTP requests, 0 answers from the cache)" in capsys.readouterr().out
     labels = TemporalLabels.read(ref_1a / LABELS_DIR)
     assert len(labels.effective) == len(records)
     row = next(iter(labels.effective.values()))

@@ -15,6 +15,7 @@ holds for the judge's configuration: ``--judge-config`` everywhere, ``reteco jud
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -31,6 +32,23 @@ def add_judge_cache_option(parser: argparse.ArgumentParser, *, used_for: str = "
     parser.add_argument(OPTION, type=Path, metavar="DIR", help=f"judge cache folder{used_for} ({DEFAULT}{note})")
     if former:
         add_former_spelling(parser, former, OPTION, "judge_cache")
+
+
+def describe_judge_cache(cache_dir: Path | None) -> str:
+    """Which judge cache a command uses and why, for its log: the folder and where it came from
+    (``--judge-cache``, ``$RETECO_CACHE_DIR``, ``$XDG_CACHE_HOME`` or the home folder's default),
+    so an organizer who set the variable sees it was read, not "the default cache"."""
+    from reteco.llm.cache import default_cache_dir  # loaded when used, as in check_judge_cache
+
+    if cache_dir is not None:
+        return f"{cache_dir} ({OPTION})"
+    if os.environ.get("RETECO_CACHE_DIR"):
+        source = "$RETECO_CACHE_DIR"
+    elif os.environ.get("XDG_CACHE_HOME"):
+        source = "under $XDG_CACHE_HOME"
+    else:
+        source = "the default, under the home folder"
+    return f"{default_cache_dir()} ({source})"
 
 
 def check_judge_cache(cache_dir: Path) -> None:

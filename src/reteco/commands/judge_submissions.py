@@ -34,7 +34,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-from reteco.commands.judge_options import add_judge_cache_option, add_judge_config_option, check_judge_cache
+from reteco.commands.judge_options import (
+    add_judge_cache_option,
+    add_judge_config_option,
+    check_judge_cache,
+    describe_judge_cache,
+)
 from reteco.commands.output_folder import check_output_folder
 from reteco.problems import EXIT_INCOMPLETE, EXIT_OK, InputError, UsageError, quoted
 
@@ -106,7 +111,7 @@ def cmd_judge_submissions(args) -> int:
         check_judge_cache(args.judge_cache)  # a cache that cannot be used stops the command before any judging
     progress = sys.stderr.isatty() and not args.no_progress
     judge = f"{config.model}, prompt version {config.prompt_version}, signature {config.signature}"
-    print(f"judge: {judge}; cache: {args.judge_cache or 'the default cache'}", file=sys.stderr)
+    print(f"judge: {judge}; cache: {describe_judge_cache(args.judge_cache)}", file=sys.stderr)
     incomplete = 0
     with tempfile.TemporaryDirectory(prefix="reteco-bulk-") as tmp:
         for n, (sub, ref_dir, source) in enumerate(plan):

@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 
 from reteco.commands.argument_types import count_argument
@@ -180,6 +181,11 @@ def cmd_leaderboard(args) -> int:
             internal += failure["kind"] == "internal"
             print(f"{sub}: {failure['file']}: not scored: {failure['errors'][0] if failure['errors'] else ''}",
                   file=sys.stderr)
+        # Why systems are unranked, on the terminal too (issue 25: 2b left unranked with its reason
+        # only inside the page), once per distinct reason.
+        reasons = Counter(row["reason"] for row in board["unranked"])
+        for reason, count in reasons.items():
+            print(f"{sub}: warning: {count} submission{'s' if count > 1 else ''} unranked: {reason}", file=sys.stderr)
         ranking = f"ranked by {board['ranked_by']}" if board["ranked_by"] else "unranked"
         print(f"{sub}: {len(board['systems'])} ranked, {len(board['unranked'])} unranked, {len(board['failed'])} "
               f"not scored ({ranking}) -> {out}")

@@ -102,6 +102,8 @@ AGREEMENT_FIGURES_JUDGES = tuple(f for f in AGREEMENT_FIGURES if f != "alpha_ord
 _CHECK_NAMES = {"range_hits": "range hits", "pairwise_accuracy": "pairwise accuracy", "tie_share": "ties",
                 "spearman": "Spearman", "stayed_put": "stayed put", "unscored_share": "unscored"}
 CONFIGURED_JUDGE = "the configured judge"
+#: The sub-track of a details.json that records none (written by an older reteco).
+SUBTRACK_NOT_RECORDED = "not recorded"
 
 
 def build_report(config: Any, *, details: list[tuple[str, dict]] = (), golden: list[dict] | None = None,
@@ -109,7 +111,7 @@ def build_report(config: Any, *, details: list[tuple[str, dict]] = (), golden: l
                  sample: dict | None = None) -> dict[str, Any]:
     """The disclosure as a JSON-ready dict: the judge (prompts, signature, models, endpoint,
     decoding, the config's file name, never its path), the retry procedure, invalid and missing
-    judgments per dimension over the given details.json files, golden set v1 results (``golden``,
+    judgments per sub-track and dimension over the given details.json files, golden set v1 results (``golden``,
     the lines of ``reteco judge --golden``), the golden set v2 meta-evaluation (``golden_meta``,
     (shown name, judge_meta.json of ``reteco judge-meta``): each check against its threshold, the
     judge it ran with and every judge of the report it differs from), the human sample and the
@@ -209,12 +211,16 @@ def _judgments(details: list[tuple[str, dict]], config: Any) -> dict[str, Any]:
             known = fingerprints.get(fp, 0)
             fingerprints[fp] = None if n is None or known is None else known + n
         entry["per_dimension"] = {d: {k: c.get(k, 0) for k in _COUNTS} for d, c in judge.get("per_dimension", {}).items()}
+        # Summed within a sub-track only: 2b's turns (gold passages) and 2c's (the run's) are
+        # different tasks, so a table pooling them would count neither.
+        subtrack = (data.get("reference") or {}).get("subtrack") or SUBTRACK_NOT_RECORDED
+        entry["subtrack"] = subtrack
         for d, c in entry["per_dimension"].items():
-            total = totals.setdefault(d, dict.fromkeys(_COUNTS, 0))
+            total = totals.setdefault(subtrack, {}).setdefault(d, dict.fromkeys(_COUNTS, 0))
             for k in _COUNTS:
                 total[k] += c[k]
         per_file.append(entry)
-    return {"files": per_file, "per_dimension": totals, "reported_models": dict(sorted(models.items())),
+    return {"files": per_file, "per_subtrack": dict(sorted(totals.items())), "reported_models": dict(sorted(models.items())),
             "system_fingerprints": dict(sorted(fingerprints.items()))}
 
 
@@ -326,12 +332,12 @@ def render_markdown(report: dict[str, Any]) -> str:
     j = report["judge"]
     out = ["# The generation judge", "", f"- signature: `{j['signature']}`", f"- prompt version: {j['prompt_version']}",
            f"- configured model: `{j['configured_model']}`", f"- endpoint: {j['endpoint']}",
-           "- decoding: " + ", ".join(f"{k} {v}" for k, v in j["decoding"].items()), f"- config: {_config_line(j)}", "",
+           "- decoding: " + ", ".join(f"{k} {_setting(v, 'not set')}" for k, v in j["decoding"].items()), f"- config: {_config_line(j)}", "",
            "## Prompt files (sha256)", ""]
     out += _table(["file", "sha256"], [[name, f"`{digest}`"] for name, digest in j["prompt_files"].items()],
                   "No prompt file is recorded for this prompt version.")
     r = report["retry_procedure"]
-    out += ["", "## Retry procedure", "", "- settings: " + ", ".join(f"{k} {v}" for k, v in r["settings"].items())]
+    out += ["", "## Retry procedure", "", "- settings: " + ", ".join(f"{k} {_setting(v)}" for k, v in r["settings"].items())]
     out += [f"- {rule}" for rule in r["rules"]]
     if "judgments" in report:
         out += ["", "## Invalid and missing judgments", ""] + _judgments_markdown(report["judgments"])
@@ -350,6 +356,16 @@ def render_markdown(report: dict[str, Any]) -> str:
     if "agreement" in report:
         out += [""] + _agreement_markdown(report["agreement"])
     return "\n".join(out) + "\n"
+
+
+def _setting(value: Any, unset: str = "no limit") -> str:
+    """A setting as the paper prints it, never a Python repr: an unset one (None) is ``unset``
+    ("no limit" for the retry settings' limits), a flag yes or no."""
+    if value is None:
+        return unset
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
 
 
 def _agreement_markdown(a: dict) -> list[str]:
@@ -398,8 +414,17 @@ def _judgments_markdown(jd: dict) -> list[str]:
     else:
         empty = (f"Nothing to count: the {ran} details file{'s' if ran > 1 else ''} in which the judge ran "
                  "record no judgments per dimension.")
-    out = _table(["dimension", *_COUNTS], [[d] + [str(c[k]) for k in _COUNTS] for d, c in jd["per_dimension"].items()],
-                 empty)
+    per_subtrack = jd["per_subtrack"]
+    if not per_subtrack:
+        out = [empty]
+    else:
+        out = []
+        for subtrack, counts in per_subtrack.items():
+            n = sum(1 for f in files if f["ran"] and f.get("subtrack") == subtrack)
+            out += [f"Sub-track {subtrack} ({n} details file{'s' if n != 1 else ''}):", ""]
+            out += _table(["dimension", *_COUNTS], [[d] + [str(c[k]) for k in _COUNTS] for d, c in counts.items()], empty)
+            out.append("")
+        out.pop()
     rows = []
     for f in files:
         reported = ", ".join(f"{printable(m)} x {n}" for m, n in (f.get("reported_models") or {}).items()) or "-"

@@ -176,6 +176,7 @@ def run_structured_calls(
     desc: str | None = None,
     deadline: float | None = None,
     max_calls: int | None = None,
+    on_stats: Callable[[CallStats], None] | None = None,
 ) -> list[StructuredReply]:
     """Answer every request (same order) with at most ``config.concurrency`` in flight.
 
@@ -183,7 +184,9 @@ def run_structured_calls(
     and ``max_calls``: the run's limits (module docstring). Raises CallsNotAvailable when no key
     or endpoint is configured (``endpoint_available`` says why), EndpointRefused when the
     preflight request was refused or failed (nothing else was sent; the answers in the cache
-    are kept for the next run).
+    are kept for the next run). ``on_stats`` is given the run's request figures (``CallStats``:
+    the preflight, retries and re-asks counted, which the replies' ``attempts`` leave out) when
+    the run ends, refused or not.
     """
     ok, why = endpoint_available(config)
     if not ok:
@@ -207,6 +210,8 @@ def run_structured_calls(
                 replies = list(await asyncio.gather(*(one(r) for r in requests)))
             finally:
                 bar.close()
+        if on_stats is not None:
+            on_stats(caller.stats())
         if caller.preflight_status == PREFLIGHT_FAILED:
             raise EndpointRefused(caller.preflight_detail)
         return replies

@@ -45,7 +45,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reteco.llm.calls import ERROR, INVALID, OK, CallsNotAvailable, EndpointRefused, StructuredRequest, run_structured_calls
+from reteco.llm.calls import (
+    ERROR,
+    INVALID,
+    OK,
+    CallsNotAvailable,
+    CallStats,
+    EndpointRefused,
+    StructuredRequest,
+    run_structured_calls,
+)
 from reteco.llm.compatibility import shape_request
 from reteco.llm.config import LLMConfig, Redactor, read_api_key
 
@@ -85,11 +94,13 @@ def run_asks(
     cache_dir: Path | None = None,
     retry_invalid: bool = False,
     progress: bool = True,
+    on_stats: Callable[[CallStats], None] | None = None,
 ) -> list[Answer]:
     """Answer every ask (same order) with at most ``config.concurrency`` requests in flight.
 
     ``retry_invalid`` asks again instead of replaying the stored replies. Each ask's body (built
-    with a strict json_schema) is sent in the config's ``response_format`` mode.
+    with a strict json_schema) is sent in the config's ``response_format`` mode. ``on_stats``
+    gets the run's request figures (the preflight included), as ``run_structured_calls`` gives them.
     """
     requests = [
         StructuredRequest(shape_request(a.body, config.response_format), a.parse, a.reask, a.cache_version, label=a.key)
@@ -97,7 +108,7 @@ def run_asks(
     ]
     replies = run_structured_calls(
         requests, config, cache_dir=cache_dir, progress=progress, fresh=retry_invalid,
-        unit="label", desc=f"label {config.model}",
+        unit="label", desc=f"label {config.model}", on_stats=on_stats,
     )
     redact = Redactor(read_api_key(config)[0])
     answers = []

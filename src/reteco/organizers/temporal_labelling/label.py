@@ -31,6 +31,7 @@ from reteco.formats.reference import Reference
 from reteco.formats.temporal_labels import LABELS_MANIFEST, LabelRow, TemporalLabels, utc_now
 from reteco.formats.temporal_periods import QueryPeriods
 from reteco.judge import JudgeConfig
+from reteco.llm.calls import CallStats
 from reteco.llm.config import public_url
 from reteco.organizers.temporal_labelling.calls import OK, Answer, Ask, run_asks
 from reteco.organizers.temporal_labelling.pool import query_periods
@@ -135,11 +136,14 @@ def label_pool(
         if ids:
             asks.append(_ask(prompts, config, COVERAGE, data, ids))
             index.append((n, COVERAGE))
-    answers = run_asks(asks, config, cache_dir=cache_dir, retry_invalid=retry_invalid, progress=progress) if asks else []
+    stats: list[CallStats] = []
+    answers = run_asks(asks, config, cache_dir=cache_dir, retry_invalid=retry_invalid, progress=progress,
+                       on_stats=stats.append) if asks else []
+    # Every request the run sent, the preflight included (the answers' attempts leave it out).
+    report.http_requests = stats[0].http_requests if stats else 0
     by_pair: dict[int, dict[str, Answer]] = {}
     for (n, task), answer in zip(index, answers):
         by_pair.setdefault(n, {})[task] = answer
-        report.http_requests += answer.attempts
         report.cached_answers += answer.cached
 
     signature = label_signature(prompts, config)
