@@ -182,7 +182,7 @@ def no_input_of_the_configured_judge(report: dict[str, Any]) -> str | None:
 
 
 def _judgments(details: list[tuple[str, dict]], config: Any) -> dict[str, Any]:
-    per_file, totals = [], {}
+    per_file, totals, flagged = [], {}, {}
     models: Counter = Counter()
     fingerprints: dict[str, int | None] = {}
     for name, data in details:
@@ -211,6 +211,11 @@ def _judgments(details: list[tuple[str, dict]], config: Any) -> dict[str, Any]:
             known = fingerprints.get(fp, 0)
             fingerprints[fp] = None if n is None or known is None else known + n
         entry["per_dimension"] = {d: {k: c.get(k, 0) for k in _COUNTS} for d, c in judge.get("per_dimension", {}).items()}
+        # Answers the judge flagged as attempts to influence it: the rules make the organizers
+        # review them, so the disclosure counts them per file and per sub-track. None: the prompt
+        # version did not ask for the flag, or the file predates the count ("not asked").
+        injection = judge.get("injection") or {}
+        entry["flagged_answers"] = int(injection["answers_flagged"]) if injection.get("asked") else None
         # Summed within a sub-track only: 2b's turns (gold passages) and 2c's (the run's) are
         # different tasks, so a table pooling them would count neither.
         subtrack = (data.get("reference") or {}).get("subtrack") or SUBTRACK_NOT_RECORDED
@@ -219,9 +224,11 @@ def _judgments(details: list[tuple[str, dict]], config: Any) -> dict[str, Any]:
             total = totals.setdefault(subtrack, {}).setdefault(d, dict.fromkeys(_COUNTS, 0))
             for k in _COUNTS:
                 total[k] += c[k]
+        if entry["flagged_answers"] is not None:
+            flagged[subtrack] = flagged.get(subtrack, 0) + entry["flagged_answers"]
         per_file.append(entry)
     return {"files": per_file, "per_subtrack": dict(sorted(totals.items())), "reported_models": dict(sorted(models.items())),
-            "system_fingerprints": dict(sorted(fingerprints.items()))}
+            "system_fingerprints": dict(sorted(fingerprints.items())), "flagged_per_subtrack": dict(sorted(flagged.items()))}
 
 
 def _golden(lines: list[dict], configured_signature: str) -> dict[str, Any]:
@@ -423,17 +430,35 @@ def _judgments_markdown(jd: dict) -> list[str]:
             n = sum(1 for f in files if f["ran"] and f.get("subtrack") == subtrack)
             out += [f"Sub-track {subtrack} ({n} details file{'s' if n != 1 else ''}):", ""]
             out += _table(["dimension", *_COUNTS], [[d] + [str(c[k]) for k in _COUNTS] for d, c in counts.items()], empty)
-            out.append("")
+            out += ["", _flagged_sentence(jd, subtrack), ""]
         out.pop()
     rows = []
     for f in files:
         reported = ", ".join(f"{printable(m)} x {n}" for m, n in (f.get("reported_models") or {}).items()) or "-"
         prints = ", ".join(printable(str(fp)) for fp in f.get("system_fingerprints") or {}) or "-"
         ran_cell = "yes" if f["ran"] else f"no: {f.get('reason', '')}"
+        flagged = "-" if not f["ran"] else "not asked" if f.get("flagged_answers") is None else str(f["flagged_answers"])
         rows.append([f["file"], ran_cell, f"`{f.get('signature', '-')}`", "yes" if f["same_judge"] else "NO",
-                     f.get("endpoint") or "-", reported, prints])
+                     f.get("endpoint") or "-", reported, prints, flagged])
     return out + [""] + _table(["scored file", "judge ran", "signature", "same judge", "endpoint", "reported models",
-                                "fingerprints"], rows, "No details file was given.") + _usage_markdown(files)
+                                "fingerprints", "flagged answers"], rows, "No details file was given.") + _usage_markdown(files)
+
+
+def _flagged_sentence(jd: dict, subtrack: str) -> str:
+    """How many answers of a sub-track the judge flagged as attempts to influence it, and in how
+    many files it was not asked (a prompt version without the flag, or a details.json from before)."""
+    ran = [f for f in jd["files"] if f["ran"] and f.get("subtrack") == subtrack]
+    not_asked = sum(1 for f in ran if f.get("flagged_answers") is None)
+    if not_asked == len(ran):
+        return ("Answers flagged as attempts to influence the judge: not asked (the prompt version of these files "
+                "does not ask the judge to flag them).")
+    total = jd.get("flagged_per_subtrack", {}).get(subtrack, 0)
+    files_with = sum(1 for f in ran if f.get("flagged_answers"))
+    text = (f"Answers flagged as attempts to influence the judge: {total}, in {files_with} of {len(ran) - not_asked} "
+            "files that asked for the flag (each scores 1 where flagged; the organizers review them in details.json).")
+    if not_asked:
+        text += f" Not asked in {not_asked} file{'s' if not_asked != 1 else ''}."
+    return text
 
 
 def _usage_markdown(files: list[dict]) -> list[str]:
