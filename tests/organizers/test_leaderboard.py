@@ -37,7 +37,7 @@ from reteco.organizers.synthetic.release import write_synthetic_release
 from reteco.organizers.synthetic.sample_runs import write_sample_runs
 from reteco.outputs.leaderboard_plots import write_plots
 from reteco.outputs.leaderboard_latex import latex_escape, render_latex
-from reteco.outputs.leaderboard_tables import render_html
+from reteco.outputs.leaderboard_tables import render_csv, render_html
 from reteco.problems import InputError
 from reteco.scoring.submission import score_submission
 from reteco.subtracks import DIMENSIONS, JUDGE_MEAN, KEYS, SUBTRACKS
@@ -441,6 +441,49 @@ def test_2b_is_ranked_by_judge_mean_and_a_system_with_an_invalid_judgment_gets_n
     assert "files" in plots["judge_dimensions"] and (tmp_path / "plots" / "judge_dimensions.svg").is_file()
 
 
+def percentile_bootstrap(values: list[float], resamples: int, seed: int) -> tuple[float, float]:
+    """The interval as significance.py's docstring defines its draws, written out with numpy: an
+    independent implementation of ``bootstrap_ci`` for one system."""
+    x = np.asarray(values, dtype=np.float64)
+    draws = np.random.default_rng(seed).integers(0, len(x), size=(resamples, len(x)))
+    low, high = np.percentile(x[draws].mean(axis=1), [2.5, 97.5])
+    return float(low), float(high)
+
+
+def test_each_judge_dimension_and_text_metric_gets_an_interval_worked_by_hand():
+    """Issue 25 item 5: 2b/2c's judge dimensions and text metrics had bare means. Per-turn figures
+    by hand: A answers t1 (all 5s: 1.0) and t2 (all 3s: 0.5), not t3 (0); B's correctness on t2 is
+    invalid, so its correctness interval is over t1 and t3 only, as its mean is. ROUGE-L is the
+    turn's value; the reference of t3 has no answer, so t3 has no ROUGE-L figure for anyone."""
+    keys = ["t1", "t2", "t3"]
+    rows_a = [turn("t1", [5] * 5) | {"rouge_l": 0.6}, turn("t2", [3] * 5) | {"rouge_l": 0.2}, turn("t3", None) | {"rouge_l": None}]
+    rows_b = [turn("t1", [4] * 5) | {"rouge_l": 0.4}, turn("t2", [None, 2, 2, 2, 2]) | {"rouge_l": 0.4},
+              turn("t3", [1] * 5) | {"rouge_l": None}]
+    a, b = judged_outcome(rows_a), judged_outcome(rows_b)
+    a["scores"]["rouge_l"], b["scores"]["rouge_l"] = 0.4, 0.4
+    for o, rows in ((a, rows_a), (b, rows_b)):
+        o["figure_units"] = lb.generation_figure_units(rows, o["scores"])
+    assert a["figure_units"]["correctness"]["values"] == [1.0, 0.5, 0.0]
+    assert b["figure_units"]["correctness"]["values"] == [0.75, None, 0.0]
+    assert a["figure_units"]["rouge_l"]["values"] == [0.6, 0.2, None]
+    board = lb.build_leaderboard("2b", [entry("A"), entry("B")], [a, b], unit_keys=keys, resamples=500, seed=11)
+    by_name = {s["name"]: s for s in board["systems"]}
+    for name, key, kept in (("A", "correctness", [1.0, 0.5, 0.0]), ("B", "correctness", [0.75, 0.0]),
+                            ("B", "completeness", [0.75, 0.25, 0.0]), ("A", "rouge_l", [0.6, 0.2]),
+                            ("B", "rouge_l", [0.4, 0.4])):
+        interval = by_name[name]["figure_intervals"][key]
+        assert interval["turns"] == len(kept)
+        assert (interval["ci_low"], interval["ci_high"]) == pytest.approx(percentile_bootstrap(kept, 500, 11), abs=1e-12)
+    assert by_name["B"]["figure_intervals"]["rouge_l"] == {"ci_low": 0.4, "ci_high": 0.4, "turns": 2}
+    # A figure whose per-turn values do not average to the reported mean gets no interval, with why.
+    a["scores"]["coherence"] += 0.01
+    assert "do not average" in lb.generation_figure_units(rows_a, a["scores"])["coherence"]["absent"]
+    rows = list(csv.DictReader(io.StringIO(render_csv(board))))
+    assert float(rows[0]["correctness_ci_low"]) == board["systems"][0]["figure_intervals"]["correctness"]["ci_low"]
+    assert "rouge_l_ci_high" in rows[0] and "judge_mean_ci_low" not in rows[0]  # judge_mean's is the ranking interval
+    assert "<h2>Generation figures with 95% intervals</h2>" in render_html(board)
+
+
 def test_2b_without_the_judge_is_unranked_and_says_why(tmp_path):
     no_judge = {"ok": True, "scores": {"rouge_l": 0.4}, "warnings": [], "unit_keys": [], "unit_values": None,
                 "unit_values_absent": None, "per_domain": {}, "per_depth": {}, "judge_reason": "no API key"}
@@ -506,6 +549,11 @@ def test_2b_judged_end_to_end_on_the_tiny_reference(tmp_path, fake_openai, monke
         assert system["ci_low"] <= system[JUDGE_MEAN] <= system["ci_high"]
         assert system["per_domain"]["biology"][JUDGE_MEAN] == result.details["generation"]["per_domain"]["biology"][JUDGE_MEAN]
         assert system["absent"] == {"meteor": KEYS["meteor"].absent_when, "bertscore_f1": KEYS["bertscore_f1"].absent_when}
+        # Every judge dimension and ROUGE-L has its interval around its figure (issue 25 item 5).
+        intervals = system["figure_intervals"]
+        assert set(intervals) == {*DIMENSIONS, "rouge_l"}
+        for key, interval in intervals.items():
+            assert interval["ci_low"] <= system[key] <= interval["ci_high"] and interval["turns"] <= 3
     assert {n for n, p in board["plots"].items() if "files" in p} == {"forest", "domain_heatmap", "depth_curves", "judge_dimensions"}
     page = (tmp_path / "out" / "leaderboard.html").read_text()
     # A figure no system has is no column of the page: one line says why (the CSV keeps it).

@@ -73,11 +73,14 @@ from reteco.metrics.significance import (
     DEFAULT_ALPHA,
     DEFAULT_CONFIDENCE,
     DEFAULT_PROCEDURE,
+    DEFAULT_RESAMPLES,
     DEFAULT_SEED,
+    bootstrap_ci,
     compare_systems,
 )
 from reteco.problems import InputError, Problems, ReferenceDataError, quoted
 from reteco.scoring.aggregate import Units
+from reteco.metrics.text_overlap import TEXT_METRICS
 from reteco.subtracks import DEFAULT_BENCHMARK, DIMENSIONS, JUDGE, JUDGE_MEAN, KEYS, SUBTRACK_IDS, SUBTRACKS, benchmark
 
 TIE_TOLERANCE = 1e-12
@@ -331,7 +334,76 @@ def _extract(reference: Reference, scores: dict, details: dict, problems: Proble
         if values is not None and abs(math.fsum(values) / len(values) - scores[JUDGE_MEAN]) > _UNIT_MEAN_TOLERANCE:
             raise RuntimeError(f"the per-turn {JUDGE_MEAN} figures do not average to scores.json's {JUDGE_MEAN}")
         out["generation_units"] = {"keys": keys, "values": values, "absent": absent}
+    if sub.judged and generation.get("per_turn"):
+        out["figure_units"] = generation_figure_units(generation["per_turn"], out["scores"])
     return out
+
+
+def generation_figure_units(per_turn: list[dict], scores: dict[str, float]) -> dict[str, dict]:
+    """Per-turn figures of each judge dimension and text-overlap metric in ``scores``, as its mean
+    averages them, for its bootstrap interval (``figure_intervals``).
+
+    A dimension's turn figure is the normalized score (s - 1) / 4, 0 for an unanswered turn, and no
+    figure for an invalid or failed judgment (left out of the mean too); a text metric's is the
+    turn's value, no figure where the reference has no answer to compare with. Returns key ->
+    ``{"values": [float | None per turn]}``, or ``{"absent": why}`` when the figures do not
+    average to the reported mean (a withheld dimension is not in ``scores`` at all)."""
+    out: dict[str, dict] = {}
+    for key in (*DIMENSIONS, *TEXT_METRICS):
+        if key not in scores:
+            continue
+        values: list[float | None] = []
+        for row in per_turn:
+            if key in DIMENSIONS:
+                judgment = (row.get("judgments") or {}).get(key)
+                if not row["answered"]:
+                    values.append(0.0)
+                elif judgment and judgment["status"] == "ok" and judgment["normalized"] is not None:
+                    values.append(float(judgment["normalized"]))
+                else:
+                    values.append(None)
+            else:
+                value = row.get(key)
+                values.append(None if value is None else float(value))
+        kept = [v for v in values if v is not None]
+        if not kept or abs(math.fsum(kept) / len(kept) - scores[key]) > _UNIT_MEAN_TOLERANCE:
+            out[key] = {"absent": f"its per-turn figures do not average to the reported {key}"}
+        else:
+            out[key] = {"values": values}
+    return out
+
+
+def figure_intervals(systems: list[dict], outcomes: list[dict], *, resamples: int | None, seed: int,
+                     confidence: float) -> None:
+    """A bootstrap interval for every judge dimension and text-overlap metric of 2b and 2c, per
+    system (``figure_intervals`` in its row: key -> ``{"ci_low", "ci_high", "turns"}`` or
+    ``{"absent": why}``), drawn as the ranking figure's is (``bootstrap_ci``: percentile
+    bootstrap over turns, the same seed and resamples, the same turns drawn for every system that
+    has a figure on the same turns). Turns without a figure (an invalid judgment, a reference
+    without an answer) are left out as the mean leaves them out. Intervals only: the pairwise test
+    is the ranking figure's and, for 2c, judge_mean's (``generation_statistics``); a test per
+    dimension would multiply the comparisons the paper must correct for."""
+    resamples = resamples or DEFAULT_RESAMPLES
+    keys = sorted({k for o in outcomes for k in (o.get("figure_units") or {})},
+                  key=lambda k: (*DIMENSIONS, *TEXT_METRICS).index(k))
+    for key in keys:
+        # Systems with figures on the same turns share one bootstrap (comparable intervals).
+        groups: dict[tuple[bool, ...], list[int]] = {}
+        for i, outcome in enumerate(outcomes):
+            units = (outcome.get("figure_units") or {}).get(key)
+            if units is None:
+                continue
+            if "absent" in units:
+                systems[i].setdefault("figure_intervals", {})[key] = {"absent": units["absent"]}
+                continue
+            groups.setdefault(tuple(v is not None for v in units["values"]), []).append(i)
+        for kept, members in groups.items():
+            matrix = np.array([[v for v in outcomes[i]["figure_units"][key]["values"] if v is not None] for i in members],
+                              dtype=np.float64)
+            low, high = bootstrap_ci(matrix, confidence=confidence, resamples=resamples, seed=seed)
+            for row, i in enumerate(members):
+                systems[i].setdefault("figure_intervals", {})[key] = {
+                    "ci_low": float(low[row]), "ci_high": float(high[row]), "turns": int(sum(kept))}
 
 
 def judge_mean_per_turn(per_turn: list[dict]) -> tuple[list[str], list[float] | None, str | None]:
@@ -566,6 +638,7 @@ def build_leaderboard(subtrack_id: str, entries: list[Entry], outcomes: list[dic
 
     generation = generation_statistics(sub, systems, ranked, resamples=resamples, seed=seed, confidence=confidence,
                                        procedure=procedure, alpha=alpha)
+    figure_intervals(systems, [o for _, o in ranked], resamples=resamples, seed=seed, confidence=confidence)
     board = {
         "subtrack": sub.id,
         "title": sub.name,

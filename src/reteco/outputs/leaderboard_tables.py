@@ -127,6 +127,8 @@ def render_csv(board: dict) -> str:
               "flagged_answers"]
     if generation:
         header += [f"{board['generation']['figure']}_{c}" for c in GENERATION_COLUMNS]
+    interval_keys = _figure_interval_keys(board)
+    header += [f"{k}_{c}" for k in interval_keys for c in ("ci_low", "ci_high")]
     if figure:
         header += [f"{figure}[{d}]" for d in domains] + [f"{figure}[{g}]" for g in groups]
     header.append("notes")
@@ -147,6 +149,11 @@ def render_csv(board: dict) -> str:
         if generation:
             stats = system.get("generation_statistics", {})
             cells += [_exact(stats[c]) if c.startswith("ci") and c in stats else stats.get(c, "") for c in GENERATION_COLUMNS]
+        for k in interval_keys:
+            interval = system.get("figure_intervals", {}).get(k, {})
+            if "absent" in interval:
+                notes.append(f"no interval of {k}: {interval['absent']}")
+            cells += [_exact(interval.get("ci_low")), _exact(interval.get("ci_high"))]
         if figure:
             cells += [_exact(system["per_domain"].get(d, {}).get(figure)) for d in domains]
             cells += [_exact(system["per_depth"].get(g, {}).get(figure)) for g in groups]
@@ -245,6 +252,7 @@ def render_html(board: dict) -> str:
                                  for s in board["systems"]]))
         out.append(_html_plots(board))
         out.append(_html_generation(board))
+        out.append(_html_figure_intervals(board))
         for name, title, groups in (("per_domain", "Per domain", board["domains"]),
                                     ("per_depth", "Per turn depth", board["depth_groups"])):
             if groups:
@@ -319,6 +327,39 @@ def _html_generation(board: dict) -> str:
     if missing:
         out.append(f"<p class='absent'>No interval or test of {e(title)} for {e(', '.join(missing))} (reasons in "
                    "leaderboard.json).</p>")
+    return "".join(out)
+
+
+def _figure_interval_keys(board: dict) -> list[str]:
+    """The judge dimensions and text metrics that carry a per-system interval, in the table's order."""
+    found = {k for s in board["systems"] for k in s.get("figure_intervals", {})}
+    return [k for k in keys_of(board) if k in found]
+
+
+def _html_figure_intervals(board: dict) -> str:
+    """Each judge dimension and text metric with its interval per system, in ranking order; a
+    figure without an interval says why in its cell."""
+    keys = _figure_interval_keys(board)
+    if not keys:
+        return ""
+    e, titles = escape, titles_of(board)
+    out = [f"<h2>Generation figures with {confidence_percent(board)}% intervals</h2>"
+           "<p class='small'>Percentile bootstrap over turns, drawn as the ranking figure's; intervals only "
+           "(the pairwise tests are the ranking figure's).</p>"
+           "<div class='scroll'><table><tr><th class='pin pin1'>Rank</th><th class='pin pin2'>Team / run</th>"
+           + "".join(f"<th>{e(titles[k])}</th>" for k in keys) + "</tr>"]
+    for s in board["systems"]:
+        cells = []
+        for k in keys:
+            interval = s.get("figure_intervals", {}).get(k)
+            if interval is None or k not in s:
+                cells.append("<td class='n'></td>")
+            elif "absent" in interval:
+                cells.append(f"<td class='n' title='{e(interval['absent'])}'>{fixed(s[k])} (no interval)</td>")
+            else:
+                cells.append(f"<td class='n'>{fixed(s[k])} [{fixed(interval['ci_low'])}, {fixed(interval['ci_high'])}]</td>")
+        out.append(f"<tr><td class='n pin pin1'>{s['rank']}</td><td class='pin pin2'>{e(s['name'])}</td>{''.join(cells)}</tr>")
+    out.append("</table></div>")
     return "".join(out)
 
 
