@@ -4,7 +4,8 @@ runs, or 3 x 3): what ``reteco.organizers.leaderboard.score_one`` returns, witho
 Used by the paper-table tests (``tests/outputs/test_leaderboard_paper.py``) and the benchmark
 ``bench/bench_leaderboard_paper.py``. Team t's runs lie a little apart, the teams spread from
 about 0.95 down to 0.40 of the ranking figure, with per-unit noise; every key of the sub-track
-is present (judge and text figures uniform in 0.2..0.9), per-domain figures for three domains,
+is present (judge and text figures uniform in 0.2..0.9; 2b and 2c with per-turn figures of the
+judge dimensions, ROUGE-L and METEOR for their intervals), per-domain figures for three domains,
 turn-depth figures for Track 2, and one flagged answer for team 1's runs. Every seventh team has
 a long name, so that the tables' shortening is exercised.
 """
@@ -17,7 +18,8 @@ import numpy as np
 
 from reteco.formats.topic_ids import DEPTH_GROUPS
 from reteco.organizers.leaderboard import Entry, ranking_candidate
-from reteco.subtracks import SUBTRACKS
+from reteco.metrics.text_overlap import METEOR, ROUGE_L
+from reteco.subtracks import DIMENSIONS, SUBTRACKS
 
 DOMAINS = ("biology", "finance", "law")
 
@@ -27,6 +29,7 @@ def synthetic_outcomes(subtrack: str, teams: int, runs: int, *, units: int = 18,
     """(entries, outcomes, unit keys) of ``teams`` x ``runs`` scored submissions of ``subtrack``
     on ``units`` units."""
     rng = np.random.default_rng(seed)
+    figure_rng = np.random.default_rng(seed + 1)  # its own stream: the other figures stay as they were
     sub = SUBTRACKS[subtrack]
     key = ranking_candidate(subtrack)
     unit_keys = [f"u{i}" for i in range(units)]
@@ -48,6 +51,12 @@ def synthetic_outcomes(subtrack: str, teams: int, runs: int, *, units: int = 18,
                 scores["judge_mean"] = float(np.mean(judged))
                 generation = {"generation_units": {"keys": unit_keys, "values": [float(v) for v in judged],
                                                    "absent": None}}
+            if sub.judged:  # per-turn figures of each judge dimension and text metric, for their intervals
+                generation["figure_units"] = {}
+                for k in (*DIMENSIONS, ROUGE_L, METEOR):
+                    per_turn = np.clip(scores[k] + figure_rng.normal(0, 0.2, units), 0, 1)
+                    scores[k] = float(np.mean(per_turn))
+                    generation["figure_units"][k] = {"values": [float(v) for v in per_turn]}
             entries.append(Entry(Path(f"{team}-run{r}"), f"{team}-run{r}.zip", team, f"run{r}_with_a_long_name"))
             outcomes.append({"ok": True, "scores": scores, "warnings": [], "unit_keys": unit_keys,
                              "unit_values": [float(v) for v in values], "unit_values_absent": None,
