@@ -78,9 +78,9 @@ from reteco.metrics.significance import (
     bootstrap_ci,
     compare_systems,
 )
+from reteco.metrics.text_overlap import TEXT_METRICS
 from reteco.problems import InputError, Problems, ReferenceDataError, quoted
 from reteco.scoring.aggregate import Units
-from reteco.metrics.text_overlap import TEXT_METRICS
 from reteco.subtracks import DEFAULT_BENCHMARK, DIMENSIONS, JUDGE, JUDGE_MEAN, KEYS, SUBTRACK_IDS, SUBTRACKS, benchmark
 
 TIE_TOLERANCE = 1e-12
@@ -355,13 +355,7 @@ def generation_figure_units(per_turn: list[dict], scores: dict[str, float]) -> d
         values: list[float | None] = []
         for row in per_turn:
             if key in DIMENSIONS:
-                judgment = (row.get("judgments") or {}).get(key)
-                if not row["answered"]:
-                    values.append(0.0)
-                elif judgment and judgment["status"] == "ok" and judgment["normalized"] is not None:
-                    values.append(float(judgment["normalized"]))
-                else:
-                    values.append(None)
+                values.append(turn_dimension_figure(row, key))
             else:
                 value = row.get(key)
                 values.append(None if value is None else float(value))
@@ -406,6 +400,18 @@ def figure_intervals(systems: list[dict], outcomes: list[dict], *, resamples: in
                     "ci_low": float(low[row]), "ci_high": float(high[row]), "turns": int(sum(kept))}
 
 
+def turn_dimension_figure(row: dict, dimension: str) -> float | None:
+    """One ``per_turn`` row's figure on one judge dimension, as the dimension's mean counts it:
+    the normalized score (s - 1) / 4, 0 for an unanswered turn, None for an invalid or failed
+    judgment (left out of the mean)."""
+    if not row["answered"]:
+        return 0.0
+    judgment = (row.get("judgments") or {}).get(dimension)
+    if judgment and judgment["status"] == "ok" and judgment["normalized"] is not None:
+        return float(judgment["normalized"])
+    return None
+
+
 def judge_mean_per_turn(per_turn: list[dict]) -> tuple[list[str], list[float] | None, str | None]:
     """(turn keys, per-turn judge_mean figures or None, why None) from 2b/2c's ``per_turn`` rows.
 
@@ -417,16 +423,11 @@ def judge_mean_per_turn(per_turn: list[dict]) -> tuple[list[str], list[float] | 
     keys, values, incomplete = [], [], 0
     for row in per_turn:
         keys.append(row["turn"])
-        if not row["answered"]:
-            values.append(0.0)
-            continue
-        judgments = row.get("judgments", {})
-        valid = [judgments[d]["normalized"] for d in DIMENSIONS
-                 if d in judgments and judgments[d]["status"] == "ok" and judgments[d]["normalized"] is not None]
-        if len(valid) < len(DIMENSIONS):
+        figures = [turn_dimension_figure(row, d) for d in DIMENSIONS]
+        if None in figures:
             incomplete += 1
             continue
-        values.append(math.fsum(valid) / len(DIMENSIONS))
+        values.append(math.fsum(figures) / len(DIMENSIONS))
     if incomplete:
         return keys, None, (
             f"{incomplete} answered turns have an invalid or failed judgment, so the per-turn judge means "
