@@ -8,6 +8,7 @@ domain names, the rules) may appear in a message.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sys
@@ -46,6 +47,7 @@ _QUOTED_VALUE = re.compile(r"'(?:[^'\\]|\\.)*'(?: \(\d+ (?:characters|bytes) in 
 _NUMBER = re.compile(r"-?\d[\d,.]*")
 
 
+@functools.lru_cache(maxsize=1024)  # a flood repeats one message: its kind is worked out once
 def kind_of(message: str) -> str:
     """The kind of an error message: the message without the values it quotes or counts."""
     return _NUMBER.sub("N", _QUOTED_VALUE.sub("'V'", message))
