@@ -79,3 +79,13 @@ def test_errors_past_the_cap_are_counted_with_their_kind_or_as_more():
         'answers.jsonl:1: error: missing the field "answer" (the same error on 1000 lines: 1, 2, 3, 4, 5, ...)',
         "... and 1 more error not listed",
     ]
+
+
+def test_a_kind_whose_counted_errors_differ_is_not_called_the_same_error():
+    problems = Problems()
+    for line in range(1, 22):
+        problems.error("run.txt", line, "rank 'x' is not an integer")
+    problems.error("run.txt", 22, "rank 'y' is not an integer")
+    assert problems.lines() == [
+        "run.txt:1: error: rank 'x' is not an integer (an error of this kind on 22 lines: 1, 2, 3, 4, 5, ...)"
+    ]

@@ -80,18 +80,26 @@ class Problems:
     suppressed_errors: int = 0  # errors past the cap of no kept kind
     # Errors past the cap whose kind is kept: (file, kind) -> how many.
     suppressed_by_kind: dict[tuple[str, str], int] = field(default_factory=dict)
-    # The (file, kind) of the kept errors, and how many items they were taken from: computed
-    # once the cap is reached, not once per counted error (a flood has 100,000 of them).
-    _kept_kinds: tuple[int, frozenset] = field(default=(-1, frozenset()), repr=False, compare=False)
+    # Kinds among the counted errors whose messages differ from their kind's first one.
+    suppressed_varied: set[tuple[str, str]] = field(default_factory=set)
+    # The first message of each (file, kind) kept, and how many items they were taken from:
+    # worked out once the cap is reached, not once per counted error (a flood has 100,000).
+    _kept_kinds: tuple[int, dict] = field(default=(-1, None), repr=False, compare=False)
 
     def error(self, file: str, line: int | None, message: str) -> None:
         if self.error_count >= MAX_LISTED_ERRORS:
             key = (file, kind_of(message))
             if self._kept_kinds[0] != len(self.items):
-                kinds = {(p.file, kind_of(p.message)) for p in self.items if p.level == ERROR}
-                self._kept_kinds = (len(self.items), frozenset(kinds))
-            if key in self._kept_kinds[1]:
+                first: dict[tuple[str, str], str] = {}
+                for p in self.items:
+                    if p.level == ERROR:
+                        first.setdefault((p.file, kind_of(p.message)), p.message)
+                self._kept_kinds = (len(self.items), first)
+            kept = self._kept_kinds[1].get(key)
+            if kept is not None:
                 self.suppressed_by_kind[key] = self.suppressed_by_kind.get(key, 0) + 1
+                if message != kept:
+                    self.suppressed_varied.add(key)
             else:
                 self.suppressed_errors += 1
             return
@@ -105,6 +113,7 @@ class Problems:
         self.suppressed_errors += other.suppressed_errors
         for key, count in other.suppressed_by_kind.items():
             self.suppressed_by_kind[key] = self.suppressed_by_kind.get(key, 0) + count
+        self.suppressed_varied |= other.suppressed_varied
 
     @property
     def error_count(self) -> int:
@@ -151,7 +160,7 @@ class Problems:
                 out.append(str(p))
                 continue
             lines = [q.line for q in group if q.line is not None][:SHOWN_LINES]
-            same = all(q.message == p.message for q in group)
+            same = all(q.message == p.message for q in group) and key not in self.suppressed_varied
             said = "the same error" if same else "an error of this kind"
             if lines:
                 more = ", ..." if count > len(lines) else ""
