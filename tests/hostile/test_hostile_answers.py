@@ -203,7 +203,10 @@ CASES = [
     Case(
         "response_key_instead_of_answer",
         answered(lambda ws: b"".join(l.replace(b'"answer"', b'"response"') + b"\n" for l in valid_lines(ws) * 30)),
-        Expect.refused(ANSWERS, 1, r"""missing the field "answer"; found 'response' in its place: rename it "answer" \(the same error on \d+ lines""", error_lines=1),
+        Expect.refused(
+            ANSWERS, 1, r"""missing the field "answer"; found 'response' in its place: rename it "answer" \(the same error on \d+ lines""",
+            error_lines=1,
+        ),
     ),
     Case(
         "utf16_powershell_redirect",

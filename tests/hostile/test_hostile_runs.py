@@ -236,7 +236,9 @@ CASES = [
     Case(
         "tag_column_missing_on_every_line",
         scored(lambda ws: b"".join(l.rsplit(b" ", 1)[0] + b"\n" for l in valid_lines(ws) * 30)),
-        Expect.refused(RUN, 1, r"found 5; the tag column is missing: .* \(the same error on 20 lines: 1, 2, 3, 4, 5, \.\.\.\)", error_lines=2),
+        Expect.refused(
+            RUN, 1, r"found 5; the tag column is missing: .* \(the same error on 20 lines: 1, 2, 3, 4, 5, \.\.\.\)", error_lines=2
+        ),
     ),
     # --- ranks ----------------------------------------------------------------------------------
     Case("rank_zero", scored(with_line(2, lambda ws: line(topic(ws), public(ws), rank=0))), Expect.refused(RUN, 2, "rank")),

@@ -17,11 +17,11 @@ Format (pages/submission_format.md, "Answers")::
 
 Errors (the file is not scored; every bad line is named, up to ``MAX_LISTED_ERRORS``, and the
 errors of one kind read as one line, ``reteco.problems.Problems.lines``): a file in UTF-16 or
-UTF-32 (said once, ``reteco.formats.text_file.wide_encoding``), invalid UTF-8, a carriage return inside a line, invalid JSON, a JSON integer too long for Python to read
-(4,300 digits and more, anywhere in the line), a line that is not a JSON object, a field
-given twice in one object, a missing or non-string ``turn_id`` / ``answer`` (naming the field
-found in its place, e.g. ``"response"``), text with an
-unpaired surrogate escape (it cannot be encoded as UTF-8), an empty answer, an answer over the
+UTF-32 (said once, ``reteco.formats.text_file.wide_encoding``), invalid UTF-8, a carriage
+return inside a line, invalid JSON, a JSON integer too long for Python to read (4,300 digits
+and more, anywhere in the line), a line that is not a JSON object, a field given twice in one
+object, a missing or non-string ``turn_id`` / ``answer`` (naming the field found in its place,
+e.g. ``"response"``), text with an unpaired surrogate escape (it cannot be encoded as UTF-8), an empty answer, an answer over the
 limits, an ambiguous bare turn id, a turn answered twice (both lines named), an empty file, a
 whole file written as one JSON array, and a file none of whose turn ids is a reference turn.
 Warnings (the file is scored): turn ids that are not reference turns (ignored), extra fields,

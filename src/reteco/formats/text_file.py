@@ -50,9 +50,7 @@ def wide_encoding(data: bytes | memoryview) -> str | None:
         units = [head[i : i + width] for i in range(0, usable, width)]
         for endian, text_at in (("little-endian", 0), ("big-endian", width - 1)):
             # A unit of ASCII text: its one byte not NUL, every other byte NUL.
-            ascii_units = sum(
-                1 for u in units if u[text_at] != 0 and u.count(0) == width - 1
-            )
+            ascii_units = sum(1 for u in units if u[text_at] != 0 and u.count(0) == width - 1)
             if ascii_units >= 0.9 * len(units):
                 return f"{name} ({endian})"
     return None
