@@ -8,7 +8,9 @@ domain names, the rules) may appear in a message.
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 import sys
 import traceback
 from dataclasses import dataclass, field
@@ -35,6 +37,20 @@ MAX_FILE_NAME = 200
 # One error per line would bury the first cause under a flood; after this many errors
 # of a file we stop listing them and say how many more there were.
 MAX_LISTED_ERRORS = 20
+# Errors of one kind in one file are printed as one line, which names this many of their lines.
+SHOWN_LINES = 5
+
+# What makes two errors of a file the same kind: their messages, with the participant's quoted
+# values (``quoted``: '...' with its escapes, and "(N characters in all)") and the numbers in
+# them replaced: "rank 'x' is not an integer" and "rank 'y' is not an integer" are one kind.
+_QUOTED_VALUE = re.compile(r"'(?:[^'\\]|\\.)*'(?: \(\d+ (?:characters|bytes) in all\))?")
+_NUMBER = re.compile(r"-?\d[\d,.]*")
+
+
+@functools.lru_cache(maxsize=1024)  # a flood repeats one message: its kind is worked out once
+def kind_of(message: str) -> str:
+    """The kind of an error message: the message without the values it quotes or counts."""
+    return _NUMBER.sub("N", _QUOTED_VALUE.sub("'V'", message))
 
 
 @dataclass(frozen=True)
@@ -52,14 +68,40 @@ class Problem:
 
 @dataclass
 class Problems:
-    """A collector of errors and warnings; errors make the input unusable."""
+    """A collector of errors and warnings; errors make the input unusable.
+
+    Errors are kept up to ``MAX_LISTED_ERRORS``; later ones are only counted, by kind when an
+    error of their kind (``kind_of``) in their file is kept. ``lines`` prints the errors of one
+    kind in one file as one line with their count and first line numbers, so a mistake made on
+    every line (a wrong key, a missing column) reads once.
+    """
 
     items: list[Problem] = field(default_factory=list)
-    suppressed_errors: int = 0
+    suppressed_errors: int = 0  # errors past the cap of no kept kind
+    # Errors past the cap whose kind is kept: (file, kind) -> how many.
+    suppressed_by_kind: dict[tuple[str, str], int] = field(default_factory=dict)
+    # Kinds among the counted errors whose messages differ from their kind's first one.
+    suppressed_varied: set[tuple[str, str]] = field(default_factory=set)
+    # The first message of each (file, kind) kept, and how many items they were taken from:
+    # worked out once the cap is reached, not once per counted error (a flood has 100,000).
+    _kept_kinds: tuple[int, dict] = field(default=(-1, None), repr=False, compare=False)
 
     def error(self, file: str, line: int | None, message: str) -> None:
         if self.error_count >= MAX_LISTED_ERRORS:
-            self.suppressed_errors += 1
+            key = (file, kind_of(message))
+            if self._kept_kinds[0] != len(self.items):
+                first: dict[tuple[str, str], str] = {}
+                for p in self.items:
+                    if p.level == ERROR:
+                        first.setdefault((p.file, kind_of(p.message)), p.message)
+                self._kept_kinds = (len(self.items), first)
+            kept = self._kept_kinds[1].get(key)
+            if kept is not None:
+                self.suppressed_by_kind[key] = self.suppressed_by_kind.get(key, 0) + 1
+                if message != kept:
+                    self.suppressed_varied.add(key)
+            else:
+                self.suppressed_errors += 1
             return
         self.items.append(Problem(ERROR, file, line, message))
 
@@ -69,6 +111,9 @@ class Problems:
     def extend(self, other: "Problems") -> None:
         self.items.extend(other.items)
         self.suppressed_errors += other.suppressed_errors
+        for key, count in other.suppressed_by_kind.items():
+            self.suppressed_by_kind[key] = self.suppressed_by_kind.get(key, 0) + count
+        self.suppressed_varied |= other.suppressed_varied
 
     @property
     def error_count(self) -> int:
@@ -76,7 +121,7 @@ class Problems:
 
     @property
     def has_errors(self) -> bool:
-        return self.error_count > 0 or self.suppressed_errors > 0
+        return self.error_count > 0 or self.suppressed_errors > 0 or bool(self.suppressed_by_kind)
 
     def errors(self) -> list[Problem]:
         return [p for p in self.items if p.level == ERROR]
@@ -93,9 +138,37 @@ class Problems:
             print(line, file=stream)
 
     def lines(self) -> list[str]:
-        out = [str(p) for p in self.items]
+        """One line per warning and per kind of error in a file, in the order they were found:
+        ``FILE:LINE: error: MESSAGE`` for an error found once, and for a kind found on several
+        lines its first message with ``(the same error on 25 lines: 1, 2, 3, 4, 5, ...)``, or
+        ``(an error of this kind on 25 lines: ...)`` when their messages differ."""
+        groups: dict[tuple[str, str], list[Problem]] = {}
+        for p in self.items:
+            if p.level == ERROR:
+                groups.setdefault((p.file, kind_of(p.message)), []).append(p)
+        out = []
+        for p in self.items:
+            if p.level != ERROR:
+                out.append(str(p))
+                continue
+            key = (p.file, kind_of(p.message))
+            group = groups.get(key)
+            if group is None or group[0] is not p:
+                continue  # said with the first of its kind
+            count = len(group) + self.suppressed_by_kind.get(key, 0)
+            if count == 1:
+                out.append(str(p))
+                continue
+            lines = [q.line for q in group if q.line is not None][:SHOWN_LINES]
+            same = all(q.message == p.message for q in group) and key not in self.suppressed_varied
+            said = "the same error" if same else "an error of this kind"
+            if lines:
+                more = ", ..." if count > len(lines) else ""
+                out.append(f"{p} ({said} on {count} lines: {', '.join(map(str, lines))}{more})")
+            else:
+                out.append(f"{p} ({said} {count} times)")
         if self.suppressed_errors:
-            out.append(f"... and {self.suppressed_errors} more errors not listed")
+            out.append(f"... and {self.suppressed_errors} more {'error' if self.suppressed_errors == 1 else 'errors'} not listed")
         return out
 
 

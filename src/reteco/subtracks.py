@@ -175,7 +175,7 @@ SUBTRACKS: dict[str, SubTrack] = {
             paper_columns=("map_10", "recall_10", "tc_10"),
         ),
         SubTrack(
-            "1b", 1, "Step-wise retrieval", (RUN,), "step", "122291_22_step3",
+            "1b", 1, "Step-wise retrieval", (RUN,), "step", "122291_22_step1",
             "per query the mean over its steps, then the mean over queries", RETRIEVAL + TEMPORAL, "ndcg_10",
             topic_form="<query id>_step<n>", step_topics=True, paper_columns=("map_10", "recall_10", "tc_10"),
         ),

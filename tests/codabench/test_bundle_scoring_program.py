@@ -195,3 +195,26 @@ def test_scoring_output_rules(tmp_path):
     leak = {"per_unit": [{"unit": "bitcoin/1", "ndcg_10": 1.0}], "phase": {"per_topic": False}}
     errors = scoring_output_errors("2a", False, _output(tmp_path / "f", json.dumps(full), leak))
     assert errors and errors[0].startswith("[leak]")
+
+
+def test_the_organizers_bertscore_set_up_is_not_advised_on_the_platform(ref_root, tmp_path, capsys, monkeypatch):
+    """The input that triggered it (issue 22): a 2c submission scored where no BERTScore model is
+    configured. The platform's log, page and details say that the figure is absent and why, not
+    the organizers' set-up (a variable to set, a package to install), which a participant cannot
+    act on; the CLI on the organizers' machine still says how to set it up."""
+    monkeypatch.delenv("RETECO_BERTSCORE_MODEL", raising=False)
+    input_dir = _input(tmp_path, ref_root, "2c", "evaluation")
+    for name in ("run.txt", "answers.jsonl"):
+        shutil.copy(SAMPLES / "2c" / name, input_dir / "res" / name)
+    status, scores, details, page = _run(input_dir, tmp_path)
+    log = capsys.readouterr()
+    assert status == 0 and "bertscore_f1" not in scores
+    said = "no BERTScore model configured where this scoring runs"
+    assert details["absent_scores"]["bertscore_f1"] == said
+    assert f"metrics: warning: bertscore_f1 is not reported: {said}\n" in log.out
+    for shown in (log.out, log.err, page, json.dumps(details)):
+        assert "RETECO_BERTSCORE_MODEL" not in shown and "pip install" not in shown
+    local = score_submission(Reference.read(input_dir / "ref"), input_dir / "res", run_judge_now=False)
+    assert local.absent["bertscore_f1"] == (
+        f"{said}; set RETECO_BERTSCORE_MODEL to a local model folder (and install the extra: pip install 'reteco[bertscore]')"
+    )

@@ -162,3 +162,24 @@ def test_the_judge_not_run_reason_is_said_once(ref, capsys, monkeypatch):
     assert code == 0
     assert err.count("the judge did not run") == 1, err
     assert "correctness" in err and "judge_mean" in err  # the keys it leaves out, named once
+
+
+def test_validate_and_score_count_the_topics_a_run_ranks_the_same_way(ref, tmp_path, capsys):
+    """The input that triggered it (issue 22): topics whose every line names a document id
+    unknown to the corpus. `validate` said "18 of 18 topics ranked" where `score` said 12/18: a
+    topic left without a ranked document is not ranked (it scores 0), for both commands."""
+    lines = (SAMPLES / "1a" / "run.txt").read_text().splitlines()
+    topics = list(dict.fromkeys(line.split()[0] for line in lines))
+    unranked = set(topics[:2])
+    run = tmp_path / "run.txt"
+    run.write_text("".join(
+        (" ".join([c[0], c[1], "no-such-doc-" + c[2], *c[3:]]) if c[0] in unranked else line) + "\n"
+        for line in lines for c in [line.split()]
+    ))
+    total = len(Reference.read(ref / "1a").topics)
+    assert total == len(topics)  # the sample ranks every topic
+    code, out, err = _cli(capsys, "validate", "--ref", ref / "1a", run)
+    assert code == 0 and f"{total - 2} of {total} reference topics ranked" in out + err
+    code, out, _ = _cli(capsys, "score", "--ref", ref / "1a", "--res", run, "--res", SAMPLES / "1a" / "run.txt")
+    assert code == 0
+    assert out.splitlines()[1].split()[:2] == [str(run), f"{total - 2}/{total}"]

@@ -195,3 +195,47 @@ def test_cli_validate_accepts_good_answers(ref, tmp_path):
     done = cli("validate", "--ref", ref.root, answers)
     assert done.returncode == 0, done.stderr
     assert "answers.jsonl: valid for sub-track 2b: 2 answers read, 2 of 3 reference turns answered, 0 turn ids ignored" in done.stdout
+
+
+# ----------------------------------------------------------------------------- mistakes made on every line
+
+
+def test_a_wrong_answer_key_is_named_once_with_the_key_expected(ref):
+    """The input that triggered it (issue 22): every line says "response" where "answer" is
+    expected; before, 20 identical "missing the field" lines that never named "response"."""
+    turns = ["biology/2_turn_1", "biology/2_turn_2", "earth_science/2_turn_1"]
+    data = "".join(json.dumps({"turn_id": t, "response": "text"}) + "\n" for t in turns * 10).encode()
+    assert errors_of(data, ref) == [
+        'answers.jsonl:1: error: missing the field "answer"; found \'response\' in its place: rename it "answer"'
+        " (the same error on 30 lines: 1, 2, 3, 4, 5, ...)"
+    ]
+
+
+FORMAT = 'each line must be one JSON object: {"turn_id": "<conversation id>_turn_<n>", "answer": "..."}'
+
+
+def test_a_missing_key_among_several_others_names_them(ref):
+    data = (json.dumps({"id": "biology/2_turn_1", "text": "a"}) + "\n").encode()
+    assert errors_of(data, ref) == [
+        'answers.jsonl:1: error: missing the field "turn_id" (the fields found: \'id\', \'text\'); ' + FORMAT,
+        'answers.jsonl:1: error: missing the field "answer" (the fields found: \'id\', \'text\'); ' + FORMAT,
+    ]
+
+
+@pytest.mark.parametrize(
+    "encoding, said",
+    [
+        ("utf-16", "UTF-16 (little-endian)"),  # Windows PowerShell's `>`: a byte-order mark, then UTF-16LE
+        ("utf-16-le", "UTF-16 (little-endian)"),  # no byte-order mark: NULs between the ASCII
+        ("utf-16-be", "UTF-16 (big-endian)"),
+        ("utf-32", "UTF-32 (little-endian)"),
+        ("utf-32-be", "UTF-32 (big-endian)"),
+    ],
+)
+def test_a_utf16_or_utf32_file_is_said_so_once(ref, encoding, said):
+    text = line("biology/2_turn_1") + line("biology/2_turn_2", "répondu")
+    assert errors_of(text.encode(encoding), ref) == [
+        f"answers.jsonl: error: the answers file is {said} text, not UTF-8 (Windows PowerShell's `>` and Out-File "
+        "write UTF-16); save it as UTF-8: in PowerShell `... | Out-File -Encoding utf8 FILE`, in Python "
+        "open(path, 'w', encoding='utf-8')"
+    ]

@@ -47,7 +47,7 @@ def test_both_spellings_read_the_same_turn_number(text, expected):
         "ex_3025_turn_",
         "ex_3025_turn_-1",
         "122291_22",
-        "122291_22_step3",
+        "122291_22_step1",
     ],
 )
 def test_anything_else_is_not_a_turn_number_and_stays_as_written(text):

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from reteco.formats.corpus_index import DocIdIndex
 from reteco.formats.reference import Judgment, Reference, Topic
 from reteco.formats.trec_run import _read_strict, read_trec_run
+from reteco.problems import InputError
 
 GOLD = ["gold-doc-alpha", "gold-doc-beta", "gold-doc-gamma"]
 
@@ -164,3 +165,53 @@ def test_line_numbers_survive_releasing_the_bytes(tmp_path, ref_dir):
     done = cli("score", "--ref", ref_dir, "--res", run, "--out", tmp_path / "out")
     assert done.returncode == 1
     assert done.stderr.startswith("run.txt:5: error: topic '2_turn_1' exists in several domains")
+
+
+# ----------------------------------------------------------------------------- mistakes made on every line
+
+SIX = [f"bio/2_turn_1 Q0 doc{i} {i} {10 - i}.5 my_system" for i in range(1, 31)]
+
+
+def _refusal(data: bytes) -> list[str]:
+    with pytest.raises(InputError) as caught:
+        read_trec_run(data, "run.txt")
+    return caught.value.problems.lines()
+
+
+@pytest.mark.parametrize(
+    "encoding, said",
+    [("utf-16", "UTF-16 (little-endian)"), ("utf-16-le", "UTF-16 (little-endian)"), ("utf-16-be", "UTF-16 (big-endian)"),
+     ("utf-32", "UTF-32 (little-endian)"), ("utf-32-be", "UTF-32 (big-endian)")],
+)
+def test_a_utf16_or_utf32_run_is_said_so_once(encoding, said):
+    """The input that triggered it (issue 22): PowerShell's `>` writes UTF-16; before, one right
+    line then 19 misleading ones (rank '\\x002\\x00' is not an integer)."""
+    data = "\n".join(SIX).encode(encoding)
+    assert _refusal(data) == [
+        f"run.txt: error: the run file is {said} text, not UTF-8 (Windows PowerShell's `>` and Out-File write "
+        "UTF-16); save it as UTF-8: in PowerShell `... | Out-File -Encoding utf8 FILE`, in Python "
+        "open(path, 'w', encoding='utf-8')"
+    ]
+
+
+def test_a_missing_tag_column_is_named_once():
+    data = "\n".join(line.rsplit(" ", 1)[0] for line in SIX).encode()
+    assert _refusal(data) == [
+        "run.txt:1: error: expected 6 columns: topic Q0 docid rank score tag, found 5; the tag column is missing: "
+        "write a run tag (e.g. my_system) after the score on every line (the same error on 20 lines: 1, 2, 3, 4, 5, ...)",
+        "run.txt: error: checking stopped after 20 errors: the lines after line 20 were not checked",
+    ]
+
+
+def test_a_missing_q0_column_is_named():
+    data = b"bio/2_turn_1 doc1 1 2.5 my_system\n"
+    assert _refusal(data) == [
+        "run.txt:1: error: expected 6 columns: topic Q0 docid rank score tag, found 5; the Q0 column is missing: "
+        "write Q0 between the topic and the document id on every line"
+    ]
+
+
+def test_five_columns_whose_missing_one_cannot_be_told_say_only_their_count():
+    assert _refusal(b"bio/2_turn_1 Q0 doc1 first my_system\n") == [
+        "run.txt:1: error: expected 6 columns: topic Q0 docid rank score tag, found 5"
+    ]

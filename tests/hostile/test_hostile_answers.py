@@ -197,7 +197,21 @@ CASES = [
     Case(
         "error_flood_100k_bad_lines",
         answered(lambda ws: b"nope\n" * 100_000, in_process=False),
-        Expect.refused(ANSWERS, 1, "more errors not listed"),
+        Expect.refused(ANSWERS, 1, r"not valid JSON .* \(the same error on 100000 lines: 1, 2, 3, 4, 5, \.\.\.\)", error_lines=1),
+    ),
+    # The key "response" where "answer" is expected, on every line: named once, with the key found.
+    Case(
+        "response_key_instead_of_answer",
+        answered(lambda ws: b"".join(l.replace(b'"answer"', b'"response"') + b"\n" for l in valid_lines(ws) * 30)),
+        Expect.refused(
+            ANSWERS, 1, r"""missing the field "answer"; found 'response' in its place: rename it "answer" \(the same error on \d+ lines""",
+            error_lines=1,
+        ),
+    ),
+    Case(
+        "utf16_powershell_redirect",
+        answered(lambda ws: b"\n".join(valid_lines(ws)).decode("utf-8").encode("utf-16")),
+        Expect.refused(ANSWERS, None, r"the answers file is UTF-16 \(little-endian\) text, not UTF-8", error_lines=1),
     ),
     # --- 2c: both files broken, both named ---------------------------------------------------------
     Case("2c_run_and_answers_both_broken", both_broken, Expect.refused("run.txt", 2, also=(Where(ANSWERS, 3),))),

@@ -119,6 +119,11 @@ CASES = [
     Case("qrels_file_missing", benchmark(path("nosuch_qrels.txt")), Expect.refused("nosuch_qrels.txt")),
     Case("qrels_is_a_folder", benchmark(path("qrels_dir", kind="folder")), Expect.refused("qrels_dir")),
     Case("qrels_not_utf8", benchmark(path("qrels.bin", b"t1 0 d\xff 1\n")), Expect.refused("qrels.bin")),
+    Case(
+        "qrels_in_utf16",  # Windows PowerShell's `>`: said once, with what to do
+        benchmark(path("qrels.txt", "t1 0 d1 1\nt1 0 d2 0\n".encode("utf-16"))),
+        Expect.refused("qrels.txt", None, r"the qrels file is UTF-16 \(little-endian\) text, not UTF-8", error_lines=1),
+    ),
     Case("qrels_is_a_fifo", benchmark(path("qrels.fifo", kind="fifo"), child=True), Expect.refused("qrels.fifo"), seconds=6),
     Case("qrels_json_broken", benchmark(path("qrels.json", b'{"t1": {"d1": 1,\n "d2": }}')), Expect.refused("qrels.json", 2)),
     Case("qrels_json_relevance_a_string", benchmark(path("qrels.json", b'{"t1": {"d1": "1"}}')), Expect.refused("qrels.json")),

@@ -60,6 +60,13 @@ def test_each_rule_fires(result, broken, workspace):
     assert any(broken in f for f in found), found
 
 
+def test_the_bound_on_error_lines_fires(workspace):
+    case = Case("probe", lambda ws: None, Expect.refused("run.txt", 3, "columns", error_lines=1))
+    assert failures(case, outcome(GOOD), workspace) == []
+    found = failures(case, outcome(GOOD + GOOD.replace(":3:", ":4:")), workspace)
+    assert found == ["2 error lines in the log, over the bound of 1"]
+
+
 def test_a_score_written_on_refusal_is_caught(workspace):
     workspace.out.mkdir()
     (workspace.out / "scores.json").write_text('{"ndcg_10": 0.5}')

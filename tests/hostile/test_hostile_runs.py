@@ -165,6 +165,22 @@ CASES = [
         scored(lambda ws: "".join(f"{t.topic_id} Q0 caf\u00e9 1 1.0 x\n" for t in ws.sub("1a").reference.topics).encode("latin-1")),
         Expect.refused(RUN, 1, "UTF-8"),
     ),
+    # Windows PowerShell's `>` writes UTF-16LE with a byte-order mark: said once, not per line.
+    Case(
+        "utf16_powershell_redirect",
+        scored(lambda ws: b"\n".join(valid_lines(ws)).decode("utf-8").encode("utf-16") + "\n".encode("utf-16-le")),
+        Expect.refused(RUN, None, r"the run file is UTF-16 \(little-endian\) text, not UTF-8", error_lines=1),
+    ),
+    Case(
+        "utf16_without_byte_order_mark",
+        scored(lambda ws: b"\n".join(valid_lines(ws)).decode("utf-8").encode("utf-16-be")),
+        Expect.refused(RUN, None, r"UTF-16 \(big-endian\) text", error_lines=1),
+    ),
+    Case(
+        "utf32_whole_file",
+        scored(lambda ws: b"\n".join(valid_lines(ws)).decode("utf-8").encode("utf-32")),
+        Expect.refused(RUN, None, r"UTF-32 \(little-endian\) text", error_lines=1),
+    ),
     Case(
         "byte_order_mark_in_the_middle",
         scored(with_line(2, lambda ws: b"\xef\xbb\xbf" + line(topic(ws), public(ws)))),
@@ -217,6 +233,13 @@ CASES = [
         seconds=10,
     ),
     Case("error_flood_100k_bad_lines", scored(error_flood, in_process=False), Expect.refused(RUN, 1, r"checking stopped after 20 errors")),
+    Case(
+        "tag_column_missing_on_every_line",
+        scored(lambda ws: b"".join(l.rsplit(b" ", 1)[0] + b"\n" for l in valid_lines(ws) * 30)),
+        Expect.refused(
+            RUN, 1, r"found 5; the tag column is missing: .* \(the same error on 20 lines: 1, 2, 3, 4, 5, \.\.\.\)", error_lines=2
+        ),
+    ),
     # --- ranks ----------------------------------------------------------------------------------
     Case("rank_zero", scored(with_line(2, lambda ws: line(topic(ws), public(ws), rank=0))), Expect.refused(RUN, 2, "rank")),
     Case("rank_negative", scored(with_line(2, lambda ws: line(topic(ws), public(ws), rank=-1))), Expect.refused(RUN, 2, "rank")),

@@ -223,13 +223,18 @@ def test_bertscore_without_a_model_is_unavailable_with_the_reason(monkeypatch):
     monkeypatch.delenv("RETECO_BERTSCORE_MODEL", raising=False)
     result = bertscore_values(["a"], ["a"])
     assert not result.available and result.values is None
-    assert result.reason.startswith("no BERTScore model configured: set RETECO_BERTSCORE_MODEL")
+    # The fact, for anyone's log; the set-up, for whoever runs the scoring (not shown on the platform).
+    assert result.reason == "no BERTScore model configured where this scoring runs"
+    assert result.advice.startswith("set RETECO_BERTSCORE_MODEL")
+    assert result.reason_with_advice() == f"{result.reason}; {result.advice}"
+    assert result.reason_with_advice(False) == result.reason
 
 
 def test_bertscore_with_a_missing_folder_is_unavailable(tmp_path):
     result = bertscore_values(["a"], ["a"], BertScoreConfig(model=str(tmp_path / "none")))
     assert not result.available
-    assert result.reason == f"RETECO_BERTSCORE_MODEL={tmp_path / 'none'} is not a local model folder (no config.json)"
+    assert result.reason == "the BERTScore model configured where this scoring runs is not a model folder"
+    assert result.advice == f"RETECO_BERTSCORE_MODEL={tmp_path / 'none'} is not a local model folder (no config.json)"
 
 
 @pytest.mark.skipif(not os.environ.get("RETECO_BERTSCORE_MODEL"), reason="no local BERTScore model configured")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -12,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
-from support.paths import SAMPLES, SHARED_SAMPLE
+from support.paths import REPO_ROOT, SAMPLES, SHARED_SAMPLE
 
 from reteco.commands import main
 from reteco.formats import release as rel
@@ -170,19 +171,46 @@ def test_sample_track1_counts(sample_out):
     assert len(ref.doc_index) == 26
     assert in_corpus(ref, "bitcoin", "bitcoin/25785deb_4434.txt")
     assert not in_corpus(ref, "economics", "bitcoin/25785deb_4434.txt")
-    # Its only warnings: a corpus of gold passages (test_prepare_warns_for_every_ranked_subtrack_...).
-    assert [w for w in summary["warnings"] if "over half of the corpus is judged relevant" not in w] == []
+    # Its only warnings: a corpus of gold passages (test_prepare_warns_for_every_ranked_subtrack_...),
+    # and its steps without step ids (test_sample_steps_are_flattened_records).
+    assert [w for w in summary["warnings"] if "over half of the corpus is judged relevant" not in w] == [
+        "1b: 5 records of the steps file have no step id (a query's record without its steps, as in the public "
+        "sample): each is taken as its query's one step, '<query id>_step1', the id a run must use"
+    ]
 
 
 def test_sample_steps_are_flattened_records(sample_out):
     out, _ = sample_out
     ref = Reference.read(out / "1b")
-    # The sample's steps.jsonl has one record per query and no "steps" list: each record is one
-    # step whose id is the record id, so its parent query is itself.
+    # The sample's steps.jsonl has one record per query, the query's id and gold, no "steps"
+    # list and no step id: each record is its query's one step, named as the kit tells
+    # participants to name steps (<query id>_step<n>), so its parent query is the record's.
     assert len(ref.topics) == 5 and len(ref.judgments) == 26
     queries = {t.key for t in Reference.read(out / "1a").topics}
     assert {t.unit for t in ref.topics} == queries
+    assert {t.key for t in ref.topics} == {f"{q}_step1" for q in queries}
     assert ref.manifest["unit"] == "query"
+
+
+def test_the_kits_1b_line_scores_against_the_sample(sample_out, tmp_path):
+    """The input that triggered it (issue 22): the kit's 1b example line, a step id
+    ``122291_22_step1``; the sample's reference refused it with a message whose example
+    ('122291_22') broke its own rule (<query id>_step<n>)."""
+    out, _ = sample_out
+    kit = (REPO_ROOT / "starting_kit" / "README.md").read_text(encoding="utf-8")
+    line = re.search(r"\| 1b \| `run.txt` \| `([^`]+)` \|", kit).group(1)
+    assert line.split()[0] == "122291_22_step1"
+    run = tmp_path / "run.txt"
+    run.write_text(line + "\n")
+    result = score_submission(Reference.read(out / "1b"), run)
+    assert result.details["counts"]["topics_missing"] == 4  # the one step ranked, its gold doc at rank 1
+    assert result.scores["ndcg_10"] > 0
+    run.write_text("122291_22_step3 Q0 bitcoin/25785deb_4434.txt 1 14.2 my_system\n")
+    with pytest.raises(InputError) as caught:
+        score_submission(Reference.read(out / "1b"), run)
+    assert str(caught.value).endswith(
+        "sub-track 1b expects step ids (<query id>_step<n>), e.g. '122291_22_step1'"
+    )
 
 
 def test_sample_track2_counts(sample_out):
@@ -513,8 +541,13 @@ def test_steps_reader_both_shapes(tmp_path):
             {"id": "8_1", "steps": [{"step_id": "8_1_step1", "gold_ids": ["c"]}, {"step_id": "x_step1", "gold_ids": []}]},
         ],
     )
-    got = [(s.step_id, s.parent_id, s.parent_disagrees) for s in rel.read_steps(path)]
-    assert got == [("7_3", "7_3", False), ("7_4_step2", "7_4", False), ("8_1_step1", "8_1", False), ("x_step1", "8_1", True)]
+    got = [(s.step_id, s.parent_id, s.parent_disagrees, s.numbered) for s in rel.read_steps(path)]
+    assert got == [
+        ("7_3_step1", "7_3", False, True),  # no step id: the query's one step
+        ("7_4_step2", "7_4", False, False),
+        ("8_1_step1", "8_1", False, False),
+        ("x_step1", "8_1", True, False),
+    ]
 
 
 def test_failure_after_staging_leaves_nothing_half_built(tmp_path):

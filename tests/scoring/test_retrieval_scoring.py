@@ -230,6 +230,22 @@ def test_run_without_any_reference_topic_is_an_error():
         score_run(ref, run_bytes([("q", "a", 1, 1.0)]), "run.txt")
 
 
+@pytest.mark.parametrize(
+    "topic_id, example",
+    [
+        ("q_step2", "q_step2"),  # a reference step: the example is one of the reference's ids
+        # A reference whose ids break the rule (the public sample as prepared before the fix,
+        # '122291_22'): the message said "step ids (<query id>_step<n>), e.g. '122291_22'".
+        ("122291_22", "122291_22_step1"),
+    ],
+)
+def test_the_step_id_example_follows_the_rule_its_message_states(topic_id, example):
+    ref = make_reference([("d", topic_id, "d/q", None)], [(f"d/{topic_id}", "a", 1)], subtrack="1b")
+    with pytest.raises(InputError) as caught:
+        score_run(ref, run_bytes([("x", "a", 1, 1.0)]), "run.txt")
+    assert str(caught.value).endswith(f"sub-track 1b expects step ids (<query id>_step<n>), e.g. '{example}'")
+
+
 # ---------------------------------------------------------------- properties vs the independent scorer
 
 

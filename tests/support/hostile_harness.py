@@ -438,12 +438,22 @@ class Expect:
     where: tuple[Where, ...] = ()
     says: str = ""  # a regular expression the log must match (case-insensitive)
     scores: Callable[[Workspace], dict[str, float]] | None = None  # accepted: the hand-computed scores
+    # At most this many lines of the log say "error:" (None: any number): a mistake made on
+    # every line of a file (a wrong key, a wide encoding) must read once, not once per line.
+    error_lines: int | None = None
 
     @classmethod
     def refused(
-        cls, file: str = "", line: int | None = None, says: str = "", *, pattern: str = "", also: tuple[Where, ...] = ()
+        cls,
+        file: str = "",
+        line: int | None = None,
+        says: str = "",
+        *,
+        pattern: str = "",
+        also: tuple[Where, ...] = (),
+        error_lines: int | None = None,
     ) -> "Expect":
-        return cls(EXIT_INPUT, (Where(file, line, pattern), *also), says)
+        return cls(EXIT_INPUT, (Where(file, line, pattern), *also), says, error_lines=error_lines)
 
     @classmethod
     def usage(cls, says: str) -> "Expect":
@@ -483,6 +493,9 @@ def run_case(case: Case, workspace: Workspace) -> None:
         pytest.fail(report + "\n--- log (first 3000 characters) ---\n" + outcome.log[:3000], pytrace=False)
 
 
+_ERROR_LINE = re.compile(r"^[^\n]*: error: ", re.MULTILINE)
+
+
 def check(case: Case, invocation: Invocation, outcome: Outcome, workspace: Workspace) -> list[str]:
     """Every rule a case must keep; returns the broken ones, in words."""
     expect = case.expect
@@ -510,6 +523,10 @@ def check(case: Case, invocation: Invocation, outcome: Outcome, workspace: Works
             failures.append(f"no message located at '{where}: error:'")
     if expect.says and not re.search(expect.says, log, re.IGNORECASE):
         failures.append(f"the log does not say /{expect.says}/")
+    if expect.error_lines is not None:
+        said = len(_ERROR_LINE.findall(log))
+        if said > expect.error_lines:
+            failures.append(f"{said} error lines in the log, over the bound of {expect.error_lines}")
     outputs = _outputs(invocation.out)
     if case.participant_log:
         failures += _leaks({"log": log, **outputs}, workspace)

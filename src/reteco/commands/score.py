@@ -286,12 +286,11 @@ def comparison_table(reference, rows: list) -> str:
 
 
 def _topics_covered(result, total: int) -> int:
-    """Reference topics the submission ranks (a run) or answers (answers alone, 2b)."""
-    counts = result.details.get("counts")
-    if counts is not None and "topics_missing" in counts:
-        return total - counts["topics_missing"]
-    answers = (result.details.get("generation") or {}).get("answers") or {}
-    return int(answers.get("answers", 0))
+    """Reference topics the submission ranks (a run) or answers (answers alone, 2b), counted as
+    ``reteco validate`` counts them."""
+    from reteco.scoring.submission import topics_covered
+
+    return topics_covered(result.details, total)
 
 
 def _phase(reference, args) -> dict:

@@ -15,11 +15,13 @@ Format (pages/submission_format.md, "Answers")::
 - A UTF-8 byte-order mark, CRLF line endings, blank lines and a missing final newline are fine.
   Fields other than ``turn_id`` and ``answer`` are ignored with one warning.
 
-Errors (the file is not scored; every bad line is named, up to ``MAX_LISTED_ERRORS``): invalid
-UTF-8, a carriage return inside a line, invalid JSON, a JSON integer too long for Python to read
-(4,300 digits and more, anywhere in the line), a line that is not a JSON object, a field
-given twice in one object, a missing or non-string ``turn_id`` / ``answer``, text with an
-unpaired surrogate escape (it cannot be encoded as UTF-8), an empty answer, an answer over the
+Errors (the file is not scored; every bad line is named, up to ``MAX_LISTED_ERRORS``, and the
+errors of one kind read as one line, ``reteco.problems.Problems.lines``): a file in UTF-16 or
+UTF-32 (said once, ``reteco.formats.text_file.wide_encoding``), invalid UTF-8, a carriage
+return inside a line, invalid JSON, a JSON integer too long for Python to read (4,300 digits
+and more, anywhere in the line), a line that is not a JSON object, a field given twice in one
+object, a missing or non-string ``turn_id`` / ``answer`` (naming the field found in its place,
+e.g. ``"response"``), text with an unpaired surrogate escape (it cannot be encoded as UTF-8), an empty answer, an answer over the
 limits, an ambiguous bare turn id, a turn answered twice (both lines named), an empty file, a
 whole file written as one JSON array, and a file none of whose turn ids is a reference turn.
 Warnings (the file is scored): turn ids that are not reference turns (ignored), extra fields,
@@ -33,6 +35,7 @@ import re
 from dataclasses import dataclass, field
 
 from reteco.formats.reference import Reference
+from reteco.formats.text_file import wide_encoding, wide_text_error
 from reteco.formats.topic_ids import AMBIGUOUS, NOT_FOUND, TopicResolver, normalize_topic_id
 from reteco.problems import InputError, Problems, quoted
 
@@ -118,6 +121,19 @@ def _type_name(value: object) -> str:
     return "a string"
 
 
+def _missing_field(key: str, missing: list[str], record: dict) -> str:
+    """The message for a missing field, naming the field the line has in its place when that
+    can be told: ``missing the field "answer"; found 'response' in its place: rename it "answer"``
+    (one field missing, one other field), else the other fields found."""
+    others = [k for k in record if k not in FIELDS]
+    if len(missing) == 1 and len(others) == 1:
+        return f'missing the field "{key}"; found {quoted(others[0])} in its place: rename it "{key}"'
+    if others:
+        found = ", ".join(quoted(k) for k in others[:EXAMPLES]) + (", ..." if len(others) > EXAMPLES else "")
+        return f'missing the field "{key}" (the fields found: {found}); {FORMAT_HINT}'
+    return f'missing the field "{key}"; {FORMAT_HINT}'
+
+
 def read_answers(data: bytes, name: str, reference: Reference, problems: Problems | None = None) -> Answers:
     """Parse and validate an answers file against a 2b/2c reference's turns.
 
@@ -129,6 +145,9 @@ def read_answers(data: bytes, name: str, reference: Reference, problems: Problem
     if problems is None:
         problems = Problems()
     errors = Problems()
+    encoding = wide_encoding(data)
+    if encoding is not None:
+        raise wide_text_error(encoding, "answers", name)
     data = data.removeprefix(BOM)
     resolver = TopicResolver(reference)  # the one topic resolver of the scoring rules (rule 7), shared with runs
     accepted: dict[int, Answer] = {}
@@ -180,9 +199,10 @@ def read_answers(data: bytes, name: str, reference: Reference, problems: Problem
             errors.error(name, number, f"expected a JSON object, found {_type_name(record)}; {FORMAT_HINT}")
             continue
         bad = False
+        missing = [key for key in FIELDS if key not in record]
         for key in FIELDS:
-            if key not in record:
-                errors.error(name, number, f'missing the field "{key}"; {FORMAT_HINT}')
+            if key in missing:
+                errors.error(name, number, _missing_field(key, missing, record))
                 bad = True
             elif not isinstance(record[key], str):
                 errors.error(name, number, f'"{key}" must be a string, found {_type_name(record[key])}')

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from reteco.formats.jsonl_records import ISO_DATE
-from reteco.formats.topic_ids import canonical_domain, normalize_topic_id
+from reteco.formats.topic_ids import canonical_domain, is_step_id, normalize_topic_id
 from reteco.formats.turns import parse_key_points
 from reteco.problems import InputError
 
@@ -83,6 +83,7 @@ class Step:
     file: str
     line: int
     parent_disagrees: bool = False  # nested step whose id does not rsplit to its record's id
+    numbered: bool = False  # a flattened record without a step id: its query's one step, "<id>_step1"
     text: str = ""  # the step ("step"), its "step_instruction", and its query's text
     instruction: str = ""
     query_text: str = ""
@@ -348,18 +349,24 @@ def read_examples(path: Path) -> Iterator[Query]:
 def read_steps(path: Path) -> Iterator[Step]:
     """Track-1b steps of a steps file, nested (``"steps": [...]``) or flattened.
 
-    A flattened record (no "steps" list, as in the public sample) is one step whose id is the
-    record's "step_id" or else its "id"; its parent is ``step_id.rsplit("_step", 1)[0]``. A
-    nested step's parent is its record's id, which is what the id convention also says; a step
-    id that does not follow the convention is flagged, not rejected.
+    A flattened record (no "steps" list) is one step whose id is the record's "step_id" or else
+    its "id"; its parent is ``step_id.rsplit("_step", 1)[0]``. Step ids are
+    ``<query id>_step<n>`` (the release's convention, which the kit and the messages teach): a
+    flattened record whose id does not end so is a query's record without steps (the public
+    sample's: its "id" is the query's, its gold the query's), taken as that query's one step
+    ``<id>_step1`` (``Step.numbered``), so that the ids participants are told to write are the
+    reference's. A nested step's parent is its record's id, which is what the id convention also
+    says; a step id that does not follow the convention is flagged, not rejected.
     """
     for line, record in iter_jsonl(path):
         steps = record.get("steps")
         if steps is None:
             step_id = _id(record.get("step_id", record.get("id")), 'step id ("step_id" or "id")', path, line)
             gold = _id_list(record.get("gold_ids"), '"gold_ids"', path, line)
+            numbered = "step_id" not in record and not is_step_id(step_id)
             yield Step(
-                step_id, step_id.rsplit("_step", 1)[0], gold, str(path), line,
+                f"{step_id}_step1" if numbered else step_id, step_id.rsplit("_step", 1)[0], gold, str(path), line,
+                numbered=numbered,
                 text=_text(record.get("step")), instruction=_text(record.get("step_instruction")),
                 query_text=_text(record.get("query")),
             )

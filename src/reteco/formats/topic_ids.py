@@ -5,7 +5,7 @@ RECOR conversation ids in BRIGHT-derived domains are bare integers ("2", "5") th
 several domains. Canonical spellings:
 
 - query (Track 1):   ``122291_22``
-- step  (Track 1b):  ``122291_22_step3``; its parent query is ``step_id.rsplit("_step", 1)[0]``
+- step  (Track 1b):  ``122291_22_step1`` (``is_step_id``); its parent query is ``step_id.rsplit("_step", 1)[0]``
 - turn  (Track 2):   ``<conversation id>_turn_<n>`` (``n`` is 1-based); the organizers' public
   sample spells it ``<conversation id>#turn<n>``, which is accepted and normalised.
 
@@ -28,6 +28,12 @@ if TYPE_CHECKING:  # only an annotation: reference data imports this module
 # Arabic-Indic digits, which int() would read silently into a turn number.
 # Matched with fullmatch, not ``$``, which also matches before a final newline.
 _TURN = re.compile(r"(?P<conv>.+)(?:_turn_|#turn)(?P<n>[0-9]+)", re.ASCII | re.DOTALL)
+_STEP = re.compile(r".+_step[0-9]+", re.ASCII | re.DOTALL)
+
+
+def is_step_id(text: str) -> bool:
+    """Whether ``text`` follows the step id convention ``<query id>_step<n>``."""
+    return _STEP.fullmatch(text) is not None
 
 #: More significant digits than this is not a turn number of any reference (RECOR conversations
 #: have a few dozen turns): such an id is left as written and matches nothing.

@@ -48,6 +48,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
 from reteco.formats.arrow_arrays import from_numpy, to_numpy
+from reteco.formats.text_file import wide_encoding, wide_text_error
 from reteco.problems import ERROR, MAX_LISTED_ERRORS, InputError, Problem, Problems, quoted
 
 BOM = b"\xef\xbb\xbf"
@@ -136,6 +137,9 @@ def read_trec_run(data: bytes | memoryview, name: str = "run", reread: Callable[
     view = memoryview(data)
     if view.format != "B":
         view = view.cast("B")
+    encoding = wide_encoding(view)
+    if encoding is not None:
+        raise wide_text_error(encoding, "run", name)
     start = len(BOM) if bytes(view[: len(BOM)]) == BOM else 0
     table = _Reader(view, start, name).read()
     if table.num_rows == 0:
@@ -429,7 +433,7 @@ def _judge(utf8: bool, count: int, fields: list[bytes | memoryview]) -> tuple[st
     if not utf8:
         return NOT_UTF8, None
     if count != 6:
-        return f"{FORMAT_HINT}, found {count}", None
+        return f"{FORMAT_HINT}, found {count}{_missing_column(count, fields)}", None
     topic, _q0, doc, rank_text, score_text, _tag = fields
     rank = _cast_one(rank_text, pa.int64())
     if rank is None:
@@ -442,6 +446,25 @@ def _judge(utf8: bool, count: int, fields: list[bytes | memoryview]) -> tuple[st
     if not np.isfinite(score):
         return f"score {quoted(score_text)} is not a finite number", None
     return None, (bytes(topic).decode("utf-8"), bytes(doc).decode("utf-8"), rank, score)
+
+
+def _missing_column(count: int, fields: list[bytes | memoryview]) -> str:
+    """Which column a line of 5 seems to lack, told by where its rank and score stand:
+    ``: the tag column is missing; ...`` when the last two are a rank and a score (the tag is
+    gone), ``: the Q0 column is missing; ...`` when the third and fourth are (Q0 is gone);
+    else nothing (which one is missing cannot be told)."""
+    if count != 5:
+        return ""
+
+    def rank_and_score(at: int) -> bool:
+        rank = _cast_one(fields[at], pa.int64())
+        return rank is not None and rank > 0 and _cast_one(fields[at + 1], pa.float64()) is not None
+
+    if rank_and_score(3):
+        return "; the tag column is missing: write a run tag (e.g. my_system) after the score on every line"
+    if rank_and_score(2):
+        return "; the Q0 column is missing: write Q0 between the topic and the document id on every line"
+    return ""
 
 
 def _read_strict(data: bytes, name: str) -> pa.Table:

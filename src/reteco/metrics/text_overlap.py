@@ -72,8 +72,12 @@ class MetricValues:
     """One diagnostic over a list of (answer, reference) pairs.
 
     ``values[i]`` is the figure of pair i (None where that pair has no answer), or the whole
-    list is None when the metric is unavailable; ``reason`` then says why. ``settings`` records
-    how it was computed (package versions, model, layer...).
+    list is None when the metric is unavailable; ``reason`` then says why, in words anyone
+    reading the log can take (no path, no variable of the machine), and ``advice`` what whoever
+    runs the scoring would do to make it available (set a variable, install a package): the
+    CLI says both (``reason_with_advice``); the platform's scoring program only the reason, since
+    a participant cannot act on the organizers' set-up. ``settings`` records how it was
+    computed (package versions, model, layer...).
     """
 
     name: str
@@ -81,6 +85,11 @@ class MetricValues:
     values: list[float | None] | None = None
     reason: str = ""
     settings: dict = field(default_factory=dict)
+    advice: str = ""
+
+    def reason_with_advice(self, advice: bool = True) -> str:
+        """``reason``, then ``; advice`` when ``advice`` is asked for and there is one."""
+        return f"{self.reason}; {self.advice}" if advice and self.advice else self.reason
 
 
 # ---------------------------------------------------------------------------------------------
@@ -188,16 +197,22 @@ def bertscore_values(
         return MetricValues(
             BERTSCORE_F1,
             False,
-            reason=f"no BERTScore model configured: set {MODEL_ENV} to a local model folder "
-            "(and install the extra: pip install 'reteco[bertscore]')",
+            reason="no BERTScore model configured where this scoring runs",
+            advice=f"set {MODEL_ENV} to a local model folder (and install the extra: pip install 'reteco[bertscore]')",
         )
     folder = Path(config.model).expanduser()
     if not (folder / "config.json").is_file():
         return MetricValues(
-            BERTSCORE_F1, False, reason=f"{MODEL_ENV}={config.model} is not a local model folder (no config.json)"
+            BERTSCORE_F1,
+            False,
+            reason="the BERTScore model configured where this scoring runs is not a model folder",
+            advice=f"{MODEL_ENV}={config.model} is not a local model folder (no config.json)",
         )
     if os.environ.get(LAYERS_ENV) and config.layers is None:
-        return MetricValues(BERTSCORE_F1, False, reason=f"{LAYERS_ENV} must be a positive integer")
+        return MetricValues(
+            BERTSCORE_F1, False, reason="BERTScore's layer is not set right where this scoring runs",
+            advice=f"{LAYERS_ENV} must be a positive integer",
+        )
     # Offline only: a missing file must fail, never trigger a download from a model hub.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -208,14 +223,16 @@ def bertscore_values(
         return MetricValues(
             BERTSCORE_F1,
             False,
-            reason=f"bert-score is not installed ({exc}); install the extra: pip install 'reteco[bertscore]'",
+            reason="bert-score is not installed where this scoring runs",
+            advice=f"install the extra: pip install 'reteco[bertscore]' ({exc})",
         )
     layers = config.layers if config.layers is not None else model2layers.get(folder.name)
     if layers is None:
         return MetricValues(
             BERTSCORE_F1,
             False,
-            reason=f"set {LAYERS_ENV}: bert-score has no tuned layer for a model named {folder.name!r}",
+            reason="BERTScore's layer is not set where this scoring runs",
+            advice=f"set {LAYERS_ENV}: bert-score has no tuned layer for a model named {folder.name!r}",
         )
     pairs = [(i, a, r) for i, (a, r) in enumerate(zip(answers, references)) if a is not None]
     values: list[float | None] = [None] * len(answers)
@@ -234,7 +251,8 @@ def bertscore_values(
             )
         except Exception as exc:  # noqa: BLE001 - a broken model folder: unavailable, never a crash of the scoring
             return MetricValues(
-                BERTSCORE_F1, False, reason=f"BERTScore failed with the model at {folder} ({type(exc).__name__}: {exc})"
+                BERTSCORE_F1, False, reason=f"BERTScore failed with its model ({type(exc).__name__})",
+                advice=f"the model at {folder}: {exc}",
             )
         for (i, _, _), value in zip(pairs, f1.tolist()):
             values[i] = float(value)

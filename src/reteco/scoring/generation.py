@@ -190,13 +190,16 @@ def score_generation(
     wordnet_path: Path | None = None,
     bertscore: BertScoreConfig | None = None,
     per_topic: bool = True,
+    setup_advice: bool = True,
 ) -> tuple[dict[str, float], dict, Problems, dict[str, str]]:
     """Score answers of a judged sub-track: 2b (gold-passage evidence) or 2c (the run's top 5 as
     evidence), as the row's ``evidence`` says.
 
     ``judge``: how the judge runs (``JudgeOptions``: its configuration, cache, whether it runs
     now, and the run's limits ``deadline`` and ``max_calls``; a run they stop reports no judge
-    key, module docstring). Returns
+    key, module docstring). ``setup_advice``: whether the reason a text metric is unavailable
+    goes on to say how to set it up (``MetricValues.advice``): yes where the organizers score on
+    their machine, no on the platform, where a participant cannot act on it. Returns
     (scores, details, problems, absent): scores holds only finite numbers and only the figures
     that apply; problems holds the log's notes (judge not run, invalid judgments, unavailable
     metrics); absent the reason of every generation key left out.
@@ -315,8 +318,9 @@ def score_generation(
     for name in TEXT_METRICS:
         result = metric_results[name]
         if not result.available:
-            text_info[name] = {"available": False, "reason": result.reason}
-            problems.warning("metrics", None, f"{name} is not reported: {result.reason}")
+            reason = result.reason_with_advice(setup_advice)
+            text_info[name] = {"available": False, "reason": reason}
+            problems.warning("metrics", None, f"{name} is not reported: {reason}")
             continue
         values = [
             (None if not comparable[i] else (0.0 if answer_texts[i] is None else result.values[i])) for i in range(n)

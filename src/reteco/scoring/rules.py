@@ -38,7 +38,7 @@ import pyarrow.compute as pc
 from reteco.formats.arrow_arrays import from_numpy, to_numpy
 from reteco.formats.corpus_index import NO_DOMAIN
 from reteco.formats.reference import Reference
-from reteco.formats.topic_ids import AMBIGUOUS, NOT_FOUND, TopicResolver, normalize_topic_id
+from reteco.formats.topic_ids import AMBIGUOUS, NOT_FOUND, TopicResolver, is_step_id, normalize_topic_id
 from reteco.formats.trec_run import RunTable
 from reteco.metrics.ranking import (
     RankedRows,
@@ -302,9 +302,15 @@ def _first_occurrences(topic: np.ndarray, doc_position: np.ndarray, width: int) 
 
 
 def _topic_hint(reference: Reference) -> str:
-    example = reference.topics[0].topic_id if reference.topics else "?"
+    """``sub-track 1b expects step ids (<query id>_step<n>), e.g. '122291_22_step1'``: the
+    example is a reference topic of the form the message states (a step id for a sub-track of
+    steps), or the sub-track's documented example when no reference topic has that form."""
     row = reference.row
     kind = row.topic_kind if row is not None else "turn ids (<conv>_turn_<n>)"
+    fits = is_step_id if row is not None and row.step_topics else (lambda topic_id: True)
+    example = next((t.topic_id for t in reference.topics if fits(t.topic_id)), None)
+    if example is None:
+        example = row.topic_example if row is not None else "?"
     return f"sub-track {reference.subtrack} expects {kind}, e.g. {quoted(example)}"
 
 

@@ -62,6 +62,7 @@ def score_submission(
     progress: bool = False,
     judge_deadline: float | None = None,
     judge_max_calls: int | None = None,
+    setup_advice: bool = True,
 ) -> ScoreResult:
     """Score a submission for the reference's sub-track; InputError if it cannot be scored.
 
@@ -69,7 +70,7 @@ def score_submission(
     ``judge_config`` (None: the packaged default, endpoint and key from the environment),
     ``cache_dir`` (None: the judge's default cache), ``run_judge_now``, ``progress`` and the judge
     run's limits ``judge_deadline`` (a ``time.monotonic()`` value) and ``judge_max_calls`` are
-    passed to it as one ``JudgeOptions``.
+    passed to it as one ``JudgeOptions``; ``setup_advice`` (False on the platform) too.
     A 2c submission whose run and answers both have errors reports the errors of both.
     """
     opened = open_submission(Path(submission), max_bytes=max_bytes, subtrack=_own_folder(reference))
@@ -86,7 +87,9 @@ def score_submission(
     judge = JudgeOptions(judge_config, cache_dir, run_judge_now, progress, judge_deadline, judge_max_calls)
     problems = Problems()
     result, ranked, answers, run_name = _read_both(reference, opened, problems, engine, per_topic)
-    scores, generation, notes, absent = score_generation(reference, answers, ranked, judge=judge, per_topic=per_topic)
+    scores, generation, notes, absent = score_generation(
+        reference, answers, ranked, judge=judge, per_topic=per_topic, setup_advice=setup_advice
+    )
     problems.extend(notes)
     if result is None:  # 2b
         details = {
@@ -148,6 +151,20 @@ def _read_both(
     return result, ranked, answers, run_name
 
 
+def topics_covered(details: dict, total: int) -> int:
+    """The reference topics a submission covers, the one count ``reteco validate`` ("12 of 18
+    reference topics ranked") and ``reteco score``'s table ("12/18") both say: for a run, the
+    reference topics left with a ranked document once the rules have been applied (``total``
+    minus ``topics_missing``: a topic whose every line names an unknown document id is not
+    ranked, and scores 0); for answers alone (2b), the reference turns answered. ``details``
+    is a result's details.json (``counts``, ``generation.answers``)."""
+    counts = details.get("counts")
+    if counts is not None and "topics_missing" in counts:
+        return total - counts["topics_missing"]
+    answers = (details.get("generation") or {}).get("answers") or {}
+    return int(answers.get("answers", 0))
+
+
 def validate_submission(
     reference: Reference, submission: Path, *, max_bytes: int = DEFAULT_MAX_BYTES
 ) -> tuple[Problems, str]:
@@ -168,7 +185,7 @@ def validate_submission(
             c = ranked.counts
             parts.append(
                 f"{opened.display_name(name)}: valid for sub-track {reference.subtrack}: {c['lines_read']} lines, "
-                f"{c['topics_in_run'] - c['topics_ignored']} of {len(reference.topics)} reference topics ranked, "
+                f"{topics_covered({'counts': c}, len(reference.topics))} of {len(reference.topics)} reference topics ranked, "
                 f"{c['topics_ignored']} topics ignored, {c['unknown_doc_ids']} unknown doc ids, "
                 f"{c['duplicate_doc_ids']} duplicates, {c['doc_ids_remapped']} v1.0 ids remapped"
             )
@@ -181,7 +198,8 @@ def validate_submission(
             c = answers.counts
             parts.append(
                 f"{answers.name}: valid for sub-track {reference.subtrack}: {c['lines_read']} answers read, "
-                f"{c['answers']} of {len(reference.topics)} reference turns answered, "
+                f"{topics_covered({'generation': {'answers': c}}, len(reference.topics))} of {len(reference.topics)} "
+                "reference turns answered, "
                 f"{c['turns_ignored']} turn ids ignored"
             )
         except InputError as exc:

@@ -41,7 +41,10 @@ Codabench the scoring output of a failed or timed-out run is not uploaded: ``run
 before ``push_output``; the archive helps where the output survives.) The phases that judge
 hide their scoring output from participants (``hide_score_output``, checked by check-bundle).
 Without a judge setup the judge does not run here: its keys are absent with that reason, and
-the organizers judge the answers after the phase (``reteco judge-submissions``).
+the organizers judge the answers after the phase (``reteco judge-submissions``). A text metric
+that cannot run here (BERTScore without a model in the image) is absent with its reason only,
+never the set-up advice meant for the organizers (``setup_advice=False``): a participant cannot
+act on it.
 
 Exit codes (``reteco.problems``, as for the ``reteco`` command): 0 scored; 1 the submission
 cannot be used (the log and ``detailed_results.html`` say why; no ``scores.json``); 2 the
@@ -121,7 +124,7 @@ def _main(input_dir: Path, output_dir: Path, started: float, *, scores_txt: bool
             # No judge in this phase's reference data: 2b/2c are scored on the rest now and the
             # organizers judge the answers after the phase (`reteco judge-submissions`).
             result = score_submission(reference, input_dir / "res", per_topic=bool(phase["per_topic"]),
-                                      run_judge_now=False)
+                                      run_judge_now=False, setup_advice=False)
         else:
             result = _score_with_judge(reference, input_dir / "res", output_dir, phase, judge_config, started)
     except InputError as exc:
@@ -217,7 +220,7 @@ def _score_with_judge(reference, submission: Path, output_dir: Path, phase: dict
     result = score_submission(
         reference, submission, per_topic=bool(phase["per_topic"]), judge_config=config,
         cache_dir=output_dir / ARCHIVE_FILE, run_judge_now=True, judge_deadline=plan.deadline,
-        judge_max_calls=config.max_calls_per_run,
+        judge_max_calls=config.max_calls_per_run, setup_advice=False,
     )
     judge = result.details.get("generation", {}).get("judge", {})
     if "window" in judge:  # the plan beside what the text metrics took before judging (judge_plan)

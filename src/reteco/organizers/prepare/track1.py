@@ -120,6 +120,13 @@ def build_track1(ctx: PrepareContext, track: CollectedTrack) -> None:
         ctx.summary["subtracks"][sub] = subtrack_summary(ctx.out / sub, counts, target.stats)
         ctx.summary["subtracks"][sub]["temporal"] = manifest["temporal"]
         warn_stats(ctx, sub, target.stats, missing)
+    if "1b" in wanted and steps.stats["steps_numbered"]:
+        # The public sample's steps file: one record per query, its gold the query's, no step id.
+        ctx.warn(
+            f"1b: {steps.stats['steps_numbered']} records of the steps file have no step id (a query's record "
+            "without its steps, as in the public sample): each is taken as its query's one step, "
+            "'<query id>_step1', the id a run must use"
+        )
     if "1b" in wanted and steps.stats["steps_parent_not_in_id"]:
         ctx.warn(
             f"1b: {steps.stats['steps_parent_not_in_id']} nested steps have a step_id that does not rsplit('_step') "
@@ -144,6 +151,7 @@ def release_track1_file(
     if is_steps:
         for step in rel.read_steps(path):
             target.stats["steps_parent_not_in_id"] += step.parent_disagrees
+            target.stats["steps_numbered"] += step.numbered
             gold = mapper.many(step.gold_ids)
             target.add(
                 TopicDraft(
@@ -216,6 +224,7 @@ def flat_track1(
     for line in step_qrels:
         step_docs.setdefault(line.topic_id, []).append(line.doc_id)
     for step in rel.read_steps(steps_path):
+        steps.stats["steps_numbered"] += step.numbered
         gold = mapper.many(step.gold_ids)
         steps.stats["gold_ids_remapped"] += mapper.changed
         mapper.changed = 0
