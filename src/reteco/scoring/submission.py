@@ -23,6 +23,7 @@ from reteco.formats.answers import Answers, read_answers
 from reteco.formats.reference import Reference
 from reteco.formats.submission import DEFAULT_MAX_BYTES, Submission, open_submission
 from reteco.formats.trec_run import read_trec_run
+from reteco.metrics.measure_strings import Measure
 from reteco.problems import InputError, Problems
 from reteco.scoring.generation import score_generation
 from reteco.scoring.judge_run import JudgeOptions
@@ -62,8 +63,11 @@ def score_submission(
     progress: bool = False,
     judge_deadline: float | None = None,
     judge_max_calls: int | None = None,
+    measures: list[Measure] | None = None,
 ) -> ScoreResult:
     """Score a submission for the reference's sub-track; InputError if it cannot be scored.
+
+    ``measures``: requested measures on the run (``reteco.scoring.measures``), in details.json only.
 
     2b and 2c also run the generation scoring (``reteco.scoring.generation.score_generation``):
     ``judge_config`` (None: the packaged default, endpoint and key from the environment),
@@ -78,14 +82,14 @@ def score_submission(
         # Parsed here, not in score_run, so that nothing but the RunTable holds the file's bytes
         # (or its memory map), which apply_rules then releases once topics are resolved.
         run = read_trec_run(opened.read_buffer(name), opened.display_name(name), reread=lambda: opened.read_buffer(name))
-        result = score_run(reference, run, engine=engine, per_topic=per_topic)
+        result = score_run(reference, run, engine=engine, per_topic=per_topic, measures=measures)
         del run
         result.details["submission"] = {"run_file": opened.display_name(name), "ignored": list(opened.ignored)}
         return result
 
     judge = JudgeOptions(judge_config, cache_dir, run_judge_now, progress, judge_deadline, judge_max_calls)
     problems = Problems()
-    result, ranked, answers, run_name = _read_both(reference, opened, problems, engine, per_topic)
+    result, ranked, answers, run_name = _read_both(reference, opened, problems, engine, per_topic, measures)
     scores, generation, notes, absent = score_generation(reference, answers, ranked, judge=judge, per_topic=per_topic)
     problems.extend(notes)
     if result is None:  # 2b
@@ -112,6 +116,23 @@ def score_submission(
     return result
 
 
+def score_run_lines(
+    reference: Reference,
+    lines: bytes,
+    name: str,
+    *,
+    engine: str = "numpy",
+    per_topic: bool = True,
+    measures: list[Measure] | None = None,
+) -> ScoreResult:
+    """A run given as the bytes of its TREC lines (the Python API's runs built in memory, from a
+    dict or a DataFrame): the reader and the rules of a run file, and the same result, with
+    ``name`` in its messages and in details.json's ``submission.run_file``."""
+    result = score_run(reference, read_trec_run(lines, name), name, engine=engine, per_topic=per_topic, measures=measures)
+    result.details["submission"] = {"run_file": name, "ignored": []}
+    return result
+
+
 def _reference_block(reference: Reference) -> dict:
     return {
         "subtrack": reference.subtrack,
@@ -122,7 +143,8 @@ def _reference_block(reference: Reference) -> dict:
 
 
 def _read_both(
-    reference: Reference, opened: Submission, problems: Problems, engine: str, per_topic: bool
+    reference: Reference, opened: Submission, problems: Problems, engine: str, per_topic: bool,
+    measures: list[Measure] | None = None,
 ) -> tuple[ScoreResult | None, RankedRun | None, Answers, str | None]:
     """The run's retrieval result and decided rankings (2c only) and the answers, reading both
     before raising so a participant sees the errors of both files at once."""
@@ -133,7 +155,7 @@ def _read_both(
             name = opened.find("run")
             run_name = opened.display_name(name)
             run = read_trec_run(opened.read_buffer(name), run_name, reread=lambda: opened.read_buffer(name))
-            result = score_run(reference, run, engine=engine, per_topic=per_topic)
+            result = score_run(reference, run, engine=engine, per_topic=per_topic, measures=measures)
             ranked = result.ranked
             del run
         except InputError as exc:
