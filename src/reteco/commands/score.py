@@ -142,7 +142,7 @@ def cmd_score(args) -> int:
         raise UsageError(f"-m: sub-track {reference.subtrack} scores answers, not a run: there is no ranking to measure")
     if args.trec_qrels is not None:
         _write_trec_qrels(reference, args.trec_qrels)
-    phase = _phase(reference, args)
+    phase = phase_rules(reference, no_per_topic=args.no_per_topic)
     args.judge = None
     if args.judge_config is not None:
         from reteco.judge.config import load_judge_config
@@ -367,13 +367,13 @@ def _topics_covered(result, total: int) -> int:
     return int(answers.get("answers", 0))
 
 
-def _phase(reference, args) -> dict:
+def phase_rules(reference, *, no_per_topic: bool = False) -> dict:
     """The phase rules this scoring applies: the reference's phase.json (as the platform reads
     it) when it has one, else local scoring (per-topic figures written); ``--no-per-topic``
-    withholds them either way."""
+    withholds them either way. The Python API (``reteco.api``) applies the same."""
     has_record = reference.root is not None and (reference.root / PHASE_FILE).is_file()
     phase = read_phase(reference.root)[0] if has_record else local_phase(reference.manifest.get("split"))
-    if args.no_per_topic:
+    if no_per_topic:
         phase = {**phase, "per_topic": False}
     return phase
 

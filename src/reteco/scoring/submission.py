@@ -52,7 +52,7 @@ def _needs_answers(reference: Reference) -> bool:
 
 def score_submission(
     reference: Reference,
-    submission: Path,
+    submission: Path | Submission,
     *,
     engine: str = "numpy",
     per_topic: bool = True,
@@ -67,7 +67,9 @@ def score_submission(
 ) -> ScoreResult:
     """Score a submission for the reference's sub-track; InputError if it cannot be scored.
 
-    ``measures``: requested measures on the run (``reteco.scoring.measures``), in details.json only.
+    ``submission`` is a path, or a ``Submission`` already open (the Python API's files built in
+    memory: ``reteco.formats.submission.in_memory_submission``). ``measures``: measures requested
+    on the run (``reteco.scoring.measures``), in details.json only.
 
     2b and 2c also run the generation scoring (``reteco.scoring.generation.score_generation``):
     ``judge_config`` (None: the packaged default, endpoint and key from the environment),
@@ -76,7 +78,7 @@ def score_submission(
     passed to it as one ``JudgeOptions``.
     A 2c submission whose run and answers both have errors reports the errors of both.
     """
-    opened = open_submission(Path(submission), max_bytes=max_bytes, subtrack=_own_folder(reference))
+    opened = _open(reference, submission, max_bytes)
     if not _needs_answers(reference):
         name = opened.find("run")
         # Parsed here, not in score_run, so that nothing but the RunTable holds the file's bytes
@@ -116,21 +118,11 @@ def score_submission(
     return result
 
 
-def score_run_lines(
-    reference: Reference,
-    lines: bytes,
-    name: str,
-    *,
-    engine: str = "numpy",
-    per_topic: bool = True,
-    measures: list[Measure] | None = None,
-) -> ScoreResult:
-    """A run given as the bytes of its TREC lines (the Python API's runs built in memory, from a
-    dict or a DataFrame): the reader and the rules of a run file, and the same result, with
-    ``name`` in its messages and in details.json's ``submission.run_file``."""
-    result = score_run(reference, read_trec_run(lines, name), name, engine=engine, per_topic=per_topic, measures=measures)
-    result.details["submission"] = {"run_file": name, "ignored": []}
-    return result
+def _open(reference: Reference, submission: Path | Submission, max_bytes: int) -> Submission:
+    if isinstance(submission, Submission):
+        own = _own_folder(reference)
+        return submission.for_subtrack(own) if own is not None else submission
+    return open_submission(Path(submission), max_bytes=max_bytes, subtrack=_own_folder(reference))
 
 
 def _reference_block(reference: Reference) -> dict:
