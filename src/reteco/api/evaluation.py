@@ -95,6 +95,9 @@ def evaluate_answers(answers, reference, *, run=None, judge_config=None, judge_c
     if ref.row is None or not ref.row.takes_answers:
         raise InputError(f"sub-track {ref.subtrack} scores a run: use reteco.evaluate", "reference")
     config = _judge_config(judge_config)
+    if ref.row.takes_run and run is None and not (_is_path(answers) and Path(answers).suffix.lower() != ".jsonl"):
+        raise InputError(f"sub-track {ref.subtrack} scores the run with the answers: give run=... (a path, dict or "
+                         "DataFrame), or the path of a folder or zip holding both", "answers")
     if _is_path(answers) and run is None:
         return _evaluation(ref, answers, {}, judge=config, judge_cache=judge_cache)
     files = {"answers.jsonl": _answers_lines(answers)}

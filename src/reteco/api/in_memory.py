@@ -72,16 +72,17 @@ class Lines:
 def _id(value, what: str, where: str, label: str) -> str:
     """A topic, document or turn id as the text a file would hold, or InputError naming the row."""
     if isinstance(value, bool) or not isinstance(value, (str, numbers.Integral)):
-        raise InputError(f"{where}: the {what} must be a string (or an integer), not {type(value).__name__}", label)
+        raise InputError(f"the {what} must be a string (or an integer), not {type(value).__name__}", f"{label} {where}")
     text = str(value)
     if not text or _BLANK.search(text):
-        raise InputError(f"{where}: the {what} {quoted(text)} is empty or holds blanks; a TREC line cannot hold it", label)
+        raise InputError(f"the {what} {quoted(text)} is empty or holds blanks, which a TREC line cannot hold",
+                         f"{label} {where}")
     return text
 
 
 def _score(value, where: str, label: str) -> str:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise InputError(f"{where}: the score must be a number, not {type(value).__name__} {quoted(str(value))}", label)
+        raise InputError(f"the score must be a number, not {type(value).__name__} {quoted(str(value))}", f"{label} {where}")
     return repr(float(value))  # 'nan' and 'inf' are written as such: the reader refuses them, naming the row
 
 
@@ -91,8 +92,7 @@ def run_from_dict(run: dict, label: str = "run dict") -> Lines:
     for topic, docs in run.items():
         topic_text = _id(topic, "topic id", f"topic {quoted(str(topic))}", label)
         if not isinstance(docs, dict):
-            raise InputError(
-                f"topic {quoted(topic_text)}: expected a {{doc: score}} dict, not {type(docs).__name__}", label)
+            raise InputError(f"expected a {{doc: score}} dict, not {type(docs).__name__}", f"{label} topic {quoted(topic_text)}")
         for rank, (doc, score) in enumerate(docs.items(), start=1):
             where = f"topic {quoted(topic_text)}, document {quoted(str(doc))}"
             doc_text = _id(doc, "document id", where, label)
@@ -121,7 +121,7 @@ def run_from_frame(frame, label: str = "DataFrame") -> Lines:
         for row, rank in zip(rows, ranks):
             if isinstance(rank, bool) or not isinstance(rank, numbers.Integral):
                 if not (isinstance(rank, float) and rank.is_integer()):
-                    raise InputError(f"row {row}: rank {quoted(str(rank))} is not a whole number", label)
+                    raise InputError(f"rank {quoted(str(rank))} is not a whole number", f"{label} row {row}")
         ranks = [int(r) for r in ranks]
         shift = 1 if min(ranks) == 0 else 0  # PyTerrier numbers ranks from 0
         ranks = [r + shift for r in ranks]
@@ -158,7 +158,7 @@ def answers_from_object(answers, label: str) -> Lines:
         try:
             text = json.dumps(record, ensure_ascii=False, allow_nan=False, default=_not_json)
         except (TypeError, ValueError) as exc:
-            raise InputError(f"{where}: cannot be written as JSON ({exc})", label) from None
+            raise InputError(f"cannot be written as JSON ({exc})", f"{label} {where}") from None
         lines.add(text, where)
     if not lines.text:
         raise InputError("no answer given", label)
