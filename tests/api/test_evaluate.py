@@ -124,6 +124,8 @@ def test_bad_arguments_are_input_errors(kit):
         reteco.evaluate({"q": {"d": 1.0}}, 7)
     with pytest.raises(reteco.InputError, match="use reteco.evaluate_answers"):
         reteco.evaluate({"q": {"d": 1.0}}, kit / "ref" / "2b")
+    with pytest.raises(reteco.InputError, match=r"use reteco.evaluate_answers\(answers, reference, run=...\)"):
+        reteco.evaluate({"q": {"d": 1.0}}, kit / "ref" / "2c")
     with pytest.raises(reteco.InputError, match="give run="):
         reteco.evaluate_answers({"biology/2_turn_1": "an answer"}, kit / "ref" / "2c")
     with pytest.raises(reteco.InputError, match="record 0"):

@@ -74,8 +74,10 @@ def evaluate(run, reference, measures=None, *, engine: str = "numpy") -> Evaluat
     ``engine``: ``numpy`` (the official) or ``pytrec_eval`` (the cross-check), as ``--engine``.
     """
     ref = _reference(reference)
-    if ref.row is not None and not ref.row.takes_run:
-        raise InputError(f"sub-track {ref.subtrack} scores answers: use reteco.evaluate_answers", "reference")
+    if ref.row is not None and ref.row.takes_answers:
+        also = ", run=..." if ref.row.takes_run else ""
+        raise InputError(f"sub-track {ref.subtrack} scores answers: use reteco.evaluate_answers(answers, reference{also})",
+                         "reference")
     wanted = _measures(measures)
     files = {} if _is_path(run) else {"run.txt": _run_lines(run)}
     return _evaluation(ref, run, files, engine=engine, measures=wanted)
