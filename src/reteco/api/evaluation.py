@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from reteco.api.in_memory import Lines, answers_from_object, run_from_dict, run_from_frame
 from reteco.commands.score import phase_rules
 from reteco.formats.reference import Reference
 from reteco.formats.submission import in_memory_submission
@@ -25,8 +26,6 @@ from reteco.problems import InputError
 from reteco.scoring.retrieval import retrieval_score_keys
 from reteco.scoring.submission import score_submission
 from reteco.subtracks import SUBTRACKS
-
-from reteco.api.in_memory import Lines, answers_from_object, run_from_dict, run_from_frame
 
 
 @dataclass(frozen=True)
