@@ -86,3 +86,14 @@ def test_trec_qrels_are_keyed_by_the_runs_topic_ids(ref, tmp_path, capsys):
         assert topic in run_topics and key.endswith("/" + topic)
         assert (zero, doc2, rel2) == ("0", doc, "1" if int(rel) > 0 else "0")
     assert "keyed by the run's topic ids" in capsys.readouterr().err
+
+
+def test_the_comparison_of_several_runs_has_a_column_per_measure(ref, capsys):
+    assert main(["score", "--ref", str(ref / "2a"), str(RUN), str(SAMPLES / "2c" / "run.txt"), "-m", "nDCG@10 P@5"]) == 0
+    header, *rows = capsys.readouterr().out.splitlines()
+    assert header.split()[:4] == ["submission", "topics", "ndcg_10", "(official)"] and "nDCG@10" in header and "P@5" in header
+    column = header.split().index("nDCG@10") - 1  # "ndcg_10 (official)" is one column of two words
+    official = header.split().index("ndcg_10")
+    for row in rows:
+        cells = row.split()
+        assert cells[column] == cells[official]  # the measure equals the leaderboard key it names
