@@ -5,7 +5,9 @@
 - layers depend only downward, as docs/development.md ("Layers") states: formats -> metrics
   (with llm and judge beside it) -> scoring -> outputs (with organizers, which uses scoring and is
   used by the entry points) -> entry points (commands, codabench); ``subtracks``, ``problems``
-  and the package's other top-level modules are read by every layer and import none;
+  and the package's other top-level modules are read by every layer and import none; the one
+  exception is the package's own ``__init__``, whose PEP 562 ``__getattr__`` loads the public
+  API (``reteco.api``, an entry point) on first use: that import is not counted;
 - inside ``codabench``, by who runs it: the scoring program on the worker (``program``) below
   the organizers' builder (``bundle``) below their offline checker (``check``);
 - a module over 450 lines says at the top of its docstring why it is one module.
@@ -26,7 +28,7 @@ LAYERS = {
     "metrics": 1, "llm": 1, "judge": 1,
     "scoring": 2,
     "outputs": 3, "organizers": 3,
-    "commands": 4, "codabench": 4, "__main__": 4,
+    "commands": 4, "codabench": 4, "__main__": 4, "api": 4,
 }
 SHARED = -1  # subtracks.py, problems.py, arrow_memory.py, __init__.py: read by every layer
 # docs/development.md, "Layers": codabench's packages by who runs them. The worker loads only
@@ -66,7 +68,11 @@ def import_graph(package_dir: Path) -> dict[str, dict[str, int]]:
     for module, path in names.items():
         package = module if path.name == "__init__.py" else module.rpartition(".")[0]
         edges = graph.setdefault(module, {})
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        lazy = _lazy_public_imports(tree) if module == top else set()
+        for node in ast.walk(tree):
+            if id(node) in lazy:
+                continue
             if isinstance(node, ast.Import):
                 targets = [owner(alias.name) for alias in node.names if alias.name.split(".")[0] == top]
             elif isinstance(node, ast.ImportFrom):
@@ -83,6 +89,19 @@ def import_graph(package_dir: Path) -> dict[str, dict[str, int]]:
                 if target is not None and target != module:
                     edges.setdefault(target, node.lineno)
     return graph
+
+
+def _lazy_public_imports(tree: ast.Module) -> set[int]:
+    """The import statements inside the package ``__init__``'s module-level ``__getattr__``: the
+    public API loaded on first use (PEP 562), never at import time, so no circle and no layer
+    is crossed when any module reads ``reteco.__version__``."""
+    return {
+        id(node)
+        for function in tree.body
+        if isinstance(function, ast.FunctionDef) and function.name == "__getattr__"
+        for node in ast.walk(function)
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+    }
 
 
 def cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
@@ -244,6 +263,20 @@ def test_the_check_finds_the_program_importing_the_builder(tmp_path):
     assert upward_imports_in_codabench(graph) == [
         "reteco.codabench.program.scoring_program:2 -> reteco.codabench.bundle.builder"]
     assert upward_imports(graph) == []  # one layer (entry points) for the package rule
+
+
+def test_only_the_package_getattr_may_load_the_api_lazily(tmp_path):
+    package = _write(tmp_path, {
+        "reteco/__init__.py": "__version__ = '1'\n\n\ndef __getattr__(name):\n    from reteco import api\n    return api\n",
+        "reteco/api/__init__.py": "from reteco import __version__\n",
+        "reteco/formats/__init__.py": "",
+        "reteco/formats/runs.py": "def f():\n    from reteco import api\n",
+    })
+    graph = import_graph(package)
+    assert graph["reteco"] == {}  # no circle reteco <-> reteco.api, no upward import from the top
+    assert cycles(graph) == []
+    # Anywhere else a lazy import counts: formats importing the API goes up.
+    assert upward_imports(graph) == ["reteco.formats.runs:2 -> reteco.api"]
 
 
 def test_the_shared_modules_may_import_no_layer(tmp_path):

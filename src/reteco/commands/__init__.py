@@ -61,7 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     command = next((a for a in argv if not a.startswith("-")), None)
     parser = build_parser([command] if command in COMMANDS else list(COMMANDS))
     try:
-        args = parser.parse_args(argv)
+        args, unknown = parser.parse_known_args(argv)
+        if unknown:  # reported by the command's own parser, with its usage (not the list of commands)
+            own_parser(parser, args.command).error(f"unrecognized arguments: {' '.join(unknown)}")
     except SystemExit as exc:  # argparse has printed its message (or --help, --version)
         return EXIT_OK if exc.code in (0, None) else EXIT_USAGE
     try:
@@ -107,6 +109,12 @@ def library_logs(command: str) -> Iterator[None]:
     finally:
         root.removeHandler(handler)
         package.setLevel(level)
+
+
+def own_parser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    """The parser of ``command`` inside ``build_parser``'s parser."""
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))  # noqa: SLF001 - argparse has no public accessor
+    return sub.choices[command]
 
 
 def build_parser(commands: list[str]) -> argparse.ArgumentParser:

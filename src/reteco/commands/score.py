@@ -24,6 +24,7 @@ configured (no key) is exit 0, as on the platform. The Codabench scoring program
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import sys
@@ -69,6 +70,16 @@ def add_parser(subparsers) -> None:
                            "submission when several); without it the scores are only printed")
             p.add_argument("-q", dest="per_topic_tsv", action="store_true",
                            help="print the per-topic figures as TSV (key, topic, value; then the 'all' rows)")
+            p.add_argument("-m", "--measures", dest="measures", type=measures_argument, action="append", default=[],
+                           metavar="MEASURES",
+                           help="diagnostics beyond the leaderboard's keys, e.g. 'nDCG@10 P@5 R@100 MRR' (ir_measures' "
+                           "names; trec_eval's ndcg_cut.10, P.5, recall.100, recip_rank too), computed by pytrec_eval "
+                           "on the decided rankings; printed after the official figure and written to details.json "
+                           "'measures', never to scores.json")
+            p.add_argument("--trec-qrels", type=Path, metavar="OUT",
+                           help="also write the reference's qrels to OUT, keyed by the topic ids the run uses "
+                           "(<domain>/<id> for topics it leaves out), with the relevance reteco scores with: "
+                           "for trec_eval, ir_measures or ranx on the same run")
             p.add_argument("--engine", choices=["numpy", "pytrec_eval"], default="numpy")
             p.add_argument("--no-per-topic", action="store_true", help="leave per-topic figures out of details.json")
             add_judge_config_option(p, help_text="2b/2c: judge config YAML (default: the packaged judge.yaml)")
@@ -76,6 +87,17 @@ def add_parser(subparsers) -> None:
         else:
             p.add_argument("submission", type=Path, help="zip, folder, run file (.gz ok), - for stdin")
         p.set_defaults(func=func)
+
+
+def measures_argument(text: str) -> list:
+    """An argparse ``type``: measure strings (``reteco.metrics.measure_strings``); a mistake is
+    reported by ``score``'s own parser (exit 2, its usage)."""
+    from reteco.metrics.measure_strings import MeasureError, parse_measures
+
+    try:
+        return parse_measures(text)
+    except MeasureError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _load_reference(args):
@@ -109,14 +131,19 @@ def cmd_score(args) -> int:
     several = len(submissions) > 1
     if args.per_topic_tsv and several:
         raise UsageError("-q prints one submission's per-topic figures; give one submission")
+    if args.trec_qrels is not None and several:
+        raise UsageError("--trec-qrels writes the qrels keyed by one run's topic ids; give one submission")
     if args.per_topic_tsv and args.no_per_topic:
         raise UsageError("-q prints the per-topic figures that --no-per-topic leaves out; give one of them")
     outs = _output_folders(args.out, submissions) if args.out is not None else [None] * len(submissions)
     for out in outs:
         if out is not None:
             check_output_folder(out, "--out")  # before scoring: a wrong --out costs nothing
+    args.measures = list(dict.fromkeys(m for group in args.measures for m in group))  # each once, in order
     reference = _load_reference(args)
-    phase = _phase(reference, args)
+    if args.measures and reference.row is not None and not reference.row.takes_run:
+        raise UsageError(f"-m: sub-track {reference.subtrack} scores answers, not a run: there is no ranking to measure")
+    phase = phase_rules(reference, no_per_topic=args.no_per_topic)
     args.judge = None
     if args.judge_config is not None:
         from reteco.judge.config import load_judge_config
@@ -142,9 +169,15 @@ def cmd_score(args) -> int:
             continue
         if args.per_topic_tsv:
             sys.stdout.write(per_topic_tsv(result))
+            if args.measures:
+                sys.stdout.write(measures_tsv(reference, result, per_topic=True))
+        elif args.measures and not several:
+            sys.stdout.write(measures_tsv(reference, result, per_topic=False))
         elif not several:
             print(json.dumps(result.scores, indent=2))
         rows.append((submission, result))
+        if args.trec_qrels is not None:
+            _write_trec_qrels(reference, args.trec_qrels, result.ranked)
         failure = judge_failure(result.details, asked=args.judge is not None)
         if failure is not None:
             print(f"error: {failure}", file=sys.stderr)
@@ -177,7 +210,7 @@ def _score_one(reference, submission: Path, out: Path | None, args, phase: dict,
     from reteco.scoring.submission import score_submission
 
     result = score_submission(reference, submission, engine=args.engine, per_topic=phase["per_topic"], progress=progress,
-                              judge_config=args.judge, cache_dir=args.judge_cache)
+                              judge_config=args.judge, cache_dir=args.judge_cache, measures=args.measures or None)
     result.problems.print(sys.stderr)
     if out is None:
         absent = absent_scores(reference.subtrack, result.scores, result.absent)
@@ -244,6 +277,47 @@ def per_topic_tsv(result) -> str:
     return "".join(line + "\n" for line in lines)
 
 
+def measures_tsv(reference, result, *, per_topic: bool) -> str:
+    """The requested measures (details.json's ``measures``) as ``name<TAB>topic<TAB>value``
+    lines: without ``per_topic``, first the official figure, marked ``KEY (official)``, then each
+    measure's ``all`` line (and, for 1b, ``NAME (mean over steps)``: trec_eval's figure); with
+    it, each unit's lines, then the ``all`` lines of the measures (-q has printed the official
+    figure among the scores)."""
+    section = result.details.get("measures") or {}
+    lines = []
+    if per_topic:
+        for record in result.per_topic.get("measures.per_unit") or ():
+            lines += [f"{name}\t{record['unit']}\t{_value(record[name])}" for name in section.get("requested", ())]
+    else:
+        official = _official_key(reference)
+        if official in result.scores:
+            lines.append(f"{official} (official)\tall\t{_value(result.scores[official])}")
+    lines += [f"{name}\tall\t{_value(value)}" for name, value in section.get("overall", {}).items()]
+    lines += [f"{name} (mean over steps)\tall\t{_value(value)}" for name, value in section.get("step_mean", {}).items()]
+    return "".join(line + "\n" for line in lines)
+
+
+def _official_key(reference) -> str:
+    from reteco.scoring.retrieval import retrieval_score_keys
+    from reteco.subtracks import SUBTRACKS
+
+    row = SUBTRACKS.get(reference.subtrack)
+    return row.official if row is not None and row.official else retrieval_score_keys(reference)[0]
+
+
+def _write_trec_qrels(reference, out: Path, ranked) -> None:
+    """``--trec-qrels OUT``: the reference's judgments as TREC qrels keyed by the scored run's
+    topic ids (``reteco.outputs.trec_qrels``)."""
+    from reteco.outputs.trec_qrels import write_trec_qrels
+
+    try:
+        count = write_trec_qrels(reference, out, ranked.spellings if ranked is not None else None)
+    except OSError as exc:
+        raise InputError(f"cannot write the qrels here ({exc.strerror or exc})", str(out)) from None
+    print(f"{printable(str(out))}: {count} judgments of {len(reference.topics)} topics, keyed by the run's topic ids "
+          "(for trec_eval, ir_measures, ranx)", file=sys.stderr)
+
+
 def _is_figure(value) -> bool:
     # Per-topic records also hold ids, flags (answered, fully_covered) and counts of periods or
     # passages: only the figures between 0 and 1 are printed, as trec_eval prints measures.
@@ -266,9 +340,11 @@ def comparison_table(reference, rows: list) -> str:
     official = row.official if row is not None else keys[0]
     seen = [k for k in keys if any(r is not None and k in r.scores for _, r in rows)]
     extra = sorted({k for _, r in rows if r is not None for k in r.scores} - set(keys))
+    measured = list(dict.fromkeys(m for _, r in rows if r is not None for m in (r.details.get("measures") or {}).get("overall", {})))
     figures = seen + extra
     counts = ("unknown_doc_ids", "duplicate_doc_ids", "topics_ignored")
-    header = ["submission", "topics"] + [f"{k} (official)" if k == official else k for k in figures] + list(counts)
+    header = (["submission", "topics"] + [f"{k} (official)" if k == official else k for k in figures] + measured
+              + list(counts))
     table = [header]
     total = len(reference.topics)
     for submission, result in rows:
@@ -278,6 +354,8 @@ def comparison_table(reference, rows: list) -> str:
             continue
         line = [name, f"{_topics_covered(result, total)}/{total}"]
         line += [f"{result.scores[k]:.4f}" if k in result.scores else "-" for k in figures]
+        overall = (result.details.get("measures") or {}).get("overall", {})
+        line += [f"{overall[m]:.4f}" if m in overall else "-" for m in measured]
         found = result.details.get("counts", {})
         line += [str(found[c]) if c in found else "-" for c in counts]
         table.append(line)
@@ -293,13 +371,13 @@ def _topics_covered(result, total: int) -> int:
     return topics_covered(result.details, total)
 
 
-def _phase(reference, args) -> dict:
+def phase_rules(reference, *, no_per_topic: bool = False) -> dict:
     """The phase rules this scoring applies: the reference's phase.json (as the platform reads
     it) when it has one, else local scoring (per-topic figures written); ``--no-per-topic``
-    withholds them either way."""
+    withholds them either way. The Python API (``reteco.api``) applies the same."""
     has_record = reference.root is not None and (reference.root / PHASE_FILE).is_file()
     phase = read_phase(reference.root)[0] if has_record else local_phase(reference.manifest.get("split"))
-    if args.no_per_topic:
+    if no_per_topic:
         phase = {**phase, "per_topic": False}
     return phase
 

@@ -626,6 +626,16 @@ def open_submission(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES, subtrack:
     return opened.for_subtrack(subtrack) if subtrack is not None else opened
 
 
+def in_memory_submission(files: dict[str, tuple[str, bytes]], label: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Submission:
+    """A submission whose files are already bytes in memory: ``files`` maps a file name (``run.txt``,
+    ``answers.jsonl``: what ``Submission.find`` tells the kinds by) to the name messages use and
+    the bytes. The Python API (``reteco.api``) gives its runs and answers built from a dict or a
+    DataFrame this way, so that they are read exactly as the same files in a folder would be,
+    without writing them anywhere."""
+    members = [_Member(name=name, original=shown, declared=len(data), data=data) for name, (shown, data) in files.items()]
+    return _finish(label, members, [], max_bytes)
+
+
 def _open_any(path: Path, max_bytes: int) -> Submission:
     if str(path) == STDIN:
         return _open_stdin(max_bytes)

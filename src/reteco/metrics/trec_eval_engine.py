@@ -20,6 +20,22 @@ import pytrec_eval
 _MEASURE_NAMES = {"ndcg_cut": "ndcg", "map_cut": "map", "recall": "recall", "P": "p"}
 
 
+def _judged(qrels: Mapping[str, Mapping[str, int]], binary: bool) -> dict[str, dict[str, int]]:
+    return {
+        str(topic): {str(doc): (1 if int(rel) > 0 else 0) if binary else int(rel) for doc, rel in docs.items()}
+        for topic, docs in qrels.items()
+    }
+
+
+def _ranked(rankings: Mapping[str, Sequence[str]], judged: Mapping[str, object]) -> dict[str, dict[str, float]]:
+    """The rankings as the strictly descending integer scores trec_eval keeps in that order."""
+    return {
+        str(topic): {str(doc): float(len(docs) - i) for i, doc in enumerate(docs)}
+        for topic, docs in rankings.items()
+        if topic in judged and docs
+    }
+
+
 def trec_eval_per_topic(
     qrels: Mapping[str, Mapping[str, int]],
     rankings: Mapping[str, Sequence[str]],
@@ -31,15 +47,8 @@ def trec_eval_per_topic(
     ``rankings`` maps a topic to its ranked doc ids, best first, already de-duplicated and cut as
     the rules say (MRR is computed over whatever is given).
     """
-    judged = {
-        str(topic): {str(doc): (1 if int(rel) > 0 else 0) if binary else int(rel) for doc, rel in docs.items()}
-        for topic, docs in qrels.items()
-    }
-    run = {
-        str(topic): {str(doc): float(len(docs) - i) for i, doc in enumerate(docs)}
-        for topic, docs in rankings.items()
-        if topic in judged and docs
-    }
+    judged = _judged(qrels, binary)
+    run = _ranked(rankings, judged)
     cut = ",".join(str(k) for k in cutoffs)
     measures = {f"ndcg_cut.{cut}", f"map_cut.{cut}", f"recall.{cut}", f"P.{cut}", "recip_rank"}
     results = pytrec_eval.RelevanceEvaluator(judged, measures).evaluate(run)
@@ -53,3 +62,21 @@ def trec_eval_per_topic(
         row["mrr"] = float(values.get("recip_rank", 0.0))
         out[topic] = row
     return out
+
+
+def trec_eval_measures(
+    qrels: Mapping[str, Mapping[str, int]],
+    rankings: Mapping[str, Sequence[str]],
+    measures: Sequence[str],
+    result_keys: Sequence[str],
+    binary: bool,
+) -> dict[str, dict[str, float]]:
+    """Per topic of ``qrels``: each of ``measures`` (trec_eval's names, e.g. ``ndcg_cut.10``,
+    ``recip_rank``; ``reteco.metrics.measure_strings`` reads them) as the value pytrec_eval
+    returns under its ``result_keys`` (``ndcg_cut_10``), on rankings already decided (best first).
+    A topic the run does not rank gets 0 on every measure (trec_eval's ``-c``), as in reteco's
+    official figures. The definitions are trec_eval's (its ``m_*.c`` files)."""
+    judged = _judged(qrels, binary)
+    run = _ranked(rankings, judged)
+    results = pytrec_eval.RelevanceEvaluator(judged, set(measures)).evaluate(run) if run else {}
+    return {topic: {key: float(results.get(topic, {}).get(key, 0.0)) for key in result_keys} for topic in judged}

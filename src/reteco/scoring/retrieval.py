@@ -14,9 +14,11 @@ from reteco import __version__
 from reteco.formats.reference import Reference
 from reteco.formats.trec_run import RunTable, read_trec_run
 from reteco.metrics.ranking import stance_recall_at_k
+from reteco.metrics.measure_strings import Measure
 from reteco.metrics.trec_eval_engine import trec_eval_per_topic
 from reteco.problems import Problems
 from reteco.scoring.aggregate import summarize
+from reteco.scoring.measures import requested_measures
 from reteco.scoring.rules import RankedRun, apply_rules, per_topic_metrics, topic_judgments
 from reteco.scoring.temporal import add_temporal, temporal_diagnostics
 from reteco.scoring.temporal import applies as temporal_applies
@@ -88,8 +90,12 @@ def score_run(
     *,
     engine: str = "numpy",
     per_topic: bool = True,
+    measures: list[Measure] | None = None,
 ) -> ScoreResult:
     """Score a TREC run against a retrieval reference (1a, 1b, 2a, 2c, graded benchmarks).
+
+    ``measures`` (``reteco.metrics.measure_strings``) adds details.json's ``measures`` section
+    (``reteco.scoring.measures``); the scores.json keys are the same with or without it.
 
     ``run`` is a parsed run (whose source bytes are released once topics are resolved, so a
     600 MB run is not held through scoring) or the raw bytes of one. Raises ``InputError`` for a
@@ -154,6 +160,10 @@ def score_run(
     temporal = temporal_diagnostics(reference, ranked, topic_values["ndcg_10"]) if temporal_applies(reference) else None
     if temporal is not None:
         add_temporal(scores, details, temporal, per_topic_sections)
+    if measures:
+        details["measures"], per_unit_measures = requested_measures(reference, ranked, measures)
+        if per_topic:
+            per_topic_sections["measures.per_unit"] = per_unit_measures
     absent = dict(temporal.absent) if temporal is not None else {}
     return ScoreResult(scores, details, problems, ranked, absent, per_topic_sections, after)
 

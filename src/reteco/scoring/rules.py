@@ -68,6 +68,9 @@ class RankedRun:
     doc_position: np.ndarray
     vocabulary: pa.Array
     counts: dict = field(default_factory=dict)
+    # Reference topic index -> the topic id as the run first wrote it (bare, ``<domain>/<id>``,
+    # ``<conv>#turn<n>``): ``reteco score --trec-qrels`` keys the qrels by it for other tools.
+    spellings: dict[int, str] = field(default_factory=dict)
 
     @property
     def doc_id(self) -> pa.Array:
@@ -180,7 +183,11 @@ def apply_rules(reference: Reference, run: RunTable, problems: Problems) -> Rank
             f"{counts['topics_missing']} reference topics have no ranked document and score 0, e.g. "
             + ", ".join(quoted(reference.topics[i].key) for i in missing[:EXAMPLES]),
         )
-    return RankedRun(RankedRows(topic, position, gain, n_topics), doc_position, vocabulary, counts)
+    spellings: dict[int, str] = {}
+    for text, code in distinct.items():
+        if code >= 0:
+            spellings.setdefault(code, text)
+    return RankedRun(RankedRows(topic, position, gain, n_topics), doc_position, vocabulary, counts, spellings)
 
 
 def _resolve_topics(reference: Reference, run: RunTable) -> tuple[np.ndarray, dict[str, int]]:

@@ -23,6 +23,7 @@ from reteco.formats.answers import Answers, read_answers
 from reteco.formats.reference import Reference
 from reteco.formats.submission import DEFAULT_MAX_BYTES, Submission, open_submission
 from reteco.formats.trec_run import read_trec_run
+from reteco.metrics.measure_strings import Measure
 from reteco.problems import InputError, Problems
 from reteco.scoring.generation import score_generation
 from reteco.scoring.judge_run import JudgeOptions
@@ -51,7 +52,7 @@ def _needs_answers(reference: Reference) -> bool:
 
 def score_submission(
     reference: Reference,
-    submission: Path,
+    submission: Path | Submission,
     *,
     engine: str = "numpy",
     per_topic: bool = True,
@@ -63,8 +64,13 @@ def score_submission(
     judge_deadline: float | None = None,
     judge_max_calls: int | None = None,
     setup_advice: bool = True,
+    measures: list[Measure] | None = None,
 ) -> ScoreResult:
     """Score a submission for the reference's sub-track; InputError if it cannot be scored.
+
+    ``submission`` is a path, or a ``Submission`` already open (the Python API's files built in
+    memory: ``reteco.formats.submission.in_memory_submission``). ``measures``: measures requested
+    on the run (``reteco.scoring.measures``), in details.json only.
 
     2b and 2c also run the generation scoring (``reteco.scoring.generation.score_generation``):
     ``judge_config`` (None: the packaged default, endpoint and key from the environment),
@@ -73,20 +79,20 @@ def score_submission(
     passed to it as one ``JudgeOptions``; ``setup_advice`` (False on the platform) too.
     A 2c submission whose run and answers both have errors reports the errors of both.
     """
-    opened = open_submission(Path(submission), max_bytes=max_bytes, subtrack=_own_folder(reference))
+    opened = _open(reference, submission, max_bytes)
     if not _needs_answers(reference):
         name = opened.find("run")
         # Parsed here, not in score_run, so that nothing but the RunTable holds the file's bytes
         # (or its memory map), which apply_rules then releases once topics are resolved.
         run = read_trec_run(opened.read_buffer(name), opened.display_name(name), reread=lambda: opened.read_buffer(name))
-        result = score_run(reference, run, engine=engine, per_topic=per_topic)
+        result = score_run(reference, run, engine=engine, per_topic=per_topic, measures=measures)
         del run
         result.details["submission"] = {"run_file": opened.display_name(name), "ignored": list(opened.ignored)}
         return result
 
     judge = JudgeOptions(judge_config, cache_dir, run_judge_now, progress, judge_deadline, judge_max_calls)
     problems = Problems()
-    result, ranked, answers, run_name = _read_both(reference, opened, problems, engine, per_topic)
+    result, ranked, answers, run_name = _read_both(reference, opened, problems, engine, per_topic, measures)
     scores, generation, notes, absent = score_generation(
         reference, answers, ranked, judge=judge, per_topic=per_topic, setup_advice=setup_advice
     )
@@ -115,6 +121,13 @@ def score_submission(
     return result
 
 
+def _open(reference: Reference, submission: Path | Submission, max_bytes: int) -> Submission:
+    if isinstance(submission, Submission):
+        own = _own_folder(reference)
+        return submission.for_subtrack(own) if own is not None else submission
+    return open_submission(Path(submission), max_bytes=max_bytes, subtrack=_own_folder(reference))
+
+
 def _reference_block(reference: Reference) -> dict:
     return {
         "subtrack": reference.subtrack,
@@ -125,7 +138,8 @@ def _reference_block(reference: Reference) -> dict:
 
 
 def _read_both(
-    reference: Reference, opened: Submission, problems: Problems, engine: str, per_topic: bool
+    reference: Reference, opened: Submission, problems: Problems, engine: str, per_topic: bool,
+    measures: list[Measure] | None = None,
 ) -> tuple[ScoreResult | None, RankedRun | None, Answers, str | None]:
     """The run's retrieval result and decided rankings (2c only) and the answers, reading both
     before raising so a participant sees the errors of both files at once."""
@@ -136,7 +150,7 @@ def _read_both(
             name = opened.find("run")
             run_name = opened.display_name(name)
             run = read_trec_run(opened.read_buffer(name), run_name, reread=lambda: opened.read_buffer(name))
-            result = score_run(reference, run, engine=engine, per_topic=per_topic)
+            result = score_run(reference, run, engine=engine, per_topic=per_topic, measures=measures)
             ranked = result.ranked
             del run
         except InputError as exc:

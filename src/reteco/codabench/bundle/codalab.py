@@ -69,6 +69,8 @@ HTML_PAGES = {
     "submission_format": "submission_format",
     "judge_and_audit": "judge_and_audit",
     "messages": "messages",
+    "other_tools": "other_tools",
+    "python_api": "python_api",
 }
 
 

@@ -94,6 +94,8 @@ PAGES = (
     ("Data", f"{PAGES_FOLDER}/data.md"),
     ("Submission format", f"{PAGES_FOLDER}/submission_format.md"),
     ("Evaluation", f"{PAGES_FOLDER}/evaluation.md"),
+    ("Other tools", f"{PAGES_FOLDER}/other_tools.md"),
+    ("Python API", f"{PAGES_FOLDER}/python_api.md"),
     ("Judge and audit", f"{PAGES_FOLDER}/judge_and_audit.md"),
     ("Messages", f"{PAGES_FOLDER}/messages.md"),
     ("Terms", TERMS),

@@ -1,0 +1,216 @@
+"""``reteco.evaluate`` and ``reteco.evaluate_answers``: scoring from Python (pages/python_api.md).
+
+One code path with ``reteco score``: a path goes to ``score_submission`` as the command gives it;
+a dict or a DataFrame is first written as the file it stands for, in memory
+(``reteco.api.in_memory``), and that file is scored by the same ``score_submission``. The phase
+rules are the command's (``phase_rules``: per-topic figures unless the reference's phase.json
+withholds them). So every figure equals the command's on the same run, to the last bit.
+
+Errors: ``reteco.InputError`` (``reteco.problems.InputError``) for anything the command would
+refuse with exit 1, its message the command's, with the file and line, or the DataFrame's row or
+the dict's topic and document for a run built in memory; wrong measure strings and arguments of
+the wrong type are ``InputError`` too, never a raw ``TypeError``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from reteco.api.in_memory import Lines, answers_from_object, run_from_dict, run_from_frame
+from reteco.commands.score import phase_rules
+from reteco.formats.reference import Reference
+from reteco.formats.submission import in_memory_submission
+from reteco.metrics.measure_strings import MeasureError, parse_measures
+from reteco.problems import InputError
+from reteco.scoring.retrieval import retrieval_score_keys
+from reteco.scoring.submission import score_submission
+from reteco.subtracks import SUBTRACKS
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """What ``reteco score`` reports for one submission.
+
+    ``official``: the key of the sub-track's official figure (``ndcg_10``, ...), None where it has
+    none; ``official_value`` its value (None when absent: see ``absent``). ``scores``: the
+    scores.json figures (means over units). ``measures``: the requested measures' means
+    (details.json's ``measures``). ``per_topic``: one row per unit (a query, a 1b query, a turn),
+    every per-topic figure and requested measure as a column (a pandas DataFrame; empty when the
+    phase withholds per-topic figures). ``warnings``: the log's warnings. ``absent``: each key
+    left out, with the reason. ``details``: details.json, per-topic figures included.
+    """
+
+    official: str | None
+    scores: dict[str, float]
+    measures: dict[str, float]
+    per_topic: object  # pandas.DataFrame
+    warnings: list[str]
+    absent: dict[str, str] = field(default_factory=dict)
+    details: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def official_value(self) -> float | None:
+        return self.scores.get(self.official) if self.official else None
+
+    def __str__(self) -> str:
+        lines = [f"{key} (official)" if key == self.official else key for key in self.scores]
+        width = max((len(line) for line in lines), default=0)
+        out = [f"{line:<{width}}  {value:.4f}" for line, value in zip(lines, self.scores.values())]
+        out += [f"{name:<{width}}  {value:.4f}" for name, value in self.measures.items()]
+        return "\n".join(out)
+
+
+def evaluate(run, reference, measures=None, *, engine: str = "numpy") -> Evaluation:
+    """Score a run as ``reteco score`` does.
+
+    ``run``: a path (a TREC run file, .gz, a folder or zip holding it), a ``{topic: {doc: score}}``
+    dict, or a pandas DataFrame with PyTerrier's columns (``qid, docno, score``) or ir_measures'
+    and ranx's (``query_id, doc_id, score``), an optional ``rank`` in both. ``reference``: a
+    prepared reference folder (``reteco prepare``'s ``REF/<sub-track>``) or a ``Reference``.
+    ``measures``: measure strings as ``reteco score -m`` takes them (``"nDCG@10 P@5 R@100 MRR"``,
+    trec_eval's ``ndcg_cut.10`` too, or a list), computed beside the official figures.
+    ``engine``: ``numpy`` (the official) or ``pytrec_eval`` (the cross-check), as ``--engine``.
+    """
+    ref = _reference(reference)
+    if ref.row is not None and ref.row.takes_answers:
+        also = ", run=..." if ref.row.takes_run else ""
+        raise InputError(f"sub-track {ref.subtrack} scores answers: use reteco.evaluate_answers(answers, reference{also})",
+                         "reference")
+    wanted = _measures(measures)
+    files = {} if _is_path(run) else {"run.txt": _run_lines(run)}
+    return _evaluation(ref, run, files, engine=engine, measures=wanted)
+
+
+def evaluate_answers(answers, reference, *, run=None, judge_config=None, judge_cache=None) -> Evaluation:
+    """Score 2b or 2c answers as ``reteco score`` does; the judge runs only with ``judge_config``.
+
+    ``answers``: a path (an answers.jsonl, or a folder or zip holding the submission), a
+    ``{turn_id: answer}`` dict, or a list of ``{"turn_id": ..., "answer": ...}`` records (or a
+    DataFrame of them). ``run``: 2c's run (a path, dict or DataFrame, as ``evaluate`` takes it),
+    unless ``answers`` is the path of a folder or zip that holds both. ``judge_config``: a judge
+    configuration YAML path or a loaded ``JudgeConfig``; without it the judge's figures are
+    absent (``absent`` says why) and nothing is sent anywhere. ``judge_cache``: its cache folder.
+    """
+    ref = _reference(reference)
+    if ref.row is None or not ref.row.takes_answers:
+        raise InputError(f"sub-track {ref.subtrack} scores a run: use reteco.evaluate", "reference")
+    config = _judge_config(judge_config)
+    if ref.row.takes_run and run is None and not (_is_path(answers) and Path(answers).suffix.lower() != ".jsonl"):
+        raise InputError(f"sub-track {ref.subtrack} scores the run with the answers: give run=... (a path, dict or "
+                         "DataFrame), or the path of a folder or zip holding both", "answers")
+    if _is_path(answers) and run is None:
+        return _evaluation(ref, answers, {}, judge=config, judge_cache=judge_cache)
+    files = {"answers.jsonl": _answers_lines(answers)}
+    if run is not None:
+        files["run.txt"] = _file_lines(run) if _is_path(run) else _run_lines(run)
+    return _evaluation(ref, None, files, judge=config, judge_cache=judge_cache)
+
+
+def _evaluation(ref: Reference, path, files: dict[str, Lines], *, engine="numpy", measures=None, judge=None,
+                judge_cache=None) -> Evaluation:
+    phase = phase_rules(ref)
+    if files:
+        submission = in_memory_submission({name: (lines.label, lines.data) for name, lines in files.items()}, "submission")
+    else:
+        submission = Path(path)
+    try:
+        result = score_submission(ref, submission, engine=engine, per_topic=phase["per_topic"], measures=measures,
+                                  judge_config=judge, cache_dir=_path_or_none(judge_cache), run_judge_now=judge is not None)
+    except InputError as exc:
+        problems = exc.problems
+        for lines in files.values():
+            problems = lines.located(problems)
+        raise InputError(problems) from None
+    details = result.details_json(per_topic=phase["per_topic"])
+    return Evaluation(
+        official=_official(ref),
+        scores=dict(result.scores),
+        measures=dict((result.details.get("measures") or {}).get("overall", {})),
+        per_topic=_per_topic_frame(result),
+        warnings=[str(p) for p in result.problems.warnings()],
+        absent=dict(result.absent),
+        details=details,
+    )
+
+
+def _per_topic_frame(result):
+    """One row per unit: the per-unit figures and measures, or the answers' per-turn figures."""
+    import pandas as pd
+
+    frames = []
+    for section, key in (("per_unit", "unit"), ("measures.per_unit", "unit"), ("generation.per_turn", "turn")):
+        records = result.per_topic.get(section)
+        if records:
+            frame = pd.DataFrame.from_records(records).set_index(key)
+            frames.append(frame if not frames else frame.drop(columns=[c for c in frame.columns if c in frames[0].columns]))
+    if not frames:
+        return pd.DataFrame()
+    return frames[0].join(frames[1:]) if len(frames) > 1 else frames[0]
+
+
+def _official(ref: Reference) -> str | None:
+    row = SUBTRACKS.get(ref.subtrack)
+    if row is not None:
+        return row.official
+    return retrieval_score_keys(ref)[0]
+
+
+def _reference(reference) -> Reference:
+    if isinstance(reference, Reference):
+        return reference
+    if isinstance(reference, (str, Path)):
+        return Reference.read(Path(reference))
+    raise InputError(f"the reference must be a prepared reference folder or a Reference, not {type(reference).__name__}",
+                     "reference")
+
+
+def _is_path(value) -> bool:
+    return isinstance(value, (str, Path))
+
+
+def _path_or_none(value) -> Path | None:
+    return None if value is None else Path(value)
+
+
+def _measures(measures):
+    if measures is None:
+        return None
+    if not isinstance(measures, (str, list, tuple)):
+        raise InputError(f"measures must be a string or a list of strings, not {type(measures).__name__}", "measures")
+    try:
+        return parse_measures(measures)
+    except MeasureError as exc:
+        raise InputError(str(exc), "measures") from None
+
+
+def _run_lines(run) -> Lines:
+    if isinstance(run, dict):
+        return run_from_dict(run)
+    if type(run).__name__ == "DataFrame" and hasattr(run, "columns"):
+        return run_from_frame(run)
+    raise InputError(
+        f"the run must be a path, a {{topic: {{doc: score}}}} dict or a pandas DataFrame, not {type(run).__name__}", "run")
+
+
+def _file_lines(path) -> Lines:
+    """A file given by its path beside files built in memory (2c's run or answers): its bytes as
+    they are (gzipped or not: the submission reader decodes them)."""
+    try:
+        return Lines.of_bytes(Path(path).name, Path(path).read_bytes())
+    except OSError as exc:
+        raise InputError(f"cannot be read ({exc.strerror or exc})", str(path)) from None
+
+
+def _answers_lines(answers) -> Lines:
+    return _file_lines(answers) if _is_path(answers) else answers_from_object(answers, "answers")
+
+
+def _judge_config(config):
+    if config is None:
+        return None
+    if _is_path(config):
+        from reteco.judge.config import load_judge_config
+
+        return load_judge_config(Path(config))
+    return config

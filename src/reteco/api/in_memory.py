@@ -1,0 +1,173 @@
+"""Runs and answers given as Python objects, written as the bytes of the files they stand for.
+
+``reteco.evaluate`` takes a run as a ``{topic: {doc: score}}`` dict or a pandas DataFrame, and
+``reteco.evaluate_answers`` answers as a ``{turn_id: answer}`` dict or a list of records. They are
+turned into the lines of a TREC run or a JSONL answers file, in memory, and read by the scoring's
+own readers (``reteco.formats.submission.in_memory_submission``): the same rules and the same
+messages as a file. What a file cannot hold is refused here first, naming the row: an id that is
+empty or has blanks inside (a TREC line splits on them), an id or score of the wrong type.
+
+How the lines are written:
+
+- a run line ``topic Q0 doc rank score reteco``: the score as Python's ``repr`` of the float
+  (exact: it reads back to the same float64), so the ranking is the one the object holds;
+- ``rank``: a DataFrame's ``rank`` column when it has one (PyTerrier's start at 0: a column whose
+  smallest rank is 0 is shifted by one, which keeps its order, all the rules read from it),
+  otherwise each topic's rows numbered 1, 2, ... in the order given (so ties keep that order, as
+  a file's line order does).
+
+A DataFrame's columns are PyTerrier's (``qid``, ``docno``, ``score``) or ir_measures' and
+ranx's (``query_id``, ``doc_id``, ``score``), each with an optional ``rank``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+import re
+
+from reteco.problems import InputError, Problem, Problems, quoted
+
+COLUMN_SETS = (("qid", "docno", "score"), ("query_id", "doc_id", "score"))
+_BLANK = re.compile(r"\s")
+
+
+class Lines:
+    """The bytes of a file built from an object, and what each line came from (its row)."""
+
+    def __init__(self, label: str):
+        self.label = label
+        self.rows: list[str] = []  # what line i + 1 came from, for messages
+        self.text: list[str] = []
+        self._bytes: bytes | None = None
+
+    @classmethod
+    def of_bytes(cls, label: str, data: bytes) -> "Lines":
+        """A file's own bytes (its messages keep their line numbers)."""
+        lines = cls(label)
+        lines._bytes = data
+        return lines
+
+    def add(self, line: str, row: str) -> None:
+        self.text.append(line)
+        self.rows.append(row)
+
+    @property
+    def data(self) -> bytes:
+        if self._bytes is not None:
+            return self._bytes
+        return "".join(line + "\n" for line in self.text).encode("utf-8")
+
+    def located(self, problems: Problems) -> Problems:
+        """``problems`` with each of this file's line numbers replaced by the row it came from."""
+        out = Problems(suppressed_errors=problems.suppressed_errors)
+        for p in problems:
+            if p.file == self.label and p.line is not None and 0 < p.line <= len(self.rows):
+                p = Problem(p.level, f"{self.label} {self.rows[p.line - 1]}", None, p.message)
+            out.items.append(p)
+        return out
+
+
+def _id(value, what: str, where: str, label: str) -> str:
+    """A topic, document or turn id as the text a file would hold, or InputError naming the row."""
+    if isinstance(value, bool) or not isinstance(value, (str, numbers.Integral)):
+        raise InputError(f"the {what} must be a string (or an integer), not {type(value).__name__}", f"{label} {where}")
+    text = str(value)
+    if not text or _BLANK.search(text):
+        raise InputError(f"the {what} {quoted(text)} is empty or holds blanks, which a TREC line cannot hold",
+                         f"{label} {where}")
+    return text
+
+
+def _score(value, where: str, label: str) -> str:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InputError(f"the score must be a number, not {type(value).__name__} {quoted(str(value))}", f"{label} {where}")
+    return repr(float(value))  # 'nan' and 'inf' are written as such: the reader refuses them, naming the row
+
+
+def run_from_dict(run: dict, label: str = "run dict") -> Lines:
+    """``{topic: {doc: score}}`` as TREC lines (module docstring)."""
+    lines = Lines(label)
+    for topic, docs in run.items():
+        topic_text = _id(topic, "topic id", f"topic {quoted(str(topic))}", label)
+        if not isinstance(docs, dict):
+            raise InputError(f"expected a {{doc: score}} dict, not {type(docs).__name__}", f"{label} topic {quoted(topic_text)}")
+        for rank, (doc, score) in enumerate(docs.items(), start=1):
+            where = f"topic {quoted(topic_text)}, document {quoted(str(doc))}"
+            doc_text = _id(doc, "document id", where, label)
+            lines.add(f"{topic_text} Q0 {doc_text} {rank} {_score(score, where, label)} reteco", where)
+    if not lines.text:
+        raise InputError("the run is empty: no topic ranks a document", label)
+    return lines
+
+
+def run_from_frame(frame, label: str = "DataFrame") -> Lines:
+    """A DataFrame with PyTerrier's or ir_measures' columns as TREC lines (module docstring)."""
+    columns = [str(c) for c in frame.columns]
+    chosen = next((names for names in COLUMN_SETS if all(c in columns for c in names)), None)
+    if chosen is None:
+        wanted = " or ".join("(" + ", ".join(names) + ")" for names in COLUMN_SETS)
+        raise InputError(
+            f"the run's columns are {', '.join(map(quoted, columns[:12])) or 'none'}; expected {wanted}, "
+            "with an optional rank", label)
+    if frame.empty:
+        raise InputError("the run is empty: the DataFrame has no row", label)
+    topic_col, doc_col, score_col = chosen
+    topics, docs, scores = (frame[c].tolist() for c in chosen)
+    rows = frame.index.tolist()
+    if "rank" in columns:
+        ranks = frame["rank"].tolist()
+        for row, rank in zip(rows, ranks):
+            if isinstance(rank, bool) or not isinstance(rank, numbers.Integral):
+                if not (isinstance(rank, float) and rank.is_integer()):
+                    raise InputError(f"rank {quoted(str(rank))} is not a whole number", f"{label} row {row}")
+        ranks = [int(r) for r in ranks]
+        shift = 1 if min(ranks) == 0 else 0  # PyTerrier numbers ranks from 0
+        ranks = [r + shift for r in ranks]
+    else:
+        seen: dict[str, int] = {}
+        ranks = []
+        for topic in topics:
+            seen[str(topic)] = seen.get(str(topic), 0) + 1
+            ranks.append(seen[str(topic)])
+    lines = Lines(label)
+    for row, topic, doc, rank, score in zip(rows, topics, docs, ranks, scores):
+        where = f"row {row}"
+        line = (f"{_id(topic, f'{topic_col} (topic id)', where, label)} Q0 {_id(doc, f'{doc_col} (document id)', where, label)} "
+                f"{rank} {_score(score, where, label)} reteco")
+        lines.add(line, where)
+    return lines
+
+
+def answers_from_object(answers, label: str) -> Lines:
+    """``{turn_id: answer}`` or a list of ``{"turn_id": ..., "answer": ...}`` records (or a
+    DataFrame with those columns) as JSONL lines; each record goes to the reader as it is, so a
+    record with other keys gets the reader's own message."""
+    if isinstance(answers, dict):
+        records = [({"turn_id": turn, "answer": text}, f"turn {quoted(str(turn))}") for turn, text in answers.items()]
+    elif hasattr(answers, "to_dict") and hasattr(answers, "columns"):
+        records = [(record, f"row {row}") for row, record in zip(answers.index.tolist(), answers.to_dict("records"))]
+    elif isinstance(answers, (list, tuple)):
+        records = [(record, f"record {i}") for i, record in enumerate(answers)]
+    else:
+        raise InputError(f"answers must be a path, a {{turn_id: answer}} dict or a list of records, not {type(answers).__name__}",
+                         "answers")
+    lines = Lines(label)
+    for record, where in records:
+        try:
+            text = json.dumps(record, ensure_ascii=False, allow_nan=False, default=_not_json)
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"cannot be written as JSON ({exc})", f"{label} {where}") from None
+        lines.add(text, where)
+    if not lines.text:
+        raise InputError("no answer given", label)
+    return lines
+
+
+def _not_json(value):
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real) and math.isfinite(float(value)):
+        return float(value)
+    raise TypeError(f"{type(value).__name__} is not JSON")
