@@ -1,0 +1,86 @@
+"""``reteco score --round LABELS``: the unjudged diagnostics with a relevance round, on a prepared
+synthetic reference; the round's labels reach neither the participant's page nor the log."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from support.paths import SAMPLES
+
+from reteco.commands import main
+from reteco.formats.reference import Reference
+from reteco.organizers.prepare import prepare_release
+from reteco.organizers.synthetic.release import write_synthetic_release
+from reteco.problems import EXIT_INPUT
+
+
+@pytest.fixture(scope="module")
+def ref(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("score_round")
+    prepare_release(write_synthetic_release(root / "release"), "dev", root / "ref")
+    return root / "ref"
+
+
+def _run_docs(run: Path) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for line in run.read_text().splitlines():
+        topic, _, doc, *_ = line.split()
+        out.setdefault(topic, []).append(doc)
+    return out
+
+
+def _written(folder: Path, captured) -> str:
+    return "\n".join(p.read_text() for p in sorted(folder.iterdir()) if p.is_file()) + captured.out + captured.err
+
+
+def test_round_diagnostics_and_no_label_in_page_or_log(ref, tmp_path, capsys):
+    reference = Reference.read(ref / "1a")
+    run = next((SAMPLES / "1a").glob("*.txt"), None) or next(p for p in (SAMPLES / "1a").iterdir() if p.is_file())
+    ranked = _run_docs(run)
+    judged = {(j.key, j.doc_id) for j in reference.judgments}
+    corpus = reference.doc_index.doc_ids.to_pylist()
+    labels = []
+    for topic in reference.topics:
+        docs = ranked.get(topic.topic_id, ranked.get(topic.key, []))
+        for doc in docs[:10]:
+            if (topic.key, doc) not in judged:
+                labels.append((topic.key, doc, 3))
+        unranked = [d for d in corpus if d not in docs and (topic.key, d) not in judged][:2]
+        labels += [(topic.key, d, 2) for d in unranked]
+    assert labels
+    round_file = tmp_path / "round.qrels"
+    round_file.write_text("".join(f"{k} 0 {d} {level}\n" for k, d, level in labels))
+
+    assert main(["score", "--ref", str(ref / "1a"), "--res", str(run), "--out", str(tmp_path / "plain")]) == 0
+    plain = _written(tmp_path / "plain", capsys.readouterr())
+    assert main(["score", "--ref", str(ref / "1a"), "--res", str(run), "--out", str(tmp_path / "round"),
+                 "--round", str(round_file)]) == 0
+    captured = capsys.readouterr()
+    with_round = _written(tmp_path / "round", captured)
+
+    details = json.loads((tmp_path / "round" / "details.json").read_text())
+    section = details["unjudged"]
+    assert section["round"]["labels_of_reference_topics"] == len(labels)
+    # Every ranked unjudged top-10 document was labelled 3: nothing of the top 10 is left unjudged.
+    assert section["overall"]["unjudged_10"] == pytest.approx(
+        sum(max(0, 10 - len(ranked.get(t.topic_id, []))) for t in reference.topics) / 10 / len(reference.topics), abs=1e-12
+    )
+    assert set(section["overall"]) == {"unjudged_10", "round_labelled_10", "ndcg_10_augmented", "ndcg_10_condensed"}
+    # The scores are the same with and without the round.
+    scores = lambda folder: json.loads((tmp_path / folder / "scores.json").read_text())  # noqa: E731
+    assert scores("plain") == scores("round")
+    for key, doc, level in labels:
+        if doc not in plain:
+            assert doc not in with_round, f"a round label's document reached the page, details or log ({level})"
+    assert "round.qrels" not in (tmp_path / "round" / "detailed_results.html").read_text()
+
+
+def test_round_of_another_subtrack_is_exit_1_naming_the_file(ref, tmp_path, capsys):
+    round_file = tmp_path / "foreign.qrels"
+    round_file.write_text("nowhere/q1 0 some_doc 3\n")
+    run = next(p for p in (SAMPLES / "1a").iterdir() if p.is_file())
+    code = main(["score", "--ref", str(ref / "1a"), "--res", str(run), "--round", str(round_file)])
+    err = capsys.readouterr().err
+    assert code == EXIT_INPUT and "foreign.qrels" in err and "Traceback" not in err and "some_doc" not in err
