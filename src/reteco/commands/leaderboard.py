@@ -85,6 +85,10 @@ def add_leaderboard_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--top", type=count_argument(1), help="the LaTeX main table shows the N best systems (the diagnostics, page and CSV all)")
     p.add_argument("--latex-columns", type=lambda text: _latex_columns(text, KEYS),
                    help="comma-separated keys of the LaTeX main table besides the ranking figure")
+    p.add_argument("--round", dest="relevance_round", type=Path, metavar="LABELS",
+                   help="a relevance round's labels (qrels, 0-3): per system the augmented and condensed nDCG@10 "
+                   "with intervals, Kendall's tau against the official ranking, who moves (leaderboard.json "
+                   "'round', plots/official_vs_augmented)")
     p.add_argument("--no-judge", action="store_true", help="2b/2c: do not call the LLM judge (no judge figures)")
     add_judge_config_option(p, help_text="judge config YAML (default: the packaged judge.yaml)")
     add_judge_cache_option(p, used_for=" for 2b/2c")
@@ -125,8 +129,12 @@ def cmd_leaderboard(args) -> int:
     if not args.submissions.is_dir():
         raise InputError("no such submissions folder", str(args.submissions))
     names = lb.read_manifest(args.manifest, args.submissions) if args.manifest else {}
+    if args.relevance_round is not None:
+        from reteco.formats.relevance_round import RelevanceRound
+
+        RelevanceRound.read(args.relevance_round)  # a bad labels file is refused before anything is scored
     options = lb.ScoringOptions(run_judge_now=not args.no_judge, judge_config=args.judge_config,
-                                cache_dir=args.judge_cache)
+                                cache_dir=args.judge_cache, relevance_round=args.relevance_round)
     lb._judge_config(options)  # a bad judge config is refused before anything is scored
     if args.judge_cache is not None and not args.no_judge:
         check_judge_cache(args.judge_cache)  # so is a cache that cannot be used
@@ -165,6 +173,11 @@ def cmd_leaderboard(args) -> int:
                 resamples=args.resamples, seed=args.seed, reference_info=info, procedure=args.procedure,
                 alpha=args.alpha,
             )
+            if args.relevance_round is not None:
+                from reteco.organizers.round_report import round_comparison
+
+                unjudged = {e.name: o.get("unjudged") for e, o in zip(view_entries, view_outcomes) if o["ok"]}
+                board["round"] = round_comparison(board, unjudged, resamples=args.resamples, seed=args.seed)
             label = sub if view_out == out else f"{sub} {BEST_FOLDER}"
             for warning in board["warnings"]:
                 print(f"{label}: warning: {warning}", file=sys.stderr)
