@@ -40,6 +40,7 @@ from reteco.metrics.judged import ndcg_condensed_at_k, unjudged_at_k
 from reteco.metrics.ranking import RankedRows, TopicJudgments, ndcg_at_k
 from reteco.problems import InputError, quoted
 from reteco.scoring.aggregate import Units
+from reteco.scoring.rules import _topic_indices
 
 K = 10
 #: The lowest round label counted as relevant in the augmented qrels (UMBRELA: 2 = highly relevant).
@@ -73,34 +74,36 @@ def judged_diagnostics(
     their mean over units (the module docstring says how)."""
     if not 0 <= threshold <= MAX_LABEL:
         raise ValueError(f"threshold {threshold} is off the round's 0-{MAX_LABEL} scale")
-    rows = ranked.rows
     n_topics = len(reference.topics)
     topic_index = {t.key: i for i, t in enumerate(reference.topics)}
     binary = reference.relevance == "binary"
-    official = {}
-    for j in reference.judgments:
-        if j.key in topic_index:
-            level = (1 if j.relevance > 0 else 0) if binary else max(j.relevance, 0)
-            official[(topic_index[j.key], j.doc_id)] = level * (MAX_LABEL if binary else 1)
-    in_official = _row_mask(ranked, list(official))
-    per_topic = {"unjudged_10": unjudged_at_k(rows, in_official, K)}
+    official = _official_pairs(reference, binary)
+    # The top 10 is all unjudged_10 and the augmented nDCG@10 need; the condensed list (a round
+    # only, the organizers' run) needs the whole ranking: a scoring run never pays for that.
+    rows = ranked.rows
+    keep = slice(None) if round_labels is not None else np.flatnonzero(rows.position < K)
+    view = _Rows(rows.topic[keep], rows.position[keep], ranked.doc_position[keep], ranked.vocabulary, rows.n_topics)
+    in_official, official_gain = view.find(official)
+    per_topic = {"unjudged_10": unjudged_at_k(view.ranked(), in_official, K)}
     absent: dict[str, str] = {}
     round_info = None
     if round_labels is None:
         absent["ndcg_10_augmented"] = absent["ndcg_10_condensed"] = absent["round_labelled_10"] = NO_ROUND
     else:
         labelled = _round_pairs(reference, round_labels, topic_index)
-        only_round = {pair: level for pair, level in labelled.items() if pair not in official}
-        in_round = _row_mask(ranked, list(only_round))
+        officially = set(zip(official.topic.tolist(), official.docs.to_pylist()))
+        only = {pair: level for pair, level in labelled.items() if pair not in officially}
+        only_round = _Pairs(
+            np.array([t for t, _ in only], dtype=np.int64), pa.array([d for _, d in only], pa.string()),
+            np.array([level if level >= threshold else 0 for level in only.values()], dtype=np.float64),
+        )
+        in_round, round_gain = view.find(only_round)
         judged = in_official | in_round
-        per_topic["unjudged_10"] = unjudged_at_k(rows, judged, K)
-        per_topic["round_labelled_10"] = 1.0 - unjudged_at_k(rows, in_round & ~in_official, K)
-        gains = {pair: level for pair, level in official.items()}
-        gains.update({pair: (level if level >= threshold else 0) for pair, level in only_round.items()})
-        row_gain = _row_values(ranked, gains)
-        augmented_rows = RankedRows(rows.topic, rows.position, row_gain, rows.n_topics)
+        per_topic["unjudged_10"] = unjudged_at_k(view.ranked(), judged, K)
+        per_topic["round_labelled_10"] = 1.0 - unjudged_at_k(view.ranked(), in_round, K)
+        augmented_rows = view.ranked(official_gain + round_gain)
         ideal = TopicJudgments.from_qrels(
-            np.array([t for t, _ in gains], dtype=np.int64), np.array(list(gains.values()), dtype=np.float64), n_topics
+            np.concatenate([official.topic, only_round.topic]), np.concatenate([official.value, only_round.value]), n_topics
         )
         per_topic["ndcg_10_augmented"] = ndcg_at_k(augmented_rows, ideal, K)
         per_topic["ndcg_10_condensed"] = ndcg_condensed_at_k(augmented_rows, judged, ideal, K)
@@ -109,7 +112,7 @@ def judged_diagnostics(
             "fingerprint": round_labels.fingerprint,
             "threshold": threshold,
             "labels_of_reference_topics": len(labelled),
-            "labels_of_pairs_the_qrels_judge": len(labelled) - len(only_round),
+            "labels_of_pairs_the_qrels_judge": len(labelled) - len(only),
         }
 
     units = Units.of(reference)
@@ -167,53 +170,73 @@ def _round_pairs(
     return out
 
 
-def _row_keys(ranked, pairs: list[tuple[int, str]]) -> tuple[np.ndarray, np.ndarray, np.int64]:
-    """Sorted keys topic * width + vocabulary position of the pairs whose document is in the run's
-    vocabulary, with the order that sorts them; and the width."""
-    vocabulary = ranked.vocabulary
-    width = np.int64(max(len(vocabulary), 1))
-    if not pairs:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), width
-    docs = pa.array([d for _, d in pairs], pa.string())
-    distinct = pc.unique(docs)
-    # Probe the vocabulary (possibly the corpus) into a hash of the few labelled ids.
-    found = pc.index_in(vocabulary, value_set=distinct)
-    valid = to_numpy(found.is_valid())
-    vocab_of = np.full(len(distinct), -1, dtype=np.int64)
-    vocab_of[to_numpy(found.filter(found.is_valid()))] = np.flatnonzero(valid)
-    position = vocab_of[to_numpy(pc.index_in(docs, value_set=distinct))]
-    topic = np.array([t for t, _ in pairs], dtype=np.int64)
-    keys = topic * width + position
-    keys[position < 0] = -1
-    order = np.argsort(keys)
-    return keys[order], order, width
+@dataclass(frozen=True)
+class _Pairs:
+    """(reference topic index, doc id) pairs with a value each (a gain)."""
+
+    topic: np.ndarray  # int64
+    docs: pa.Array  # strings
+    value: np.ndarray  # float64
 
 
-def _lookup(ranked, pairs: list[tuple[int, str]]) -> tuple[np.ndarray, np.ndarray]:
-    """Per row of the ranking: whether its pair is among ``pairs``, and the index of that pair."""
-    keys, order, width = _row_keys(ranked, pairs)
-    n = len(ranked.rows.topic)
-    hit = np.zeros(n, dtype=bool)
-    which = np.full(n, -1, dtype=np.int64)
-    if len(keys):
-        row_key = ranked.rows.topic.astype(np.int64) * width + ranked.doc_position
+def _official_pairs(reference: Reference, binary: bool) -> _Pairs:
+    """Every judgment of a reference topic, with its augmented gain (module docstring)."""
+    columns = reference.judgment_columns()
+    topic = _topic_indices(reference, columns.column("key"))
+    level = to_numpy(columns.column("relevance")).astype(np.float64)
+    gain = (level > 0) * float(MAX_LABEL) if binary else np.maximum(level, 0.0)
+    of_reference = np.flatnonzero(topic >= 0)
+    docs = columns.column("doc_id").combine_chunks().take(pa.array(of_reference))
+    return _Pairs(topic[of_reference], docs, gain[of_reference])
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """Decided rows (a run's, or its top 10) with their documents as vocabulary positions, and
+    lookups of pairs in them."""
+
+    topic: np.ndarray
+    position: np.ndarray
+    doc_position: np.ndarray
+    vocabulary: pa.Array
+    n_topics: int
+
+    def ranked(self, gain: np.ndarray | None = None) -> RankedRows:
+        return RankedRows(self.topic, self.position, np.zeros(len(self.topic)) if gain is None else gain, self.n_topics)
+
+    def find(self, pairs: _Pairs) -> tuple[np.ndarray, np.ndarray]:
+        """Per row: whether its pair is among ``pairs``, and that pair's value (0 when not there)."""
+        which = self._lookup(pairs)
+        found = which >= 0
+        out = np.zeros(len(which))
+        out[found] = pairs.value[which[found]]
+        return found, out
+
+    def _lookup(self, pairs: _Pairs) -> np.ndarray:
+        """Per row, the index of its pair among ``pairs``; -1 when not there."""
+        n = len(self.topic)
+        which = np.full(n, -1, dtype=np.int64)
+        if not len(pairs.topic) or not n:
+            return which
+        distinct = pc.unique(pairs.docs)
+        width = np.int64(len(distinct))
+        if n < len(self.vocabulary):  # few rows (a top 10): hash the pairs' ids, probe the rows' ids
+            row_doc = pc.index_in(self.vocabulary.take(pa.array(self.doc_position)), value_set=distinct)
+            row_code = to_numpy(row_doc.fill_null(-1)).astype(np.int64)
+        else:  # a whole run: probe the vocabulary (maybe the corpus) once, then gather
+            found = pc.index_in(self.vocabulary, value_set=distinct)
+            code_of = np.full(len(self.vocabulary), -1, dtype=np.int64)
+            code_of[np.flatnonzero(to_numpy(found.is_valid()))] = to_numpy(found.drop_null())
+            row_code = code_of[self.doc_position]
+        keys = pairs.topic * width + to_numpy(pc.index_in(pairs.docs, value_set=distinct)).astype(np.int64)
+        order = np.argsort(keys)
+        keys = keys[order]
+        candidate = np.flatnonzero(row_code >= 0)  # rows whose document some pair names: few
+        row_key = self.topic[candidate].astype(np.int64) * width + row_code[candidate]
         at = np.minimum(np.searchsorted(keys, row_key), len(keys) - 1)
         hit = keys[at] == row_key
-        which[hit] = order[at[hit]]
-    return hit, which
-
-
-def _row_mask(ranked, pairs: list[tuple[int, str]]) -> np.ndarray:
-    return _lookup(ranked, pairs)[0]
-
-
-def _row_values(ranked, values: dict[tuple[int, str], float]) -> np.ndarray:
-    pairs = list(values)
-    hit, which = _lookup(ranked, pairs)
-    level = np.array([values[p] for p in pairs], dtype=np.float64)
-    out = np.zeros(len(hit))
-    out[hit] = level[which[hit]]
-    return out
+        which[candidate[hit]] = order[at[hit]]
+        return which
 
 
 __all__ = ["DEFAULT_THRESHOLD", "JudgedResult", "K", "SECTION", "add_judged", "judged_diagnostics"]
