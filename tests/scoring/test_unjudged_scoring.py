@@ -225,3 +225,21 @@ def test_diagnostics_of_a_run_without_rows_are_finite(tmp_path):
     result = judged_diagnostics(ref, ranked, write_round(tmp_path, [("d/q", "b", 2)]))
     assert result.overall["unjudged_10"] == pytest.approx((0.9 + 1.0) / 2, abs=1e-15)
     assert all(math.isfinite(v) for v in result.overall.values())
+
+
+def test_graded_qrels_with_judged_non_relevant_documents(tmp_path):
+    # FactIR-like graded qrels: 'n' judged 0 counts as judged; the words no longer say 1 - P@10.
+    topics = [Topic("d/q", "d", "q", "d/q", "", None)]
+    manifest = {"subtrack": None, "benchmark": "graded-test", "relevance": "graded", "cutoffs": [10],
+                "official": "ndcg_10", "domains": ["d"]}
+    ref = Reference(manifest, topics, [Judgment("d/q", "a", 2), Judgment("d/q", "n", 0)], None, None)
+    result = score_run(ref, run_bytes([("q", "n", 1, 3.0), ("q", "x", 2, 2.0), ("q", "a", 3, 1.0)]))
+    section = result.details["unjudged"]
+    assert section["overall"]["unjudged_10"] == pytest.approx(1 - 2 / 10, abs=1e-15)
+    assert "0 included" in section["judged_means"] and "P@10" not in section["judged_means"]
+    # With a round: graded official gains keep their level (2), a round label >= 2 its label.
+    labels = write_round(tmp_path, [("d/q", "x", 3)])
+    overall = score_run(ref, run_bytes([("q", "n", 1, 3.0), ("q", "x", 2, 2.0), ("q", "a", 3, 1.0)]),
+                        relevance_round=labels).details["unjudged"]["overall"]
+    assert overall["ndcg_10_augmented"] == pytest.approx((3 / L2(3) + 2 / L2(4)) / (3 + 2 / L2(3)), abs=1e-15)
+    assert overall["ndcg_10_condensed"] == pytest.approx(overall["ndcg_10_augmented"], abs=1e-15)  # nothing unjudged

@@ -122,15 +122,11 @@ def judged_diagnostics(
     details = {
         "k": K,
         "definitions": {key: DEFINITIONS[key] for key in DEFINITIONS if key in per_topic},
-        "judged_means": (
-            "in the official qrels or labelled by the relevance round"
-            if round_labels is not None
-            else "in the official qrels (which list relevant documents only: unjudged_10 is then 1 - P@10)"
-        ),
-        "condensed_over": "the whole decided ranking, unjudged documents removed, then cut at 10",
+        "judged_means": _judged_means(round_labels is not None, bool((official.value > 0).all())),
         "overall": overall,
     }
     if round_info is not None:
+        details["condensed_over"] = "the whole decided ranking, unjudged documents removed, then cut at 10"
         details["round"] = round_info
         details["gains"] = (
             f"official relevant documents {MAX_LABEL if binary else 'their level'}; round labels >= {threshold} their "
@@ -139,6 +135,16 @@ def judged_diagnostics(
     if absent:
         details["absent"] = dict(absent)
     return JudgedResult(overall, per_unit, details, absent, per_topic)
+
+
+def _judged_means(with_round: bool, positive_only: bool) -> str:
+    """What "judged" means in these figures, in words for details.json."""
+    if with_round:
+        return "in the official qrels or labelled by the relevance round"
+    if positive_only:
+        return ("in the official qrels, which list relevant documents only: unjudged_10 is then 1 - P@10, "
+                "the share of the top 10 nobody judged, not the share that is wrong")
+    return "in the official qrels (at any level, 0 included)"
 
 
 def add_judged(details: dict, result: JudgedResult, per_topic: dict | None = None) -> None:
