@@ -22,6 +22,7 @@ from reteco.formats.reference import Judgment, Reference, Topic
 from reteco.organizers import leaderboard as lb
 from reteco.organizers.round_report import round_comparison
 from reteco.outputs.leaderboard_plots import write_plots
+from reteco.outputs.leaderboard_tables import render_html
 
 L2 = math.log2
 TOPICS = ("q1", "q2", "q3", "q4")
@@ -91,3 +92,12 @@ def test_the_official_vs_augmented_plot_is_drawn_with_a_round_only(phase, tmp_pa
     without = dict(phase)
     without.pop("round")
     assert "--round" in write_plots(without, tmp_path / "plain")["official_vs_augmented"]["absent"]
+
+
+def test_the_page_shows_the_round_and_who_moved(phase):
+    page = render_html(phase)
+    assert "Holes in the qrels" in page and "teamB/run 2 -&gt; 1" in page
+    assert "0.333" in page  # Kendall's tau-b, 1/3
+    without = dict(phase)
+    without.pop("round")
+    assert "Holes in the qrels" not in render_html(without)
