@@ -3,7 +3,7 @@
     reteco leaderboard --ref REF --submissions DIR --out OUT [--manifest M.csv] [--jobs N]
                        [--procedure tukey-hsd|holm|fdr] [--alpha A] [--resamples R] [--seed S]
                        [--per-team best] [--top N] [--latex-columns K,K,...]
-                       [--no-judge] [--judge-config C] [--judge-cache D]
+                       [--no-judge] [--judge-config C] [--judge-cache D] [--round LABELS]
 
 REF is one sub-track's reference folder (``build/reference/2a``: DIR holds its submissions and
 OUT gets the files), or a folder of them (``build/reference``: DIR/<sub-track>/ holds each
@@ -13,6 +13,8 @@ plots/*.png, *.svg (``reteco.organizers.leaderboard``, ``reteco.outputs.leaderbo
 ``reteco.outputs.leaderboard_plots``); with ``--per-team best`` also best_per_team/, the same
 files for each team's best run (the paper's main table; its statistics over those runs).
 A configuration under which no pair can be significant is said on stderr and in the files.
+``--round LABELS`` (a relevance round's labels) adds what the holes in the qrels change
+(``reteco.organizers.round_report``): leaderboard.json's ``round``, a page section, a plot.
 
 Exit codes: 0 the leaderboards are written (a submission that cannot be scored is listed in
 them with its messages, not ranked); 1 the command's input cannot be used (REF, DIR, the
