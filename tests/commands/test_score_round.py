@@ -88,28 +88,35 @@ def test_round_of_another_subtrack_is_exit_1_naming_the_file(ref, tmp_path, caps
 
 def test_leaderboard_round_through_worker_processes(ref, tmp_path, capsys):
     """``reteco leaderboard --round`` with two scoring processes (spawned: the round's path
-    travels in the options and each worker reads the labels itself)."""
+    travels in the options and each worker reads the labels itself), over two sub-tracks of
+    which the round labels one: the other is ranked without round figures, and says so."""
     reference = Reference.read(ref / "1a")
     run = next(p for p in (SAMPLES / "1a").iterdir() if p.is_file())
     subs = tmp_path / "subs"
-    subs.mkdir()
+    (subs / "1a").mkdir(parents=True)
+    (subs / "2a").mkdir()
+    (subs / "2a" / "kit__run.txt").write_bytes(next(p for p in (SAMPLES / "2a").iterdir() if p.is_file()).read_bytes())
     lines = run.read_text().splitlines()
-    (subs / "kit__full.txt").write_text("\n".join(lines) + "\n")
-    (subs / "kit__top3.txt").write_text("\n".join(x for x in lines if int(x.split()[3]) <= 3) + "\n")
+    (subs / "1a" / "kit__full.txt").write_text("\n".join(lines) + "\n")
+    (subs / "1a" / "kit__top3.txt").write_text("\n".join(x for x in lines if int(x.split()[3]) <= 3) + "\n")
     judged = {(j.key, j.doc_id) for j in reference.judgments}
     ranked = _run_docs(run)
     labels = [(t.key, d, 3) for t in reference.topics
               for d in ranked.get(t.topic_id, ranked.get(t.key, []))[3:10] if (t.key, d) not in judged]
     round_file = tmp_path / "round.qrels"
     round_file.write_text("".join(f"{k} 0 {d} {level}\n" for k, d, level in labels))
-    code = main(["leaderboard", "--ref", str(ref / "1a"), "--submissions", str(subs), "--out", str(tmp_path / "lb"),
+    code = main(["leaderboard", "--ref", str(ref), "--submissions", str(subs), "--out", str(tmp_path / "lb"),
                  "--round", str(round_file), "--jobs", "2", "--resamples", "200", "--no-progress"])
-    assert code == 0, capsys.readouterr().err
-    board = json.loads((tmp_path / "lb" / "leaderboard.json").read_text())
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "2a: the round labels none of its topics: no round figures" in err
+    other = json.loads((tmp_path / "lb" / "2a" / "leaderboard.json").read_text())
+    assert "round" not in other and other["systems"] and not other["failed"]
+    board = json.loads((tmp_path / "lb" / "1a" / "leaderboard.json").read_text())
     rows = {r["name"]: r for r in board["round"]["systems"]}
     assert set(rows) == {"kit/full", "kit/top3"}
     # Only the full run retrieves the labelled documents (ranks 4-10): only its figures rise.
     assert rows["kit/top3"]["round_labelled_10"] == 0.0 and rows["kit/full"]["round_labelled_10"] > 0
     assert board["round"]["round"]["labels_of_reference_topics"] == len(labels)
-    assert (tmp_path / "lb" / "plots" / "official_vs_augmented.svg").is_file()
+    assert (tmp_path / "lb" / "1a" / "plots" / "official_vs_augmented.svg").is_file()
     assert "kendall_tau_b" in board["round"]["agreement"]["ndcg_10_augmented"]

@@ -25,6 +25,7 @@ some submission failed on an internal error of reteco (listed; please report it)
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from collections import Counter
@@ -131,10 +132,12 @@ def cmd_leaderboard(args) -> int:
     if not args.submissions.is_dir():
         raise InputError("no such submissions folder", str(args.submissions))
     names = lb.read_manifest(args.manifest, args.submissions) if args.manifest else {}
+    round_topics: set[str] = set()
     if args.relevance_round is not None:
         from reteco.formats.relevance_round import RelevanceRound
 
-        RelevanceRound.read(args.relevance_round)  # a bad labels file is refused before anything is scored
+        # A bad labels file is refused before anything is scored.
+        round_topics = {key for key, _ in RelevanceRound.read(args.relevance_round).labels}
     options = lb.ScoringOptions(run_judge_now=not args.no_judge, judge_config=args.judge_config,
                                 cache_dir=args.judge_cache, relevance_round=args.relevance_round)
     lb._judge_config(options)  # a bad judge config is refused before anything is scored
@@ -162,8 +165,13 @@ def cmd_leaderboard(args) -> int:
     progress = sys.stderr.isatty() and not args.no_progress
     internal = 0
     for sub, ref_dir, entries, out in plan:
-        outcomes = lb.score_entries(ref_dir, entries, options, jobs=args.jobs, progress=progress, label=sub)
         reference = references[sub]
+        sub_options = options
+        if args.relevance_round is not None and not round_topics & {t.key for t in reference.topics}:
+            # A round labels one sub-track's topics: the others are ranked without it, and say so.
+            print(f"{sub}: the round labels none of its topics: no round figures", file=sys.stderr)
+            sub_options = dataclasses.replace(options, relevance_round=None)
+        outcomes = lb.score_entries(ref_dir, entries, sub_options, jobs=args.jobs, progress=progress, label=sub)
         info = {"fingerprint": reference.fingerprint(), "split": reference.manifest.get("split")}
         views = [(entries, outcomes, out)]
         if args.per_team == "best":
@@ -175,7 +183,7 @@ def cmd_leaderboard(args) -> int:
                 resamples=args.resamples, seed=args.seed, reference_info=info, procedure=args.procedure,
                 alpha=args.alpha,
             )
-            if args.relevance_round is not None:
+            if sub_options.relevance_round is not None:
                 from reteco.organizers.round_report import round_comparison
 
                 unjudged = {e.name: o.get("unjudged") for e, o in zip(view_entries, view_outcomes) if o["ok"]}
