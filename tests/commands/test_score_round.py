@@ -13,7 +13,7 @@ from reteco.commands import main
 from reteco.formats.reference import Reference
 from reteco.organizers.prepare import prepare_release
 from reteco.organizers.synthetic.release import write_synthetic_release
-from reteco.problems import EXIT_INPUT
+from reteco.problems import EXIT_INPUT, EXIT_USAGE
 
 
 @pytest.fixture(scope="module")
@@ -120,3 +120,10 @@ def test_leaderboard_round_through_worker_processes(ref, tmp_path, capsys):
     assert board["round"]["round"]["labels_of_reference_topics"] == len(labels)
     assert (tmp_path / "lb" / "1a" / "plots" / "official_vs_augmented.svg").is_file()
     assert "kendall_tau_b" in board["round"]["agreement"]["ndcg_10_augmented"]
+
+
+def test_round_for_a_subtrack_without_runs_is_a_usage_error(ref, tmp_path, capsys):
+    round_file = tmp_path / "round.qrels"
+    round_file.write_text("d/q 0 doc 3\n")
+    code = main(["score", "--ref", str(ref / "2b"), "--res", str(SAMPLES / "2b"), "--round", str(round_file)])
+    assert code == EXIT_USAGE and "ranks no documents" in capsys.readouterr().err

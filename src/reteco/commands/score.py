@@ -123,6 +123,8 @@ def cmd_score(args) -> int:
     phase = _phase(reference, args)
     args.round_labels = None
     if args.relevance_round is not None:
+        if reference.row is not None and not reference.row.takes_run:
+            raise UsageError(f"--round: sub-track {reference.subtrack} ranks no documents; a relevance round is for runs")
         args.round_labels = RelevanceRound.read(args.relevance_round)
     args.judge = None
     if args.judge_config is not None:
