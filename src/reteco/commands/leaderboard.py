@@ -3,7 +3,7 @@
     reteco leaderboard --ref REF --submissions DIR --out OUT [--manifest M.csv] [--jobs N]
                        [--procedure tukey-hsd|holm|fdr] [--alpha A] [--resamples R] [--seed S]
                        [--per-team best] [--top N] [--latex-columns K,K,...]
-                       [--no-judge] [--judge-config C] [--judge-cache D]
+                       [--no-judge] [--judge-config C] [--judge-cache D] [--round LABELS]
 
 REF is one sub-track's reference folder (``build/reference/2a``: DIR holds its submissions and
 OUT gets the files), or a folder of them (``build/reference``: DIR/<sub-track>/ holds each
@@ -13,6 +13,8 @@ plots/*.png, *.svg (``reteco.organizers.leaderboard``, ``reteco.outputs.leaderbo
 ``reteco.outputs.leaderboard_plots``); with ``--per-team best`` also best_per_team/, the same
 files for each team's best run (the paper's main table; its statistics over those runs).
 A configuration under which no pair can be significant is said on stderr and in the files.
+``--round LABELS`` (a relevance round's labels) adds what the holes in the qrels change
+(``reteco.organizers.round_report``): leaderboard.json's ``round``, a page section, a plot.
 
 Exit codes: 0 the leaderboards are written (a submission that cannot be scored is listed in
 them with its messages, not ranked); 1 the command's input cannot be used (REF, DIR, the
@@ -23,6 +25,7 @@ some submission failed on an internal error of reteco (listed; please report it)
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from collections import Counter
@@ -85,6 +88,10 @@ def add_leaderboard_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--top", type=count_argument(1), help="the LaTeX main table shows the N best systems (the diagnostics, page and CSV all)")
     p.add_argument("--latex-columns", type=lambda text: _latex_columns(text, KEYS),
                    help="comma-separated keys of the LaTeX main table besides the ranking figure")
+    p.add_argument("--round", dest="relevance_round", type=Path, metavar="LABELS",
+                   help="a relevance round's labels (qrels, 0-3): per system the augmented and condensed nDCG@10 "
+                   "with intervals, Kendall's tau against the official ranking, who moves (leaderboard.json "
+                   "'round', plots/official_vs_augmented)")
     p.add_argument("--no-judge", action="store_true", help="2b/2c: do not call the LLM judge (no judge figures)")
     add_judge_config_option(p, help_text="judge config YAML (default: the packaged judge.yaml)")
     add_judge_cache_option(p, used_for=" for 2b/2c")
@@ -125,8 +132,14 @@ def cmd_leaderboard(args) -> int:
     if not args.submissions.is_dir():
         raise InputError("no such submissions folder", str(args.submissions))
     names = lb.read_manifest(args.manifest, args.submissions) if args.manifest else {}
+    round_topics: set[str] = set()
+    if args.relevance_round is not None:
+        from reteco.formats.relevance_round import RelevanceRound
+
+        # A bad labels file is refused before anything is scored.
+        round_topics = {key for key, _ in RelevanceRound.read(args.relevance_round).labels}
     options = lb.ScoringOptions(run_judge_now=not args.no_judge, judge_config=args.judge_config,
-                                cache_dir=args.judge_cache)
+                                cache_dir=args.judge_cache, relevance_round=args.relevance_round)
     lb._judge_config(options)  # a bad judge config is refused before anything is scored
     if args.judge_cache is not None and not args.no_judge:
         check_judge_cache(args.judge_cache)  # so is a cache that cannot be used
@@ -152,8 +165,13 @@ def cmd_leaderboard(args) -> int:
     progress = sys.stderr.isatty() and not args.no_progress
     internal = 0
     for sub, ref_dir, entries, out in plan:
-        outcomes = lb.score_entries(ref_dir, entries, options, jobs=args.jobs, progress=progress, label=sub)
         reference = references[sub]
+        sub_options = options
+        if args.relevance_round is not None and not round_topics & {t.key for t in reference.topics}:
+            # A round labels one sub-track's topics: the others are ranked without it, and say so.
+            print(f"{sub}: the round labels none of its topics: no round figures", file=sys.stderr)
+            sub_options = dataclasses.replace(options, relevance_round=None)
+        outcomes = lb.score_entries(ref_dir, entries, sub_options, jobs=args.jobs, progress=progress, label=sub)
         info = {"fingerprint": reference.fingerprint(), "split": reference.manifest.get("split")}
         views = [(entries, outcomes, out)]
         if args.per_team == "best":
@@ -165,6 +183,11 @@ def cmd_leaderboard(args) -> int:
                 resamples=args.resamples, seed=args.seed, reference_info=info, procedure=args.procedure,
                 alpha=args.alpha,
             )
+            if sub_options.relevance_round is not None:
+                from reteco.organizers.round_report import round_comparison
+
+                unjudged = {e.name: o.get("unjudged") for e, o in zip(view_entries, view_outcomes) if o["ok"]}
+                board["round"] = round_comparison(board, unjudged, resamples=args.resamples, seed=args.seed)
             label = sub if view_out == out else f"{sub} {BEST_FOLDER}"
             for warning in board["warnings"]:
                 print(f"{label}: warning: {warning}", file=sys.stderr)

@@ -33,6 +33,7 @@ from pathlib import Path
 from reteco.commands.judge_options import add_judge_cache_option, add_judge_config_option
 from reteco.commands.output_folder import check_output_folder
 from reteco.formats.phase_record import PHASE_FILE, local_phase, read_phase
+from reteco.formats.relevance_round import RelevanceRound
 from reteco.problems import EXIT_INCOMPLETE, EXIT_INPUT, InputError, UsageError, printable
 from reteco.subtracks import BENCHMARKS, KEYS, PLAIN_QRELS_BENCHMARK_IDS
 
@@ -82,6 +83,9 @@ def add_parser(subparsers) -> None:
                            "for trec_eval, ir_measures or ranx on the same run")
             p.add_argument("--engine", choices=["numpy", "pytrec_eval"], default="numpy")
             p.add_argument("--no-per-topic", action="store_true", help="leave per-topic figures out of details.json")
+            p.add_argument("--round", dest="relevance_round", type=Path, metavar="LABELS",
+                           help="organizers: a relevance round's labels (qrels, 0-3) for the unjudged diagnostics "
+                           "(details.json 'unjudged': augmented and condensed nDCG@10); never changes the scores")
             add_judge_config_option(p, help_text="2b/2c: judge config YAML (default: the packaged judge.yaml)")
             add_judge_cache_option(p, used_for=" for 2b/2c")
         else:
@@ -144,6 +148,11 @@ def cmd_score(args) -> int:
     if args.measures and reference.row is not None and not reference.row.takes_run:
         raise UsageError(f"-m: sub-track {reference.subtrack} scores answers, not a run: there is no ranking to measure")
     phase = phase_rules(reference, no_per_topic=args.no_per_topic)
+    args.round_labels = None
+    if args.relevance_round is not None:
+        if reference.row is not None and not reference.row.takes_run:
+            raise UsageError(f"--round: sub-track {reference.subtrack} ranks no documents; a relevance round is for runs")
+        args.round_labels = RelevanceRound.read(args.relevance_round)
     args.judge = None
     if args.judge_config is not None:
         from reteco.judge.config import load_judge_config
@@ -210,7 +219,8 @@ def _score_one(reference, submission: Path, out: Path | None, args, phase: dict,
     from reteco.scoring.submission import score_submission
 
     result = score_submission(reference, submission, engine=args.engine, per_topic=phase["per_topic"], progress=progress,
-                              judge_config=args.judge, cache_dir=args.judge_cache, measures=args.measures or None)
+                              judge_config=args.judge, cache_dir=args.judge_cache, measures=args.measures or None,
+                              relevance_round=args.round_labels)
     result.problems.print(sys.stderr)
     if out is None:
         absent = absent_scores(reference.subtrack, result.scores, result.absent)

@@ -79,6 +79,7 @@ from reteco.metrics.significance import (
     compare_systems,
 )
 from reteco.metrics.text_overlap import TEXT_METRICS
+from reteco.organizers.round_report import unjudged_figures
 from reteco.problems import InputError, Problems, ReferenceDataError, quoted
 from reteco.scoring.aggregate import Units
 from reteco.subtracks import DEFAULT_BENCHMARK, DIMENSIONS, JUDGE, JUDGE_MEAN, KEYS, SUBTRACK_IDS, SUBTRACKS, benchmark
@@ -262,6 +263,7 @@ class ScoringOptions:
     run_judge_now: bool = True
     judge_config: Path | None = None  # None: the packaged judge.yaml (endpoint, key from the environment)
     cache_dir: Path | None = None  # None: the judge's default cache
+    relevance_round: Path | None = None  # a relevance round's labels: the unjudged diagnostics (round_report)
 
 
 def score_one(reference: Reference, entry_path: Path, options: ScoringOptions, judge_config=None) -> dict:
@@ -273,12 +275,16 @@ def score_one(reference: Reference, entry_path: Path, options: ScoringOptions, j
     prints; "reference" is the organizers' data failing (``ReferenceDataError``, e.g. the frozen
     temporal labels locked by a labelling run), which ``score_entries`` raises for the whole table.
     """
+    from reteco.formats.relevance_round import RelevanceRound
     from reteco.scoring.submission import score_submission
 
     try:
+        if options.relevance_round is not None and options.relevance_round not in _ROUNDS:
+            _ROUNDS[options.relevance_round] = RelevanceRound.read(options.relevance_round)  # once per process
         result = score_submission(
             reference, entry_path, judge_config=judge_config, cache_dir=options.cache_dir,
             run_judge_now=options.run_judge_now, progress=False, per_topic=True,
+            relevance_round=_ROUNDS.get(options.relevance_round),
         )
         return {"ok": True, **_extract(reference, result.scores, result.details_json(per_topic=True), result.problems)}
     except ReferenceDataError as exc:  # the organizers' data, not the team's: never "not scored"
@@ -294,6 +300,9 @@ def score_one(reference: Reference, entry_path: Path, options: ScoringOptions, j
             traceback.print_exc()
         return {"ok": False, "kind": "internal",
                 "errors": [f"internal error in reteco {__version__} ({type(exc).__name__}); please report it"]}
+
+
+_ROUNDS: dict = {}  # a relevance round's labels by path, read once per process (score_one)
 
 
 def ranking_candidate(subtrack_id: str) -> str:
@@ -314,6 +323,7 @@ def _extract(reference: Reference, scores: dict, details: dict, problems: Proble
         # What the submission's verdicts cost (calls, tokens, money at the config's prices): reteco.llm.usage.
         "judge_usage": generation.get("judge", {}).get("run", {}).get("usage_of_verdicts"),
         "unit_values_absent": None,
+        "unjudged": unjudged_figures(details),  # holes in the qrels (reteco.organizers.round_report)
     }
     injection = generation.get("judge", {}).get("injection", {})
     if injection.get("asked"):

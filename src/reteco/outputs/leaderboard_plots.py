@@ -10,7 +10,10 @@
 - ``ndcg_vs_tc`` (Track 1): nDCG@10 against temporal coverage TC@10, one point per system
   (the top ``HIGHLIGHTED`` labelled, labels moved apart so none overprints another);
 - ``judge_dimensions`` (2b, 2c, when the judge ran): the five judge dimensions and their mean
-  per system.
+  per system;
+- ``official_vs_augmented`` (``reteco leaderboard --round``): the official nDCG@10 against the
+  nDCG@10 with the relevance round's labels added to the qrels, one point per system, with the
+  diagonal (``reteco.organizers.round_report``).
 
 Readable at 9 and at 180 systems: a heat map shows at most ``HEATMAP_ROWS`` rows (the best
 systems; the title says how many of how many, the CSV has every figure), a legend at most
@@ -36,7 +39,7 @@ from reteco.subtracks import DIMENSIONS, JUDGE_MEAN, KEYS, SUBTRACKS
 
 PLOTS_FOLDER = "plots"
 FORMATS = ("png", "svg")
-PLOTS = ("forest", "domain_heatmap", "depth_curves", "ndcg_vs_tc", "judge_dimensions")
+PLOTS = ("forest", "domain_heatmap", "depth_curves", "ndcg_vs_tc", "judge_dimensions", "official_vs_augmented")
 FOREST_ROWS = 60  # rows of the forest plot at most (0.13 in each: 8 in tall, 6.5 pt labels)
 HEATMAP_ROWS = 40  # rows of a heat map at most (a cell stays 0.32 in tall with its figure readable)
 HIGHLIGHTED = 10  # systems named (legend, labels) in the curves and the scatter
@@ -281,10 +284,35 @@ def _judge_dimensions(board: dict):
                     f"{board['subtrack']}: judge dimensions, normalized (s - 1) / 4{cut}", "judge figure (0-1)"), None
 
 
+def _official_vs_augmented(board: dict):
+    rows = [r for r in (board.get("round") or {}).get("systems", []) if "ndcg_10_augmented" in r]
+    if not rows:
+        return None, "no relevance round (reteco leaderboard --round LABELS)"
+    figure = _figure(5.6, 4.2)
+    axes = figure.add_subplot()
+    x = [r["official"] for r in rows]
+    y = [r["ndcg_10_augmented"] for r in rows]
+    many = len(rows) > HIGHLIGHTED
+    axes.plot(_LIMITS, _LIMITS, color="#888888", linewidth=0.6, zorder=1)  # unchanged by the round
+    axes.scatter(x, y, s=8 if many else 18, alpha=0.6 if many else 1.0, zorder=3)
+    labels: dict[tuple[float, float], list[str]] = {}
+    for row, xi, yi in zip(rows[:HIGHLIGHTED], x, y):  # rows are in official rank order
+        labels.setdefault((xi, yi), []).append(_label(row))
+    _place_labels(axes, labels)
+    axes.set_xlim(*_LIMITS)
+    axes.set_ylim(*_LIMITS)
+    axes.set_xlabel(f"{KEYS['ndcg_10'].title} (official qrels)")
+    axes.set_ylabel(f"{KEYS['ndcg_10'].title} (qrels + the round's labels)")
+    axes.grid(alpha=0.3)
+    axes.set_title(f"{board['subtrack']}: official against augmented nDCG@10")
+    return figure, None
+
+
 _DRAW = {
     "forest": _forest,
     "domain_heatmap": _domain_heatmap,
     "depth_curves": _depth_curves,
     "ndcg_vs_tc": _ndcg_vs_tc,
     "judge_dimensions": _judge_dimensions,
+    "official_vs_augmented": _official_vs_augmented,
 }

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from reteco.outputs.charts import escape
 from reteco.outputs.leaderboard_latex import render_latex
+from reteco.outputs.round_html import html_round
 from reteco.outputs.leaderboard_text import (
     DECIMALS,
     alpha_of,
@@ -253,6 +254,7 @@ def render_html(board: dict) -> str:
         out.append(_html_plots(board))
         out.append(_html_generation(board))
         out.append(_html_figure_intervals(board))
+        out.append(html_round(board))  # with --round only (reteco.outputs.round_html)
         for name, title, groups in (("per_domain", "Per domain", board["domains"]),
                                     ("per_depth", "Per turn depth", board["depth_groups"])):
             if groups:

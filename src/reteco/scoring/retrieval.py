@@ -12,12 +12,14 @@ import numpy as np
 
 from reteco import __version__
 from reteco.formats.reference import Reference
+from reteco.formats.relevance_round import RelevanceRound
 from reteco.formats.trec_run import RunTable, read_trec_run
 from reteco.metrics.ranking import stance_recall_at_k
 from reteco.metrics.measure_strings import Measure
 from reteco.metrics.trec_eval_engine import trec_eval_per_topic
 from reteco.problems import Problems
 from reteco.scoring.aggregate import summarize
+from reteco.scoring.judged import add_judged, judged_diagnostics
 from reteco.scoring.measures import requested_measures
 from reteco.scoring.rules import RankedRun, apply_rules, per_topic_metrics, topic_judgments
 from reteco.scoring.temporal import add_temporal, temporal_diagnostics
@@ -91,6 +93,7 @@ def score_run(
     engine: str = "numpy",
     per_topic: bool = True,
     measures: list[Measure] | None = None,
+    relevance_round: RelevanceRound | None = None,
 ) -> ScoreResult:
     """Score a TREC run against a retrieval reference (1a, 1b, 2a, 2c, graded benchmarks).
 
@@ -98,7 +101,8 @@ def score_run(
     (``reteco.scoring.measures``); the scores.json keys are the same with or without it.
 
     ``run`` is a parsed run (whose source bytes are released once topics are resolved, so a
-    600 MB run is not held through scoring) or the raw bytes of one. Raises ``InputError`` for a
+    600 MB run is not held through scoring) or the raw bytes of one. ``relevance_round``: the
+    organizers' round labels for the unjudged diagnostics (``reteco.scoring.judged``). Raises ``InputError`` for a
     run that cannot be scored; warnings land in ``result.problems``.
     """
     problems = Problems()
@@ -165,6 +169,8 @@ def score_run(
         if per_topic:
             per_topic_sections["measures.per_unit"] = per_unit_measures
     absent = dict(temporal.absent) if temporal is not None else {}
+    # Holes in the qrels: details.json only, never a scores.json key (reteco.scoring.judged).
+    add_judged(details, judged_diagnostics(reference, ranked, relevance_round), per_topic_sections)
     return ScoreResult(scores, details, problems, ranked, absent, per_topic_sections, after)
 
 

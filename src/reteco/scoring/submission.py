@@ -21,6 +21,7 @@ from pathlib import Path
 from reteco import __version__
 from reteco.formats.answers import Answers, read_answers
 from reteco.formats.reference import Reference
+from reteco.formats.relevance_round import RelevanceRound
 from reteco.formats.submission import DEFAULT_MAX_BYTES, Submission, open_submission
 from reteco.formats.trec_run import read_trec_run
 from reteco.metrics.measure_strings import Measure
@@ -65,6 +66,7 @@ def score_submission(
     judge_max_calls: int | None = None,
     setup_advice: bool = True,
     measures: list[Measure] | None = None,
+    relevance_round: RelevanceRound | None = None,
 ) -> ScoreResult:
     """Score a submission for the reference's sub-track; InputError if it cannot be scored.
 
@@ -78,6 +80,7 @@ def score_submission(
     run's limits ``judge_deadline`` (a ``time.monotonic()`` value) and ``judge_max_calls`` are
     passed to it as one ``JudgeOptions``; ``setup_advice`` (False on the platform) too.
     A 2c submission whose run and answers both have errors reports the errors of both.
+    ``relevance_round``: the organizers' round labels for the unjudged diagnostics of the run.
     """
     opened = _open(reference, submission, max_bytes)
     if not _needs_answers(reference):
@@ -85,14 +88,18 @@ def score_submission(
         # Parsed here, not in score_run, so that nothing but the RunTable holds the file's bytes
         # (or its memory map), which apply_rules then releases once topics are resolved.
         run = read_trec_run(opened.read_buffer(name), opened.display_name(name), reread=lambda: opened.read_buffer(name))
-        result = score_run(reference, run, engine=engine, per_topic=per_topic, measures=measures)
+        result = score_run(
+            reference, run, engine=engine, per_topic=per_topic, measures=measures, relevance_round=relevance_round
+        )
         del run
         result.details["submission"] = {"run_file": opened.display_name(name), "ignored": list(opened.ignored)}
         return result
 
     judge = JudgeOptions(judge_config, cache_dir, run_judge_now, progress, judge_deadline, judge_max_calls)
     problems = Problems()
-    result, ranked, answers, run_name = _read_both(reference, opened, problems, engine, per_topic, measures)
+    result, ranked, answers, run_name = _read_both(
+        reference, opened, problems, engine, per_topic, measures=measures, relevance_round=relevance_round
+    )
     scores, generation, notes, absent = score_generation(
         reference, answers, ranked, judge=judge, per_topic=per_topic, setup_advice=setup_advice
     )
@@ -138,8 +145,13 @@ def _reference_block(reference: Reference) -> dict:
 
 
 def _read_both(
-    reference: Reference, opened: Submission, problems: Problems, engine: str, per_topic: bool,
+    reference: Reference,
+    opened: Submission,
+    problems: Problems,
+    engine: str,
+    per_topic: bool,
     measures: list[Measure] | None = None,
+    relevance_round: RelevanceRound | None = None,
 ) -> tuple[ScoreResult | None, RankedRun | None, Answers, str | None]:
     """The run's retrieval result and decided rankings (2c only) and the answers, reading both
     before raising so a participant sees the errors of both files at once."""
@@ -150,7 +162,9 @@ def _read_both(
             name = opened.find("run")
             run_name = opened.display_name(name)
             run = read_trec_run(opened.read_buffer(name), run_name, reread=lambda: opened.read_buffer(name))
-            result = score_run(reference, run, engine=engine, per_topic=per_topic, measures=measures)
+            result = score_run(
+                reference, run, engine=engine, per_topic=per_topic, measures=measures, relevance_round=relevance_round
+            )
             ranked = result.ranked
             del run
         except InputError as exc:
