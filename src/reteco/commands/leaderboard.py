@@ -3,7 +3,7 @@
     reteco leaderboard --ref REF --submissions DIR --out OUT [--manifest M.csv] [--jobs N]
                        [--procedure tukey-hsd|holm|fdr] [--alpha A] [--resamples R] [--seed S]
                        [--per-team best] [--top N] [--latex-columns K,K,...]
-                       [--no-judge] [--judge-config C] [--judge-cache D]
+                       [--no-judge] [--judge-config C] [--judge-cache D] [--topic-stability [SPLITS]]
 
 REF is one sub-track's reference folder (``build/reference/2a``: DIR holds its submissions and
 OUT gets the files), or a folder of them (``build/reference``: DIR/<sub-track>/ holds each
@@ -13,6 +13,10 @@ plots/*.png, *.svg (``reteco.organizers.leaderboard``, ``reteco.outputs.leaderbo
 ``reteco.outputs.leaderboard_plots``); with ``--per-team best`` also best_per_team/, the same
 files for each team's best run (the paper's main table; its statistics over those runs).
 A configuration under which no pair can be significant is said on stderr and in the files.
+``--topic-stability``: the retrieval figures' swap rates over random disjoint topic sets
+(``reteco.organizers.topic_stability``), in leaderboard.json, .html, .tex and
+topic_stability.txt; an option of this command because it needs the per-unit figures that only
+the scoring here holds (leaderboard.json does not keep them).
 
 Exit codes: 0 the leaderboards are written (a submission that cannot be scored is listed in
 them with its messages, not ranked); 1 the command's input cannot be used (REF, DIR, the
@@ -34,6 +38,7 @@ from reteco.commands.output_folder import check_output_folder
 from reteco.problems import EXIT_INCOMPLETE, EXIT_OK, InputError
 
 BEST_FOLDER = "best_per_team"
+TOPIC_SPLITS = 1000  # reteco.metrics.topic_stability.DEFAULT_SPLITS (a test keeps them equal)
 
 _EPILOG = """\
 names: a manifest CSV with the header file,team,run names the submissions it lists (file relative
@@ -85,6 +90,10 @@ def add_leaderboard_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--top", type=count_argument(1), help="the LaTeX main table shows the N best systems (the diagnostics, page and CSV all)")
     p.add_argument("--latex-columns", type=lambda text: _latex_columns(text, KEYS),
                    help="comma-separated keys of the LaTeX main table besides the ranking figure")
+    p.add_argument("--topic-stability", type=count_argument(1), nargs="?", const=TOPIC_SPLITS, metavar="SPLITS",
+                   help="retrieval figures: the swap rate of system pairs over SPLITS random disjoint topic sets "
+                        f"(Voorhees & Buckley 2002; default {TOPIC_SPLITS} splits, --seed), in every output and "
+                        "topic_stability.txt")
     p.add_argument("--no-judge", action="store_true", help="2b/2c: do not call the LLM judge (no judge figures)")
     add_judge_config_option(p, help_text="judge config YAML (default: the packaged judge.yaml)")
     add_judge_cache_option(p, used_for=" for 2b/2c")
@@ -165,6 +174,12 @@ def cmd_leaderboard(args) -> int:
                 resamples=args.resamples, seed=args.seed, reference_info=info, procedure=args.procedure,
                 alpha=args.alpha,
             )
+            if args.topic_stability:
+                from reteco.organizers.topic_stability import board_topic_stability
+
+                outcome_of = {e.file: o for e, o in zip(view_entries, view_outcomes)}
+                board["topic_stability"] = board_topic_stability(
+                    [outcome_of[s["file"]] for s in board["systems"]], seed=args.seed, splits=args.topic_stability)
             label = sub if view_out == out else f"{sub} {BEST_FOLDER}"
             for warning in board["warnings"]:
                 print(f"{label}: warning: {warning}", file=sys.stderr)
