@@ -18,19 +18,18 @@ figures, the same topics in the same order for every system):
   ``sign(mean_B(i) - mean_B(j))`` are opposite, no swap (0) when equal and non-zero, and half a
   swap (1/2) when either set ties the pair (means within ``TIE``): a tie leaves the order to a
   coin, so two systems with the same per-topic figures swap half the time, as two systems of
-  equal quality do.
-- bins: by the absolute difference of the pair's means **over all topics** (the figure the
-  leaderboard reports), with edges ``DEFAULT_EDGES`` (``[low, high)``, the last one open).
-  Voorhees & Buckley bin by the difference observed on set A; binning by the full-set
-  difference instead asks of a difference the table shows how often a topic set of ``n`` would
-  reverse it. Per bin and size: the pairs, the comparisons (pairs x splits) and the swap rate
-  (swaps / comparisons); ``topics_for_5_percent``: the smallest size of the ladder whose swap
-  rate is at most ``SWAP_THRESHOLD`` (None when no size reaches it).
+  equal quality do on independent sets.
+- bins: as in the paper, by the absolute difference the pair shows on the set it is read from,
+  with edges ``DEFAULT_EDGES`` (``[low, high)``, the last one open): each split gives two
+  comparisons of each pair, set A against B (binned by A's difference) and B against A (by
+  B's). Per bin and size: the comparisons and the swap rate (swaps / comparisons; None without
+  a comparison): how often a difference of that size seen on ``n`` topics is reversed on
+  another ``n``. ``topics_for_5_percent``: the smallest size whose swap rate is at most
+  ``SWAP_THRESHOLD`` (None when no size reaches it).
 
-The half-splits' two sets are complementary: their differences sum to twice the full-set
-difference, so a pair whose full-set means are equal swaps on every half-split; systems of equal
-quality swap about half the time only on sets small against the topics (sets nearly
-independent). The rates at the smaller sizes are the curve Voorhees & Buckley extrapolate from.
+The half-splits' two sets are complementary (their differences sum to twice the full-set
+difference), so they are not independent draws: the rates at the smaller sizes are the curve
+Voorhees & Buckley extrapolate from.
 
 Permutations come from ``numpy.random.default_rng(seed)`` (``permutations``), the same ones for
 every metric of a table, so the metrics' rates are comparable and reruns are identical.
@@ -64,13 +63,17 @@ def permutations(n_topics: int, splits: int, seed: int) -> np.ndarray:
     return np.argsort(rng.random((splits, n_topics)), axis=1)
 
 
-def swap_counts(values: np.ndarray, orders: np.ndarray, sizes: list[int]) -> np.ndarray:
-    """Swaps per pair of systems and size, summed over the splits ``orders`` (splits x topics):
-    (len(sizes) x pairs), pairs in ``numpy.triu_indices(S, 1)`` order (module docstring)."""
+def swap_counts(values: np.ndarray, orders: np.ndarray, sizes: list[int],
+                edges: tuple[float, ...] = DEFAULT_EDGES) -> tuple[np.ndarray, np.ndarray]:
+    """(swaps, comparisons), each (len(sizes) x bins), summed over the splits ``orders``
+    (splits x topics) and every pair of systems, both directions (module docstring)."""
     n_systems = values.shape[0]
     first, second = np.triu_indices(n_systems, 1)
-    counts = np.zeros((len(sizes), len(first)))
+    n_bins = len(edges)
+    swaps = np.zeros((len(sizes), n_bins))
+    comparisons = np.zeros((len(sizes), n_bins))
     size_index = np.asarray(sizes)
+    row_offset = (np.arange(len(sizes)) * n_bins)[:, None]
     for order in orders:
         prefix = np.cumsum(values[:, order], axis=1)  # systems x topics
         set_a = prefix[:, size_index - 1] / size_index  # systems x sizes
@@ -80,8 +83,12 @@ def swap_counts(values: np.ndarray, orders: np.ndarray, sizes: list[int]) -> np.
         sign_a = np.where(np.abs(diff_a) <= TIE, 0.0, np.sign(diff_a))
         sign_b = np.where(np.abs(diff_b) <= TIE, 0.0, np.sign(diff_b))
         product = sign_a * sign_b
-        counts += np.where(product < 0, 1.0, np.where(product == 0, 0.5, 0.0))
-    return counts
+        swap = np.where(product < 0, 1.0, np.where(product == 0, 0.5, 0.0))
+        for diff in (diff_a, diff_b):
+            cell = (np.digitize(np.abs(diff), edges) - 1 + row_offset).ravel()
+            swaps += np.bincount(cell, weights=swap.ravel(), minlength=swaps.size).reshape(swaps.shape)
+            comparisons += np.bincount(cell, minlength=swaps.size).reshape(swaps.shape)
+    return swaps, comparisons
 
 
 def topic_set_stability(values: dict[str, np.ndarray], *, seed: int = DEFAULT_SEED, splits: int = DEFAULT_SPLITS,
@@ -89,14 +96,18 @@ def topic_set_stability(values: dict[str, np.ndarray], *, seed: int = DEFAULT_SE
     """Swap rates per metric, bin and topic-set size (module docstring), as a JSON-ready dict::
 
         {"method": {...}, "metrics": {metric: {"topics", "systems", "pairs", "sizes",
-                                                "bins": [{"low", "high", "pairs", "comparisons",
-                                                          "swap_rate": {size: rate}, "topics_for_5_percent"}]}
+                                                "bins": [{"low", "high", "comparisons": {size: count},
+                                                          "swap_rate": {size: rate or None},
+                                                          "topics_for_5_percent"}]}
                                        | {"absent": reason}}}
 
-    Every matrix must be systems x topics (ValueError otherwise: the caller builds them).
+    Every matrix must be systems x topics (ValueError otherwise: the caller builds them); bins
+    without a comparison at any size are left out.
     """
     if not 1 <= splits <= MAX_SPLITS:
         raise ValueError(f"splits must be 1 to {MAX_SPLITS}, not {splits}")
+    if edges[0] != 0.0 or list(edges) != sorted(set(edges)):
+        raise ValueError(f"edges must start at 0 and increase, not {edges}")
     out: dict = {"method": method(seed, splits, edges), "metrics": {}}
     orders_by_topics: dict[int, np.ndarray] = {}
     for metric, matrix in values.items():
@@ -113,24 +124,20 @@ def topic_set_stability(values: dict[str, np.ndarray], *, seed: int = DEFAULT_SE
         if n_topics not in orders_by_topics:
             orders_by_topics[n_topics] = permutations(n_topics, splits, seed)
         sizes = sizes_for(n_topics)
-        counts = swap_counts(matrix, orders_by_topics[n_topics], sizes)
-        means = matrix.mean(axis=1)
-        first, second = np.triu_indices(n_systems, 1)
-        difference = np.abs(means[first] - means[second])
+        swaps, comparisons = swap_counts(matrix, orders_by_topics[n_topics], sizes, edges)
         bins = []
-        bounds = list(edges) + [None]
-        for low, high in zip(bounds, bounds[1:]):
-            inside = (difference >= low) & (difference < high if high is not None else True)
-            pairs = int(np.count_nonzero(inside))
-            if pairs == 0:
+        highs = list(edges[1:]) + [None]
+        for k, (low, high) in enumerate(zip(edges, highs)):
+            if not comparisons[:, k].any():
                 continue
-            rates = counts[:, inside].sum(axis=1) / (pairs * splits)
-            reaching = [n for n, rate in zip(sizes, rates) if rate <= SWAP_THRESHOLD]
-            bins.append({"low": low, "high": high, "pairs": pairs, "comparisons": pairs * splits,
-                         "swap_rate": {str(n): float(rate) for n, rate in zip(sizes, rates)},
+            rates = [float(swaps[i, k] / comparisons[i, k]) if comparisons[i, k] else None for i in range(len(sizes))]
+            reaching = [n for n, rate in zip(sizes, rates) if rate is not None and rate <= SWAP_THRESHOLD]
+            bins.append({"low": low, "high": high,
+                         "comparisons": {str(n): int(c) for n, c in zip(sizes, comparisons[:, k])},
+                         "swap_rate": {str(n): rate for n, rate in zip(sizes, rates)},
                          "topics_for_5_percent": reaching[0] if reaching else None})
-        out["metrics"][metric] = {"topics": n_topics, "systems": n_systems, "pairs": len(first), "sizes": sizes,
-                                  "bins": bins}
+        out["metrics"][metric] = {"topics": n_topics, "systems": n_systems, "pairs": n_systems * (n_systems - 1) // 2,
+                                  "sizes": sizes, "bins": bins}
     return out
 
 
@@ -143,7 +150,7 @@ def method(seed: int, splits: int, edges: tuple[float, ...]) -> dict:
         "sets": "per split one permutation of the topics (numpy.random.default_rng(seed)); set A its first n "
                 "topics, set B the next n; the same permutations for every metric",
         "swap": "the two sets order the pair oppositely: 1; a tie (means within 1e-12) on either set: 1/2",
-        "bins": "absolute difference of the pair's means over all topics, [low, high), the last bin open; "
-                f"edges {list(edges)}",
+        "bins": "absolute difference of the pair's means on the set it is read from (each split: A against B "
+                f"and B against A), [low, high), the last bin open; edges {list(edges)}",
         "topics_for_5_percent": f"the smallest size compared whose swap rate is at most {SWAP_THRESHOLD}",
     }

@@ -193,7 +193,7 @@ def _topic_stability_tables(board: dict) -> list[str]:
         head, body = topic_stability_tables.rows(block)
         caption = (f"Sub-track {board['title']}, {metric}: {topic_stability_tables.method_sentence(stability)} "
                    f"{block['systems']} systems, {block['topics']} topics.")
-        out += _latex_table(head, "lr" + "r" * (len(head) - 2), body, caption,
+        out += _latex_table(head, "l" + "r" * (len(head) - 1), body, caption,
                             f"tab:reteco-{board['subtrack']}-topic-stability-{metric.replace('_', '-')}")
     return out
 

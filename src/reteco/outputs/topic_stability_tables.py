@@ -1,6 +1,6 @@
 """The topic-set stability of a leaderboard (``leaderboard.json``'s ``topic_stability``,
 ``reteco.organizers.topic_stability``) as tables: one per metric, a row per bin of the pairs'
-difference, a column per topic-set size holding the swap rate in percent, and the smallest size
+difference on a topic set, a column per topic-set size holding the swap rate in percent, and the smallest size
 at which the rate is 5% or less. ``rows`` feeds the text file, the page and the LaTeX file
 (``reteco.outputs.leaderboard_tables``, ``reteco.outputs.leaderboard_latex``)."""
 
@@ -10,7 +10,7 @@ from html import escape
 
 TEXT_FILE = "topic_stability.txt"
 INTRO = ("Topic-set stability (Voorhees & Buckley 2002): the share of system pairs that two disjoint random sets of "
-         "n topics order oppositely, per bin of the pair's difference over all topics")
+         "n topics order oppositely, per bin of the difference the pair shows on the first set")
 
 
 def bin_label(block: dict) -> str:
@@ -19,10 +19,11 @@ def bin_label(block: dict) -> str:
 
 
 def rows(metric: dict) -> tuple[list[str], list[list[str]]]:
-    """(head, body) of one metric's table: difference bin, pairs, swap % per size, topics for 5%."""
+    """(head, body) of one metric's table: difference bin, swap % per size (-- without a
+    comparison), the smallest size at 5% or less."""
     sizes = [str(n) for n in metric["sizes"]]
-    head = ["|difference|", "pairs", *(f"n={n}" for n in sizes), "n for <=5%"]
-    body = [[bin_label(b), str(b["pairs"]), *(f"{100 * b['swap_rate'][n]:.1f}" for n in sizes),
+    head = ["|difference|", *(f"n={n}" for n in sizes), "n for <=5%"]
+    body = [[bin_label(b), *(f"{100 * b['swap_rate'][n]:.1f}" if b["swap_rate"][n] is not None else "--" for n in sizes),
              str(b["topics_for_5_percent"]) if b["topics_for_5_percent"] is not None else "--"]
             for b in metric["bins"]]
     return head, body
