@@ -163,13 +163,15 @@ def system_rank_agreement(
             out[figure] = undefined_figure("no item is scored by both")
         out["interval_note"] = None
         return out
-    features = np.zeros((len(system), 3 * n_systems))
-    rows = np.arange(len(system))
-    features[rows, system] = 1.0
-    features[rows, n_systems + system] = reference_scores
-    features[rows, 2 * n_systems + system] = other_scores
-    per_conversation = np.zeros((n_conversations, 3 * n_systems))
-    np.add.at(per_conversation, conversation, features)
+    # Per conversation and system: items, the reference's sum, the other's sum (conversations x 3S),
+    # summed without an items x 3S matrix (120,000 items x 60 systems would be 170 MB).
+    width = 3 * n_systems
+    cells = conversation * width + system
+    per_conversation = np.zeros(n_conversations * width)
+    for k, weights in enumerate((np.ones(len(system)), reference_scores, other_scores)):
+        per_conversation += np.bincount(cells + k * n_systems, weights=np.asarray(weights, dtype=np.float64),
+                                        minlength=n_conversations * width)
+    per_conversation = per_conversation.reshape(n_conversations, width)
     totals = per_conversation.sum(axis=0)
     size = totals[:n_systems]
     with np.errstate(invalid="ignore", divide="ignore"):
