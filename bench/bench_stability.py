@@ -21,28 +21,18 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
-import tracemalloc
 
 import numpy as np
+from bench_statistics import traced_peak, timed
 
 from reteco.metrics.rank_agreement import system_rank_agreement
 from reteco.metrics.topic_stability import DEFAULT_SPLITS, topic_set_stability
 
 
-def timed(function, rounds: int) -> tuple[float, float]:
-    """(median seconds over ``rounds`` after a warm-up, peak traced MB of one more call)."""
-    function()
-    times = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    tracemalloc.start()
-    function()
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    return statistics.median(times), peak / 2**20
+def measured(function, rounds: int) -> tuple[float, float]:
+    """(median seconds over ``rounds`` after a warm-up, peak traced MB of one more call), by
+    ``bench_statistics``'s helpers."""
+    return statistics.median(timed(function, rounds)), traced_peak(function) / 2**20
 
 
 def main() -> None:
@@ -59,7 +49,7 @@ def main() -> None:
     rng = np.random.default_rng(args.seed)
     offsets = np.linspace(0.3, 0.5, args.systems)[:, None]
     figures = np.clip(offsets + rng.normal(0, 0.25, (args.systems, args.topics)), 0, 1)
-    stability_s, stability_mb = timed(lambda: topic_set_stability({"ndcg_10": figures}, seed=1, splits=args.splits),
+    stability_s, stability_mb = measured(lambda: topic_set_stability({"ndcg_10": figures}, seed=1, splits=args.splits),
                                       args.rounds)
     items = args.conversations * args.turns * args.systems
     conversation = np.repeat(np.arange(args.conversations), args.turns * args.systems)
@@ -68,7 +58,7 @@ def main() -> None:
     reference = quality + rng.normal(0, 1, items)
     other = quality + rng.normal(0.2, 1, items)
     names = [f"s{k}" for k in range(args.systems)]
-    tau_s, tau_mb = timed(lambda: system_rank_agreement(conversation, system, reference, other, names, seed=1,
+    tau_s, tau_mb = measured(lambda: system_rank_agreement(conversation, system, reference, other, names, seed=1,
                                                         resamples=args.resamples), args.rounds)
     print("| what | size | median wall time | peak traced memory |")
     print("|---|---|---|---|")
