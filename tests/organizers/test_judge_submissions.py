@@ -13,7 +13,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from support.fake_openai_server import asks_injection_flag, fake_judge, first_user_text, judgment
+from support.fake_openai_server import asks_injection_flag, fake_judge, first_user_text, http_error, judgment
 from support.judged_program import KEY, judge_yaml, judged_input
 from support.paths import SAMPLES
 
@@ -252,3 +252,19 @@ def test_the_repeat_seed_must_differ_from_the_configs(ref_root, tmp_path, server
                    "--out", str(tmp_path / "out"), "--judge-config", str(config), "--repeat-seed", "5"])
     assert status == 2 and "the judge config's own seed" in capsys.readouterr().err
     assert server.all_chat_calls == 0
+
+
+def test_a_second_judge_without_a_verdict_is_said_and_exits_4_with_the_tables_written(ref_root, tmp_path, server,
+                                                                                        capsys):
+    server.rules.append((lambda body: body.get("model") == "fake-judge-2", http_error(400, "no such model")))
+    config = judge_yaml(tmp_path, server.base_url)
+    second = tmp_path / "second"
+    second.mkdir()
+    other = judge_yaml(second, server.base_url, model="fake-judge-2")
+    status = main(["judge-submissions", "--ref", str(ref_root / "2b"), "--submissions", str(_bulk_of_samples(tmp_path, "2b")),
+                   "--out", str(tmp_path / "out"), "--judge-config", str(config), "--judge-cache", str(tmp_path / "cache"),
+                   "--second-judge-config", str(other)])
+    assert status == 4
+    assert "2b: warning: second_judge not compared: " in capsys.readouterr().err
+    assert (tmp_path / "out" / "judged_submissions_2b.csv").is_file()
+    assert not (tmp_path / "out" / "second_judge_2b.json").exists()

@@ -31,8 +31,9 @@ nothing is sent or written and no key is needed.
 
 Exit codes: 0 written; 1 the input cannot be used (REF, BULK, a judge config without a key);
 2 the command line is wrong; 4 written, but some submission failed on an internal error of
-reteco or some judge figures are missing because the judge did not run or finish (running the
-same command again asks only what is left: the cache keeps the rest).
+reteco or some judge figures are missing because the judge did not run or finish, or a re-judging
+or second judge could not be compared (running the same command again asks only what is left:
+the cache keeps the rest).
 """
 
 from __future__ import annotations
@@ -171,7 +172,7 @@ def cmd_judge_submissions(args) -> int:
                     incomplete += 1
                     print(f"{sub}: {row['file']}: judge figures missing: {missing}", file=sys.stderr)
             if judged and others:
-                _write_stability(args, sub, ref_dir, kept, rows, config, others, progress)
+                incomplete += _write_stability(args, sub, ref_dir, kept, rows, config, others, progress)
             ranked = sum(1 for r in rows if r["rank"] is not None)
             print(f"{sub}: {len(kept)} teams ({ranked} ranked), {len(superseded)} earlier submissions superseded -> "
                   f"{', '.join(os.fspath(p) for p in written)}")
@@ -199,9 +200,10 @@ def _stability_judges(args, config) -> list[tuple[str, object]]:
     return others
 
 
-def _write_stability(args, sub, ref_dir, kept, rows, config, others, progress) -> None:
+def _write_stability(args, sub, ref_dir, kept, rows, config, others, progress) -> int:
     """The re-judging and the second judge of one sub-track (``reteco.organizers.rejudging``):
-    ``rejudging_<sub>.json``, ``second_judge_<sub>.json`` and their summaries on stdout."""
+    ``rejudging_<sub>.json``, ``second_judge_<sub>.json`` and their summaries on stdout; returns
+    how many could not be compared (said on stderr: the command then exits 4)."""
     import json
 
     from reteco.formats.jsonl_records import atomic_write
@@ -210,17 +212,24 @@ def _write_stability(args, sub, ref_dir, kept, rows, config, others, progress) -
     scored = {row["file"] for row in rows if not row["errors"]}
     paths = [s.path for s in kept if s.name in scored]
     if not paths:
-        print(f"{sub}: no scored submission: no re-judging", file=sys.stderr)
-        return
+        print(f"{sub}: warning: no scored submission: nothing to judge again", file=sys.stderr)
+        return len(others)
     share = DEFAULT_SHARE if args.repeat_share is None else args.repeat_share
     seed = args.repeat_seed if args.repeat_seed is not None else (config.seed or 0)
+    failed = 0
     for kind, other in others:
-        result = rejudge(ref_dir, paths, config, other, kind=kind, share=share, seed=seed, cache_dir=args.judge_cache,
-                         progress=progress)
+        try:
+            result = rejudge(ref_dir, paths, config, other, kind=kind, share=share, seed=seed,
+                             cache_dir=args.judge_cache, progress=progress)
+        except InputError as exc:  # e.g. no item has a verdict of both judges: the tables above stand
+            print(f"{sub}: warning: {KINDS[kind]} not compared: {'; '.join(exc.problems.lines())}", file=sys.stderr)
+            failed += 1
+            continue
         path = args.out / f"{KINDS[kind]}_{sub}.json"
         atomic_write(path, json.dumps(result, indent=2, allow_nan=False) + "\n")
         print("\n".join(summary_lines(result, sub)))
         print(f"{sub}: wrote {path}", file=sys.stderr)
+    return failed
 
 
 def _print_estimates(args, subtracks, config) -> int:

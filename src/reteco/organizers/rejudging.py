@@ -35,7 +35,7 @@ from reteco.formats.turns import read_turns
 from reteco.metrics.agreement import DEFAULT_RESAMPLES, agreement
 from reteco.metrics.rank_agreement import figure_text
 from reteco.organizers.human_sample import judge_ratings, read_systems, sample
-from reteco.problems import UsageError
+from reteco.problems import InputError, UsageError
 from reteco.subtracks import DIMENSIONS
 
 DEFAULT_SHARE = 0.1
@@ -65,6 +65,11 @@ def rejudge(reference_dir: Path, paths: list[Path], first, other, *, kind: str, 
     for config in (first, other):
         rows, counts, stats = judge_ratings(reference, items, DIMENSIONS, config, cache_dir, None, progress=progress)
         sides.append((config, rows, counts))
+    for config, rows, counts in sides:
+        if not rows:
+            statuses = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+            raise InputError(f"judge {config.model}@{config.signature} gave no verdict on the {n} items ({statuses}): "
+                             "nothing to compare", "judge-submissions")
     where = {item.item_id: item for item in items}
     ratings = [
         Ratings(f"{config.model}@{config.signature}", tuple(
