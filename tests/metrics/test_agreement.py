@@ -21,6 +21,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from reteco.formats.ratings import DIMENSIONS, Rating, Ratings, read_ratings
 from reteco.metrics.agreement import agreement, conversation_resamples, round_half_up
+from reteco.outputs.agreement_page import render
 from reteco.problems import InputError
 
 HEADER = "item_id,conversation_id,dimension,rater,score"
@@ -579,3 +580,13 @@ def test_system_level_kendall_is_scipys_whatever_the_block_and_the_systems(monke
         assert list(defined) == [True, True, False, True, True, True, True]
         assert values[defined] == pytest.approx(np.array(expected)[defined], abs=1e-12)
         assert values[2] == 0.0
+
+
+def test_the_page_prints_no_bare_interval_where_few_systems_make_it_meaningless(tmp_path):
+    rows = [("i0", "c0", 2, [2, 3], "s1"), ("i1", "c1", 3, [2, 2], "s2"), ("i2", "c0", 4, [4, 5], "s3"),
+            ("i3", "c1", 2, [3, 2], "s1"), ("i4", "c0", 3, [2, 2], "s2"), ("i5", "c1", 4, [5, 4], "s3")]
+    judge = csv_ratings(tmp_path, "j.csv", [f"{i},{c},relevance,gpt,{j},{s}" for i, c, j, _, s in rows], HEADER + ",system")
+    humans = csv_ratings(tmp_path, "h.csv", [f"{i},{c},relevance,h{r},{v}" for i, c, _, hs, _ in rows for r, v in enumerate(hs)])
+    page = render(agreement(judge, humans, resamples=50))
+    section = page.split("<h2>System level</h2>", 1)[1]
+    assert "see the note below" in section and "only 3 systems" in section

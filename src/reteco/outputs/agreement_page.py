@@ -130,6 +130,11 @@ def render(result: dict[str, Any]) -> str:
     if system:
         out.append(f"<h2>System level</h2><p>{escape(system.get('definition', ''))}</p>")
         rows = {**system.get("dimensions", {}), **({"judge_mean": system["judge_mean"]} if "judge_mean" in system else {})}
+        # An interval that measures nothing (interval_note) is not printed: the point, and the note below.
+        rows = {name: block if not block.get("interval_note") else {
+                    **block, **{f: {**block[f], "ci_low": None, "ci_high": None, "reason": "see the note below"}
+                                for f in ("kendall_tau_b", "tau_ap") if block.get(f, {}).get("value") is not None}}
+                for name, block in rows.items()}
         out.append(_figure_table(rows, ("n_systems", "kendall_tau_b", "tau_ap"),
                                  {"n_systems": "systems", "kendall_tau_b": "kendall_tau_b: of the means per system",
                                   "tau_ap": f"tau_ap: reference {system.get('tau_ap_reference', '?')}"}))
