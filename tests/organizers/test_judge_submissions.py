@@ -227,7 +227,9 @@ def test_rejudging_with_another_seed_reports_agreement_and_pays_nothing_twice(re
     assert json.loads((tmp_path / "again" / "rejudging_2b.json").read_text()) == result
 
 
-def test_a_second_judge_is_two_judges_never_humans(ref_root, tmp_path, server, capsys):
+def _judged_by_two_judges(ref_root: Path, tmp_path: Path, server) -> tuple[int, Path]:
+    """judge-submissions of the 2b samples with a second judge (model fake-judge-2) into
+    tmp_path/out: (exit status, the second judge's config)."""
     config = judge_yaml(tmp_path, server.base_url)
     second = tmp_path / "second"
     second.mkdir()
@@ -235,6 +237,11 @@ def test_a_second_judge_is_two_judges_never_humans(ref_root, tmp_path, server, c
     status = main(["judge-submissions", "--ref", str(ref_root / "2b"), "--submissions", str(_bulk_of_samples(tmp_path, "2b")),
                    "--out", str(tmp_path / "out"), "--judge-config", str(config), "--judge-cache", str(tmp_path / "cache"),
                    "--second-judge-config", str(other)])
+    return status, other
+
+
+def test_a_second_judge_is_two_judges_never_humans(ref_root, tmp_path, server, capsys):
+    status, other = _judged_by_two_judges(ref_root, tmp_path, server)
     assert status == 0, capsys.readouterr().err
     text = (tmp_path / "out" / "second_judge_2b.json").read_text()
     result = json.loads(text)
@@ -257,13 +264,7 @@ def test_the_repeat_seed_must_differ_from_the_configs(ref_root, tmp_path, server
 def test_a_second_judge_without_a_verdict_is_said_and_exits_4_with_the_tables_written(ref_root, tmp_path, server,
                                                                                         capsys):
     server.rules.append((lambda body: body.get("model") == "fake-judge-2", http_error(400, "no such model")))
-    config = judge_yaml(tmp_path, server.base_url)
-    second = tmp_path / "second"
-    second.mkdir()
-    other = judge_yaml(second, server.base_url, model="fake-judge-2")
-    status = main(["judge-submissions", "--ref", str(ref_root / "2b"), "--submissions", str(_bulk_of_samples(tmp_path, "2b")),
-                   "--out", str(tmp_path / "out"), "--judge-config", str(config), "--judge-cache", str(tmp_path / "cache"),
-                   "--second-judge-config", str(other)])
+    status, other = _judged_by_two_judges(ref_root, tmp_path, server)
     assert status == 4
     assert "2b: warning: second_judge not compared: " in capsys.readouterr().err
     assert (tmp_path / "out" / "judged_submissions_2b.csv").is_file()
