@@ -21,6 +21,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from reteco.formats.ratings import DIMENSIONS, Rating, Ratings, read_ratings
 from reteco.metrics.agreement import agreement, conversation_resamples, round_half_up
+from reteco.outputs.agreement_page import render
 from reteco.problems import InputError
 
 HEADER = "item_id,conversation_id,dimension,rater,score"
@@ -143,6 +144,36 @@ def test_hand_computed_system_level_kendall(tmp_path):
     }
     # Pairs (s1,s2) discordant, (s1,s3) and (s2,s3) concordant, no ties: (2 - 1)/3.
     assert level["kendall_tau_b"]["value"] == pytest.approx(1 / 3, abs=1e-12)
+    # tau_AP, positions from the judge (s3, s2, s1), correctness from the humans (s3, s1, s2):
+    # s2 under s3 right (1/1); s1 under s3 right, under s2 wrong (1/2): 2/2 * (1 + 1/2) - 1 = 1/2.
+    assert level["tau_ap"]["value"] == pytest.approx(0.5, abs=1e-12)
+    assert "only 3 systems" in level["interval_note"]
+    result = agreement(judge, humans, resamples=50)
+    assert result["system_level"]["tau_ap_reference"] == "the humans"
+    # Only relevance is rated: no item has all five dimensions, so judge_mean has no ranking.
+    assert "every dimension" in result["system_level"]["judge_mean"]["tau_ap"]["reason"]
+
+
+def test_system_level_judge_mean_ranks_the_mean_of_the_five_dimensions(synthetic_result):
+    judge, humans, out = synthetic_result
+    level = out["system_level"]["judge_mean"]
+    scored = defaultdict(dict)
+    for r in judge.rows:
+        scored[r.item_id].setdefault("judge", {})[r.dimension] = r.score
+        scored[r.item_id]["system"] = r.system
+    for r in humans.rows:
+        scored[r.item_id].setdefault("humans", defaultdict(list))[r.dimension].append(r.score)
+    full = {i: v for i, v in scored.items() if len(v.get("judge", {})) == 5 and len(v.get("humans", {})) == 5}
+    systems = sorted({v["system"] for v in full.values()})
+    judge_means = [np.mean([np.mean(list(v["judge"].values())) for v in full.values() if v["system"] == s])
+                   for s in systems]
+    human_means = [np.mean([np.mean([np.mean(h) for h in v["humans"].values()]) for v in full.values()
+                            if v["system"] == s]) for s in systems]
+    assert level["n_items"] == len(full) and level["n_systems"] == len(systems)
+    assert level["kendall_tau_b"]["value"] == pytest.approx(
+        stats.kendalltau(judge_means, human_means, variant="b").statistic, abs=1e-9)
+    assert level["kendall_tau_b"]["ci_low"] <= level["kendall_tau_b"]["value"] <= level["kendall_tau_b"]["ci_high"]
+    assert level["tau_ap"]["value"] is not None and level["tau_ap"]["ci_low"] is not None
 
 
 def test_kappa_weights_are_on_the_scale_not_on_the_labels_present(tmp_path):
@@ -549,3 +580,13 @@ def test_system_level_kendall_is_scipys_whatever_the_block_and_the_systems(monke
         assert list(defined) == [True, True, False, True, True, True, True]
         assert values[defined] == pytest.approx(np.array(expected)[defined], abs=1e-12)
         assert values[2] == 0.0
+
+
+def test_the_page_prints_no_bare_interval_where_few_systems_make_it_meaningless(tmp_path):
+    rows = [("i0", "c0", 2, [2, 3], "s1"), ("i1", "c1", 3, [2, 2], "s2"), ("i2", "c0", 4, [4, 5], "s3"),
+            ("i3", "c1", 2, [3, 2], "s1"), ("i4", "c0", 3, [2, 2], "s2"), ("i5", "c1", 4, [5, 4], "s3")]
+    judge = csv_ratings(tmp_path, "j.csv", [f"{i},{c},relevance,gpt,{j},{s}" for i, c, j, _, s in rows], HEADER + ",system")
+    humans = csv_ratings(tmp_path, "h.csv", [f"{i},{c},relevance,h{r},{v}" for i, c, _, hs, _ in rows for r, v in enumerate(hs)])
+    page = render(agreement(judge, humans, resamples=50))
+    section = page.split("<h2>System level</h2>", 1)[1]
+    assert "see the note below" in section and "only 3 systems" in section

@@ -5,12 +5,15 @@ re-score that pays nothing twice."""
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
+import re
 import zipfile
 from pathlib import Path
 
 import pytest
+from support.fake_openai_server import asks_injection_flag, fake_judge, first_user_text, http_error, judgment
 from support.judged_program import KEY, judge_yaml, judged_input
 from support.paths import SAMPLES
 
@@ -173,3 +176,96 @@ def test_before_the_phase_the_estimate_takes_the_expected_number_of_teams(ref_ro
     turns = len(Reference.read(ref_root / "2c").topics)
     assert f"calls: {180 * turns * 5:,} " in capsys.readouterr().out
     assert main(["judge-submissions", "--ref", str(ref_root / "2c"), "--teams", "3"]) == 2
+
+
+def _seeded_judge(body: dict):
+    """The fake judge under the config's seed (2027); under another seed a third of the items
+    (by a hash of the message) get the next score: a judge whose sampling changes some verdicts."""
+    reply = fake_judge(body)
+    if body.get("seed") == 2027:
+        return reply
+    text = first_user_text(body)
+    if int(hashlib.sha256(("other" + text).encode()).hexdigest(), 16) % 3:
+        return reply
+    return judgment(_score(reply) % 5 + 1, "another sample", injection=False if asks_injection_flag(body) else None)
+
+
+def _score(reply) -> int:
+    return json.loads(reply.body["choices"][0]["message"]["content"])["score"]
+
+
+def test_rejudging_with_another_seed_reports_agreement_and_pays_nothing_twice(ref_root, tmp_path, server, capsys):
+    server.judge = _seeded_judge
+    config = judge_yaml(tmp_path, server.base_url, seed=2027)
+    bulk = _bulk_of_samples(tmp_path, "2b")
+    command = ["judge-submissions", "--ref", str(ref_root / "2b"), "--submissions", str(bulk), "--judge-config",
+               str(config), "--judge-cache", str(tmp_path / "cache"), "--repeat-seed", "99", "--repeat-share", "0.5"]
+    assert main([*command, "--out", str(tmp_path / "out")]) == 0, capsys.readouterr().err
+    result = json.loads((tmp_path / "out" / "rejudging_2b.json").read_text())
+    method = result["method"]
+    first = load_judge_config(config)
+    assert result["kind"] == "rejudging" and method["judge_signature"] == first.signature
+    assert method["second_judge_signature"] not in (first.signature, None) and method["repeat_seed"] == 99
+    repeat = [r for r in server.chat_requests if r.body.get("seed") == 99]
+    # The subset judged again, every request once (bob's answers are alice's texts: one request
+    # serves both items, the cache's key being the request).
+    assert method["items_sampled"] == round(0.5 * method["items_answered"])
+    assert len({json.dumps(r.body["messages"]) for r in repeat}) == len(repeat) <= 5 * method["items_sampled"]
+    # Exact agreement, pooled over the dimensions, is about the share of repeat requests whose
+    # verdict the first seed gives too (items, not requests, are counted: close, not equal).
+    same = sum(_score(_seeded_judge(r.body)) == _score(fake_judge(r.body)) for r in repeat) / len(repeat)
+    pooled = sum(b["exact"]["value"] * b["n_items"] for b in result["dimensions"].values()) / (5 * method["items_sampled"])
+    assert pooled == pytest.approx(same, abs=0.1) and 0.4 < pooled < 0.9
+    assert set(result["system_level"]) >= {"dimensions", "judge_mean"}
+    assert "only 2 systems" in result["system_level"]["judge_mean"]["interval_note"]
+    printed = capsys.readouterr().out
+    assert "2b: re-judging (same judge, another seed)" in printed and "tau_AP" in printed
+    # A rerun: the first judge's and the repeat's verdicts all come from the cache.
+    calls = server.all_chat_calls
+    assert main([*command, "--out", str(tmp_path / "again")]) == 0
+    assert server.all_chat_calls == calls
+    assert json.loads((tmp_path / "again" / "rejudging_2b.json").read_text()) == result
+
+
+def _judged_by_two_judges(ref_root: Path, tmp_path: Path, server) -> tuple[int, Path]:
+    """judge-submissions of the 2b samples with a second judge (model fake-judge-2) into
+    tmp_path/out: (exit status, the second judge's config)."""
+    config = judge_yaml(tmp_path, server.base_url)
+    second = tmp_path / "second"
+    second.mkdir()
+    other = judge_yaml(second, server.base_url, model="fake-judge-2")
+    status = main(["judge-submissions", "--ref", str(ref_root / "2b"), "--submissions", str(_bulk_of_samples(tmp_path, "2b")),
+                   "--out", str(tmp_path / "out"), "--judge-config", str(config), "--judge-cache", str(tmp_path / "cache"),
+                   "--second-judge-config", str(other)])
+    return status, other
+
+
+def test_a_second_judge_is_two_judges_never_humans(ref_root, tmp_path, server, capsys):
+    status, other = _judged_by_two_judges(ref_root, tmp_path, server)
+    assert status == 0, capsys.readouterr().err
+    text = (tmp_path / "out" / "second_judge_2b.json").read_text()
+    result = json.loads(text)
+    assert result["kind"] == "second_judge" and result["method"]["reference"] == "judge"
+    assert result["method"]["second_judge_signature"] == load_judge_config(other).signature
+    assert not [key for key in re.findall(r'"([^"]+)":', text) if "human" in key]  # every key of the file
+    # The fake server answers both models alike: the two judges agree on every item.
+    assert all(block["exact"]["value"] == 1.0 for block in result["dimensions"].values())
+    assert "2b: two judges" in capsys.readouterr().out
+
+
+def test_the_repeat_seed_must_differ_from_the_configs(ref_root, tmp_path, server, capsys):
+    config = judge_yaml(tmp_path, server.base_url, seed=5)
+    status = main(["judge-submissions", "--ref", str(ref_root / "2b"), "--submissions", str(_bulk_of_samples(tmp_path, "2b")),
+                   "--out", str(tmp_path / "out"), "--judge-config", str(config), "--repeat-seed", "5"])
+    assert status == 2 and "the judge config's own seed" in capsys.readouterr().err
+    assert server.all_chat_calls == 0
+
+
+def test_a_second_judge_without_a_verdict_is_said_and_exits_4_with_the_tables_written(ref_root, tmp_path, server,
+                                                                                        capsys):
+    server.rules.append((lambda body: body.get("model") == "fake-judge-2", http_error(400, "no such model")))
+    status, other = _judged_by_two_judges(ref_root, tmp_path, server)
+    assert status == 4
+    assert "2b: warning: second_judge not compared: " in capsys.readouterr().err
+    assert (tmp_path / "out" / "judged_submissions_2b.csv").is_file()
+    assert not (tmp_path / "out" / "second_judge_2b.json").exists()

@@ -30,7 +30,9 @@ from support.tiny_track2 import TINY_TURNS, write_tiny_reference
 
 from reteco import __version__
 from reteco.commands import main
+from reteco.commands.leaderboard import TOPIC_SPLITS as COMMAND_DEFAULT
 from reteco.formats.reference import Reference
+from reteco.metrics.topic_stability import DEFAULT_SPLITS, topic_set_stability
 from reteco.organizers import leaderboard as lb
 from reteco.organizers.prepare import prepare_release
 from reteco.organizers.synthetic.release import write_synthetic_release
@@ -45,6 +47,7 @@ from reteco.subtracks import DIMENSIONS, JUDGE_MEAN, KEYS, SUBTRACKS
 RESAMPLES = 4000
 SEED = 11
 SUBS = ("1a", "2a")
+TOPIC_SPLITS = 40
 SPECIAL_TEAM = "R&D_lab #1 {50%}"  # every LaTeX special the tables must escape
 SPECIAL_RUN = "v~2^b"
 
@@ -157,7 +160,7 @@ def built(tmp_path_factory) -> Built:
     out = root / "out"
     code = main(["leaderboard", "--ref", str(root / "ref"), "--submissions", str(submissions), "--out", str(out),
                  "--manifest", str(manifest), "--jobs", "2", "--resamples", str(RESAMPLES), "--seed", str(SEED),
-                 "--procedure", "holm", "--per-team", "best"])
+                 "--procedure", "holm", "--per-team", "best", "--topic-stability", str(TOPIC_SPLITS)])
     return Built(root / "ref", submissions, out, manifest, kinds, code)
 
 
@@ -234,6 +237,34 @@ def test_writes_every_file_and_ranks_by_the_official_figure(built, sub):
     assert len((folder / "pairs.csv").read_text(encoding="utf-8").splitlines()) == 1 + 8 * 7 // 2
     for s in systems:
         assert 1 <= s["rank_low"] <= s["rank_high"] <= 8 and s["letters"]
+
+
+@pytest.mark.parametrize("sub", SUBS)
+def test_topic_stability_is_the_swap_rates_of_the_ranked_systems_per_unit_figures(built, sub):
+    """--topic-stability: every per-unit retrieval figure of the ranked systems, in rank order,
+    through reteco.metrics.topic_stability (checked by hand there); here the wiring and the files."""
+    assert COMMAND_DEFAULT == DEFAULT_SPLITS
+    board = board_of(built, sub)
+    stability = board["topic_stability"]
+    rows = {s["name"]: score_submission(Reference.read(built.ref / sub), built.submissions / s["file"]).per_topic["per_unit"]
+            for s in board["systems"]}
+    metrics = [k for k in board_keys(board) if all(k in row for r in rows.values() for row in r)]
+    assert "ndcg_10" in metrics and list(stability["metrics"]) == metrics
+    values = {k: np.array([[row[k] for row in rows[s["name"]]] for s in board["systems"]]) for k in metrics}
+    expected = topic_set_stability(values, seed=SEED, splits=TOPIC_SPLITS)
+    assert stability["metrics"] == json.loads(json.dumps(expected["metrics"]))
+    assert stability["systems"] == len(board["systems"]) and stability["method"]["splits"] == TOPIC_SPLITS
+    text = (built.out / sub / "topic_stability.txt").read_text(encoding="utf-8")
+    assert "Voorhees & Buckley 2002" in text and "ndcg_10" in text and "n for <=5%" in text
+    assert "<h2>Topic-set stability</h2>" in (built.out / sub / "leaderboard.html").read_text(encoding="utf-8")
+    assert f"tab:reteco-{sub}-topic-stability-ndcg-10" in (built.out / sub / "leaderboard.tex").read_text(encoding="utf-8")
+    # The best-per-team view has its own, over its own systems.
+    best = json.loads((built.out / sub / "best_per_team" / "leaderboard.json").read_text(encoding="utf-8"))
+    assert best["topic_stability"]["systems"] == len(best["systems"])
+
+
+def board_keys(board: dict) -> list[str]:
+    return [k["key"] for k in board["keys"]]
 
 
 @pytest.mark.parametrize("sub", SUBS)

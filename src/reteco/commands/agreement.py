@@ -126,5 +126,24 @@ def console_table(result: dict) -> str:
             row.append(f"{value:.3f}" if value is not None else "-")
         rows.append(row)
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return "".join("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))) + "\n"
+    text = "".join("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))) + "\n"
                    for r in rows)
+    return text + system_level_table(result)
+
+
+def system_level_table(result: dict) -> str:
+    """The system rankings' agreement, one line per dimension and judge_mean: Kendall's tau-b and
+    tau_AP with their intervals, or the point alone and the interval's note in words
+    (``reteco.metrics.rank_agreement``)."""
+    from reteco.metrics.rank_agreement import figure_text
+
+    level = result.get("system_level")
+    if not level:
+        return ""
+    blocks = {**level["dimensions"], **({"judge_mean": level["judge_mean"]} if "judge_mean" in level else {})}
+    lines = [f"system rankings (tau_AP's reference: {level.get('tau_ap_reference', '?')})"]
+    for name, block in blocks.items():
+        note = block.get("interval_note")
+        lines.append(f"  {name:<14} systems {block['n_systems']:>3}  tau_b {figure_text(block['kendall_tau_b'], note)}"
+                     f"  tau_AP {figure_text(block['tau_ap'], note)}" + (f"  ({note})" if note else ""))
+    return "\n".join(lines) + "\n"

@@ -2,7 +2,7 @@
 
     reteco judge-report --out DIR [--config judge.yaml] [--details DETAILS.json ...]
                         [--golden GOLDEN.jsonl judge_meta.json] [--agreement agreement.json]
-                        [--sample sample.json]
+                        [--sample sample.json] [--stability rejudging_2b.json ...]
 
 Writes ``DIR/judge-report.md`` and ``DIR/judge-report.json`` (``reteco.judge.report``): the
 prompts and their signature (prompt version, sha256 of every prompt file), the configured model
@@ -16,7 +16,10 @@ judgments per dimension; from ``--golden``, told apart by their content, a ``ret
 judge it ran with (a warning when its signature is not the configured judge's or a details
 file's); from a ``reteco human-sample`` record, the sample; from an ``reteco agreement`` result,
 the agreement table, under the judge that produced it (its signature; a warning when it is not
-the configured judge, or records none). Exit 1 when a file cannot be used (named, with the line
+the configured judge, or records none) and, when it has a system level, the system rankings'
+agreement (Kendall's tau-b and tau_AP, ``reteco.judge.stability_report``); from ``--stability``,
+the re-judging and second judges of ``reteco judge-submissions``, each under both signatures.
+Exit 1 when a file cannot be used (named, with the line
 or the field), or when the inputs name judges by signature and none is the configured judge
 (``no_input_of_the_configured_judge``: the report would describe another judge than its own).
 
@@ -56,6 +59,9 @@ def add_judge_report_parser(subparsers) -> argparse.ArgumentParser:
                    "(golden set v2), told apart by their content; one of each")
     p.add_argument("--agreement", type=Path, help="agreement.json of `reteco agreement`")
     p.add_argument("--sample", type=Path, help="the sample record of `reteco human-sample` (OUT/sample.json)")
+    p.add_argument("--stability", type=Path, nargs="+", default=[],
+                   help="rejudging_<sub>.json and second_judge_<sub>.json of `reteco judge-submissions --repeat-seed / "
+                   "--second-judge-config`")
     p.set_defaults(func=cmd_judge_report)
     return p
 
@@ -72,8 +78,10 @@ def cmd_judge_report(args) -> int:
     golden, golden_meta = _golden_inputs(args.golden)
     agreement = _json_object(args.agreement, "dimensions", "an agreement.json of `reteco agreement`") if args.agreement else None
     sample = _json_object(args.sample, "strata", "a sample record of `reteco human-sample`") if args.sample else None
+    stability = [(shown_path(path), _json_object(path, "kind", "a rejudging_<sub>.json or second_judge_<sub>.json of "
+                                                  "`reteco judge-submissions`")) for path in args.stability]
     report = build_report(config, details=details, golden=golden, golden_meta=golden_meta, agreement=agreement,
-                          sample=sample)
+                          sample=sample, stability=stability)
     mismatch = no_input_of_the_configured_judge(report)
     if mismatch:
         raise InputError(mismatch, "judge-report")

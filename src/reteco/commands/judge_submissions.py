@@ -2,6 +2,7 @@
 
     reteco judge-submissions --ref REF --submissions BULK --out OUT [--judge-config C]
                              [--judge-cache D] [--jobs N] [--no-progress]
+                             [--repeat-seed S] [--second-judge-config C2] [--repeat-share F]
     reteco judge-submissions --ref REF (--submissions BULK | --teams N) --estimate [--judge-config C]
 
 BULK is ``bulk_submissions.zip`` as Codabench's "download" of selected submissions saves it,
@@ -15,6 +16,14 @@ the cache (``--judge-cache``; import the platform's archives first with ``reteco
 ``judged_submissions_<sub>.csv`` and ``.md``: rank, team, submission, every leaderboard figure of
 the sub-track, judge columns included, and why a figure is absent.
 
+``--repeat-seed S`` judges a seeded subset of the judged answers (``--repeat-share``, default
+10%) again with sampling seed S (another signature, so the cache cannot answer it), and
+``--second-judge-config C2`` the same subset under a second judge; each writes
+``rejudging_<sub>.json`` / ``second_judge_<sub>.json`` (``reteco.organizers.rejudging``:
+per-item agreement per dimension, Kendall's tau-b and tau_AP of the two system rankings) and
+prints a summary. The first judge's verdicts of the subset come from the cache; the repeat's
+are cached under its own signature, so a rerun pays for nothing twice.
+
 ``--estimate`` prints, per sub-track, the calls, tokens and money judging each team's last
 submission would take (``reteco.scoring.judge_cost``: every turn answered, reference answers as
 stand-in answers), for the bulk download's teams or ``--teams N`` (before the phase opens);
@@ -22,8 +31,9 @@ nothing is sent or written and no key is needed.
 
 Exit codes: 0 written; 1 the input cannot be used (REF, BULK, a judge config without a key);
 2 the command line is wrong; 4 written, but some submission failed on an internal error of
-reteco or some judge figures are missing because the judge did not run or finish (running the
-same command again asks only what is left: the cache keeps the rest).
+reteco or some judge figures are missing because the judge did not run or finish, or a re-judging
+or second judge could not be compared (running the same command again asks only what is left:
+the cache keeps the rest).
 """
 
 from __future__ import annotations
@@ -65,6 +75,16 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=count_argument(1), default=1, help="scoring processes (default 1: the judge's own "
                    "concurrency does the waiting)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--repeat-seed", type=count_argument(0), metavar="S",
+                   help="judge a seeded subset of the judged answers again with sampling seed S (another signature: "
+                   "the cache cannot answer it) and write rejudging_<sub>.json: per-item agreement and the tau of the "
+                   "two system rankings (reteco.organizers.rejudging)")
+    p.add_argument("--second-judge-config", type=Path, metavar="C2",
+                   help="judge the same subset under a second judge config and write second_judge_<sub>.json: "
+                   "judge-vs-judge agreement and tau (two judges, never humans)")
+    p.add_argument("--repeat-share", type=_share, metavar="F",
+                   help="the share of answered items in the subset, 0 < F <= 1 (default "
+                   "reteco.organizers.rejudging.DEFAULT_SHARE, 0.1); its seed is --repeat-seed, else the judge's")
     p.add_argument("--estimate", action="store_true",
                    help="print the calls, tokens and money judging each sub-track's last submissions per team would "
                    "take (reteco.scoring.judge_cost); nothing is sent or written, no key is needed")
@@ -73,6 +93,16 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    "the phase opens)")
     p.set_defaults(func=cmd_judge_submissions)
     return p
+
+
+def _share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 < value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be a number above 0 and at most 1, got {text!r}")
+    return value
 
 
 def cmd_judge_submissions(args) -> int:
@@ -87,6 +117,11 @@ def cmd_judge_submissions(args) -> int:
         raise UsageError("--submissions is required (with --estimate, or --teams N)")
     if args.out is None and not args.estimate:
         raise UsageError("--out is required unless --estimate")
+    stability = args.repeat_seed is not None or args.second_judge_config is not None
+    if args.estimate and stability:
+        raise UsageError("--repeat-seed and --second-judge-config judge; they do not go with --estimate")
+    if args.repeat_share is not None and not stability:
+        raise UsageError("--repeat-share goes with --repeat-seed or --second-judge-config")
     subtracks = find_subtracks(args.ref)
     config = load_judge_config(args.judge_config)
     if args.estimate:
@@ -96,6 +131,7 @@ def cmd_judge_submissions(args) -> int:
     if not ok:
         raise InputError(f"the judge cannot run: {why}; this command judges, so it needs the judge's key",
                          str(args.judge_config or "judge config"))
+    others = _stability_judges(args, config)
     single = len(subtracks) == 1 and args.ref.resolve() == subtracks[0][1].resolve()
     plan = []
     for sub, ref_dir in subtracks:
@@ -135,10 +171,65 @@ def cmd_judge_submissions(args) -> int:
                 if missing:
                     incomplete += 1
                     print(f"{sub}: {row['file']}: judge figures missing: {missing}", file=sys.stderr)
+            if judged and others:
+                incomplete += _write_stability(args, sub, ref_dir, kept, rows, config, others, progress)
             ranked = sum(1 for r in rows if r["rank"] is not None)
             print(f"{sub}: {len(kept)} teams ({ranked} ranked), {len(superseded)} earlier submissions superseded -> "
                   f"{', '.join(os.fspath(p) for p in written)}")
     return EXIT_INCOMPLETE if incomplete else EXIT_OK
+
+
+def _stability_judges(args, config) -> list[tuple[str, object]]:
+    """(kind, judge config) of the re-judging and the second judge asked for, checked before
+    anything is judged."""
+    from reteco.judge import judge_available, load_judge_config
+    from reteco.organizers.rejudging import repeat_config
+
+    others = []
+    if args.repeat_seed is not None:
+        others.append(("repeat", repeat_config(config, args.repeat_seed)))
+    if args.second_judge_config is not None:
+        second = load_judge_config(args.second_judge_config)
+        if second.signature == config.signature:
+            raise UsageError("--second-judge-config is the same judge as --judge-config (one signature): its "
+                             "verdicts would come from the cache; give another judge, or --repeat-seed")
+        ok, why = judge_available(second)
+        if not ok:
+            raise InputError(f"the second judge cannot run: {why}", str(args.second_judge_config))
+        others.append(("second_judge", second))
+    return others
+
+
+def _write_stability(args, sub, ref_dir, kept, rows, config, others, progress) -> int:
+    """The re-judging and the second judge of one sub-track (``reteco.organizers.rejudging``):
+    ``rejudging_<sub>.json``, ``second_judge_<sub>.json`` and their summaries on stdout; returns
+    how many could not be compared (said on stderr: the command then exits 4)."""
+    import json
+
+    from reteco.formats.jsonl_records import atomic_write
+    from reteco.organizers.rejudging import DEFAULT_SHARE, KINDS, rejudge, summary_lines
+
+    scored = {row["file"] for row in rows if not row["errors"]}
+    paths = [s.path for s in kept if s.name in scored]
+    if not paths:
+        print(f"{sub}: warning: no scored submission: nothing to judge again", file=sys.stderr)
+        return len(others)
+    share = DEFAULT_SHARE if args.repeat_share is None else args.repeat_share
+    seed = args.repeat_seed if args.repeat_seed is not None else (config.seed or 0)
+    failed = 0
+    for kind, other in others:
+        try:
+            result = rejudge(ref_dir, paths, config, other, kind=kind, share=share, seed=seed,
+                             cache_dir=args.judge_cache, progress=progress)
+        except InputError as exc:  # e.g. no item has a verdict of both judges: the tables above stand
+            print(f"{sub}: warning: {KINDS[kind]} not compared: {'; '.join(exc.problems.lines())}", file=sys.stderr)
+            failed += 1
+            continue
+        path = args.out / f"{KINDS[kind]}_{sub}.json"
+        atomic_write(path, json.dumps(result, indent=2, allow_nan=False) + "\n")
+        print("\n".join(summary_lines(result, sub)))
+        print(f"{sub}: wrote {path}", file=sys.stderr)
+    return failed
 
 
 def _print_estimates(args, subtracks, config) -> int:

@@ -4,6 +4,7 @@
                        [--procedure tukey-hsd|holm|fdr] [--alpha A] [--resamples R] [--seed S]
                        [--per-team best] [--top N] [--latex-columns K,K,...]
                        [--no-judge] [--judge-config C] [--judge-cache D] [--round LABELS]
+                       [--topic-stability [SPLITS]]
 
 REF is one sub-track's reference folder (``build/reference/2a``: DIR holds its submissions and
 OUT gets the files), or a folder of them (``build/reference``: DIR/<sub-track>/ holds each
@@ -15,6 +16,11 @@ files for each team's best run (the paper's main table; its statistics over thos
 A configuration under which no pair can be significant is said on stderr and in the files.
 ``--round LABELS`` (a relevance round's labels) adds what the holes in the qrels change
 (``reteco.organizers.round_report``): leaderboard.json's ``round``, a page section, a plot.
+
+``--topic-stability``: the retrieval figures' swap rates over random disjoint topic sets
+(``reteco.organizers.topic_stability``), in leaderboard.json, .html, .tex and
+topic_stability.txt; an option of this command because it needs the per-unit figures that only
+the scoring here holds (leaderboard.json does not keep them).
 
 Exit codes: 0 the leaderboards are written (a submission that cannot be scored is listed in
 them with its messages, not ranked); 1 the command's input cannot be used (REF, DIR, the
@@ -37,6 +43,7 @@ from reteco.commands.output_folder import check_output_folder
 from reteco.problems import EXIT_INCOMPLETE, EXIT_OK, InputError
 
 BEST_FOLDER = "best_per_team"
+TOPIC_SPLITS = 1000  # reteco.metrics.topic_stability.DEFAULT_SPLITS (a test keeps them equal)
 
 _EPILOG = """\
 names: a manifest CSV with the header file,team,run names the submissions it lists (file relative
@@ -92,6 +99,11 @@ def add_leaderboard_parser(subparsers) -> argparse.ArgumentParser:
                    help="a relevance round's labels (qrels, 0-3): per system the augmented and condensed nDCG@10 "
                    "with intervals, Kendall's tau against the official ranking, who moves (leaderboard.json "
                    "'round', plots/official_vs_augmented)")
+
+    p.add_argument("--topic-stability", type=count_argument(1), nargs="?", const=TOPIC_SPLITS, metavar="SPLITS",
+                   help="retrieval figures: the swap rate of system pairs over SPLITS random disjoint topic sets "
+                        f"(Voorhees & Buckley 2002; default {TOPIC_SPLITS} splits, --seed), in every output and "
+                        "topic_stability.txt")
     p.add_argument("--no-judge", action="store_true", help="2b/2c: do not call the LLM judge (no judge figures)")
     add_judge_config_option(p, help_text="judge config YAML (default: the packaged judge.yaml)")
     add_judge_cache_option(p, used_for=" for 2b/2c")
@@ -188,6 +200,12 @@ def cmd_leaderboard(args) -> int:
 
                 unjudged = {e.name: o.get("unjudged") for e, o in zip(view_entries, view_outcomes) if o["ok"]}
                 board["round"] = round_comparison(board, unjudged, resamples=args.resamples, seed=args.seed)
+            if args.topic_stability:
+                from reteco.organizers.topic_stability import board_topic_stability
+
+                outcome_of = {e.file: o for e, o in zip(view_entries, view_outcomes)}
+                board["topic_stability"] = board_topic_stability(
+                    [outcome_of[s["file"]] for s in board["systems"]], seed=args.seed, splits=args.topic_stability)
             label = sub if view_out == out else f"{sub} {BEST_FOLDER}"
             for warning in board["warnings"]:
                 print(f"{label}: warning: {warning}", file=sys.stderr)

@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from reteco.formats.ratings import judge_signature
+import reteco.judge.stability_report as stability_report
 from reteco.judge.config import PACKAGED_CONFIG
 from reteco.judge.golden import THRESHOLDS_FILE, golden_dir
 from reteco.judge.meta_evaluation import DIMENSION_CHECKS, INJECTION_CHECKS, format_figure, load_thresholds, threshold_failure
@@ -108,7 +109,7 @@ SUBTRACK_NOT_RECORDED = "not recorded"
 
 def build_report(config: Any, *, details: list[tuple[str, dict]] = (), golden: list[dict] | None = None,
                  golden_meta: tuple[str, dict] | None = None, agreement: dict | None = None,
-                 sample: dict | None = None) -> dict[str, Any]:
+                 sample: dict | None = None, stability: list[tuple[str, dict]] = ()) -> dict[str, Any]:
     """The disclosure as a JSON-ready dict: the judge (prompts, signature, models, endpoint,
     decoding, the config's file name, never its path), the retry procedure, invalid and missing
     judgments per sub-track and dimension over the given details.json files, golden set v1 results (``golden``,
@@ -150,6 +151,11 @@ def build_report(config: Any, *, details: list[tuple[str, dict]] = (), golden: l
         report["human_sample"]["strata"] = len(sample.get("strata") or [])
     if agreement is not None:
         report["agreement"] = _agreement(agreement, config.signature)
+        ranks = stability_report.rank_agreement(agreement, config.signature)
+        if ranks is not None:
+            report["rank_agreement"] = ranks
+    if stability:
+        report["stability"] = [stability_report.stability(name, result, config.signature) for name, result in stability]
     return report
 
 
@@ -166,6 +172,7 @@ def judges_of_inputs(report: dict[str, Any]) -> list[tuple[str, str]]:
     agreement = report.get("agreement")
     if agreement and agreement.get("judge_signature"):
         found.append(("the agreement", agreement["judge_signature"]))
+    found += [(s["file"], s["judge_signature"]) for s in report.get("stability", []) if s.get("judge_signature")]
     return found
 
 
@@ -362,6 +369,10 @@ def render_markdown(report: dict[str, Any]) -> str:
                        f"their guide quotes the rubric of prompt version {s.get('prompt_version')}")
     if "agreement" in report:
         out += [""] + _agreement_markdown(report["agreement"])
+    if "rank_agreement" in report:
+        out += [""] + stability_report.rank_agreement_markdown(report["rank_agreement"], _table)
+    if "stability" in report:
+        out += [""] + stability_report.stability_markdown(report["stability"], _table)
     return "\n".join(out) + "\n"
 
 

@@ -76,7 +76,13 @@ there is no ceiling and no alpha over the humans (one rater has no agreement wit
 ``system_level`` (when either file has a ``system`` column): per dimension, Kendall's tau-b
 between the judge's mean per system and the humans' mean per system (the mean over the system's
 items of the per-item human mean), over the compared items, with the same bootstrap; means are
-compared at 1e-9 so that equal means tie despite floating-point summation.
+compared at 1e-9 so that equal means tie despite floating-point summation. Beside it, Yilmaz et
+al.'s tau_AP (``reteco.metrics.rank_agreement``: positions from the judge's ranking, correctness
+from the humans', the reference named in ``tau_ap_reference``) with the same draws, and
+``interval_note`` when the interval must be read in words (few systems, an interval of -1 to 1
+or of one point). ``system_level.judge_mean``: the same two figures for the mean of the five
+dimensions, over the items both sides scored on every dimension (draws from
+``default_rng([seed, 5])``).
 """
 
 from __future__ import annotations
@@ -92,6 +98,7 @@ import numpy as np
 from scipy import stats
 
 from reteco.formats.ratings import DIMENSIONS, SCORES, Ratings, require_single_rater
+from reteco.metrics.rank_agreement import interval_note, system_rank_agreement
 from reteco.problems import InputError, Problems, quoted
 
 DEFAULT_SEED = 2027
@@ -127,9 +134,9 @@ REFERENCES = ("humans", "judge")
 # How the figures' reasons and the method name the second file's side.
 _NAMES = {
     "humans": {"score": "a human score", "median": "the humans' median", "mean": "the humans' mean",
-               "side": "the humans"},
+               "side": "the humans", "mean_key": "human_mean"},
     "judge": {"score": "a score of the second judge", "median": "the second judge's score",
-              "mean": "the second judge's mean", "side": "the second judge"},
+              "mean": "the second judge's mean", "side": "the second judge", "mean_key": "second_judge_mean"},
 }
 
 PAIR_FIGURES = ("kappa_quadratic", "exact", "within_1", "spearman", "kendall_tau_b")
@@ -191,8 +198,10 @@ def agreement(
     dimensions: dict[str, dict] = {}
     ceiling: dict[str, dict] = {}
     system_level: dict[str, dict] = {}
+    built = []
     for dimension in DIMENSIONS:
         data = _DimensionData.build(dimension, judge, humans, conversation_of, system_of if has_system else None)
+        built.append(data)
         counts = (
             conversation_resamples(data.n_conversations, resamples, seed, dimension)
             if data.n_conversations
@@ -207,7 +216,9 @@ def agreement(
         "ceiling": {"definition": CEILING_DEFINITION, "dimensions": ceiling},
     }
     if has_system:
-        out["system_level"] = {"definition": SYSTEM_DEFINITION, "dimensions": system_level}
+        out["system_level"] = {"definition": SYSTEM_DEFINITION, "tau_ap_reference": names["side"],
+                               "dimensions": system_level,
+                               "judge_mean": _judge_mean_system_figures(built, seed, resamples, names)}
     out["method"] = _method(judge, humans, seed, resamples)
     if not has_system:
         out["method"]["system_level"] = "absent: neither file has a system column"
@@ -246,10 +257,12 @@ CEILING_DEFINITION = (
     "|mean of (rating - the others' mean)| per rater, averaged over raters weighted by their pairs "
     "(the signed bias is 0 by construction)"
 )
-SYSTEM_DEFINITION_JUDGES = "Kendall tau-b between the two judges' means per system, over the compared items"
+SYSTEM_DEFINITION_JUDGES = ("Kendall tau-b and tau_AP (positions from the first judge's ranking, correctness from "
+                            "the second judge's) between the two judges' means per system, over the compared items")
 SYSTEM_DEFINITION = (
-    "Kendall tau-b between the judge's mean per system and the humans' mean per system "
-    "(mean over the system's items of the per-item human mean), over the compared items"
+    "Kendall tau-b and tau_AP (positions from the judge's ranking, correctness from the humans') between the "
+    "judge's mean per system and the humans' mean per system (mean over the system's items of the per-item "
+    "human mean), over the compared items"
 )
 
 
@@ -534,7 +547,7 @@ def _system_figures(data: _DimensionData, counts: np.ndarray | None, resamples: 
     n_systems = len(data.systems)
     out: dict = {"n_systems": n_systems, "systems": {}}
     if n_systems == 0:
-        out["kendall_tau_b"] = _undefined(f"no item has both a judge score and {names['score']}")
+        out["kendall_tau_b"] = out["tau_ap"] = _undefined(f"no item has both a judge score and {names['score']}")
         return out
     system = data.system
     features = np.zeros((pairs.n, 3 * n_systems))
@@ -577,6 +590,49 @@ def _system_figures(data: _DimensionData, counts: np.ndarray | None, resamples: 
             values[start : start + _CHUNK] = tau
             defined[start : start + _CHUNK] = ok & present
     out["kendall_tau_b"] = _summary(point, reason, values, defined, resamples)
+    if n_systems >= 2:
+        ranks = system_rank_agreement(pairs.conversation, system, pairs.mean, pairs.x, data.systems, seed=0,
+                                      resamples=resamples, counts=counts)
+        out["tau_ap"] = ranks["tau_ap"]
+        out["interval_note"] = interval_note(n_systems, out["kendall_tau_b"], out["tau_ap"])
+    else:
+        out["tau_ap"] = _undefined(reason or "one system only")
+    return out
+
+
+def _judge_mean_system_figures(data: list[_DimensionData], seed: int, resamples: int, names: dict) -> dict:
+    """The system level of ``judge_mean`` (module docstring): per item the mean of its five
+    dimensions, over the items both sides scored on every dimension."""
+    shared = set(data[0].items)
+    for block in data[1:]:
+        shared &= set(block.items)
+    items = sorted(shared)
+    out: dict = {"n_items": len(items), "n_systems": 0}
+    if not items:
+        reason = f"no item has a judge score and {names['score']} on every dimension"
+        return {**out, "kendall_tau_b": _undefined(reason), "tau_ap": _undefined(reason), "interval_note": None}
+    judge_sum, human_sum = np.zeros(len(items)), np.zeros(len(items))
+    for block in data:
+        row = {item: k for k, item in enumerate(block.items)}
+        index = np.array([row[item] for item in items])
+        judge_sum += block.judge_vs_humans.x[index]
+        human_sum += block.judge_vs_humans.mean[index]
+        first = block
+    row = {item: k for k, item in enumerate(first.items)}
+    index = np.array([row[item] for item in items])
+    conversation_names = [first.conversations[c] for c in first.judge_vs_humans.conversation[index]]
+    conversations = sorted(set(conversation_names))
+    conversation = np.array([conversations.index(c) for c in conversation_names], dtype=np.int64)
+    systems = sorted({first.systems[s] for s in first.system[index]})
+    system = np.array([systems.index(first.systems[s]) for s in first.system[index]], dtype=np.int64)
+    ranks = system_rank_agreement(conversation, system, human_sum / len(data), judge_sum / len(data), systems,
+                                  seed=seed, resamples=resamples, stream=len(DIMENSIONS))
+    out["n_systems"] = len(systems)
+    out["n_conversations"] = len(conversations)
+    out["systems"] = {name: {"n_items": block["n_items"], "judge_mean": block["other_mean"],
+                             names["mean_key"]: block["reference_mean"]} for name, block in ranks["systems"].items()}
+    for key in ("kendall_tau_b", "tau_ap", "interval_note"):
+        out[key] = ranks[key]
     return out
 
 

@@ -129,8 +129,17 @@ def render(result: dict[str, Any]) -> str:
     system = result.get("system_level")
     if system:
         out.append(f"<h2>System level</h2><p>{escape(system.get('definition', ''))}</p>")
-        out.append(_figure_table(system.get("dimensions", {}), ("n_systems", "kendall_tau_b"),
-                                 {"n_systems": "systems", "kendall_tau_b": "kendall_tau_b: of the means per system"}))
+        rows = {**system.get("dimensions", {}), **({"judge_mean": system["judge_mean"]} if "judge_mean" in system else {})}
+        # An interval that measures nothing (interval_note) is not printed: the point, and the note below.
+        rows = {name: block if not block.get("interval_note") else {
+                    **block, **{f: {**block[f], "ci_low": None, "ci_high": None, "reason": "see the note below"}
+                                for f in ("kendall_tau_b", "tau_ap") if block.get(f, {}).get("value") is not None}}
+                for name, block in rows.items()}
+        out.append(_figure_table(rows, ("n_systems", "kendall_tau_b", "tau_ap"),
+                                 {"n_systems": "systems", "kendall_tau_b": "kendall_tau_b: of the means per system",
+                                  "tau_ap": f"tau_ap: reference {system.get('tau_ap_reference', '?')}"}))
+        notes = sorted({f"{name}: {block['interval_note']}" for name, block in rows.items() if block.get("interval_note")})
+        out += [f"<p class='note'>{escape(note)}</p>" for note in notes]
     elif method.get("system_level"):
         out.append(f"<p>System level: {escape(method['system_level'])}.</p>")
     rows = "".join(f"<tr><td class='figure'>{escape(k)}</td><td data-label='{escape(k)}'>{escape(v)}</td></tr>"

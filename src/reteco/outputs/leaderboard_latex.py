@@ -13,6 +13,7 @@ a comment saying so.
 from __future__ import annotations
 
 from reteco.outputs import leaderboard_text as shared
+from reteco.outputs import topic_stability_tables
 from reteco.subtracks import SUBTRACKS
 
 _LATEX_SPECIALS = {
@@ -175,7 +176,26 @@ def render_latex(board: dict, *, columns: list[str] | None = None, top: int | No
             caption = f"Sub-track {board['title']}: {titles[figure]} {title}."
             label = f"tab:reteco-{sub}-{name.replace('_', '-')}" + (f"-{part}" if part > 1 else "")
             out += _latex_table(["Rank", "System", *chunk], "rl" + "r" * len(chunk), rows, caption, label)
+    out += _topic_stability_tables(board)
     return "\n".join(out) + "\n"
+
+
+def _topic_stability_tables(board: dict) -> list[str]:
+    """One table per metric of ``topic_stability`` (``reteco.outputs.topic_stability_tables``)."""
+    stability = board.get("topic_stability")
+    if not stability or "absent" in stability:
+        return [f"% Topic-set stability absent: {latex_escape(stability['absent'])}"] if stability else []
+    out = []
+    for metric, block in stability["metrics"].items():
+        if "absent" in block:
+            out.append(f"% Topic-set stability of {latex_escape(metric)} absent: {latex_escape(block['absent'])}")
+            continue
+        head, body = topic_stability_tables.rows(block)
+        caption = (f"Sub-track {board['title']}, {metric}: {topic_stability_tables.method_sentence(stability)} "
+                   f"{block['systems']} systems, {block['topics']} topics.")
+        out += _latex_table(head, "l" + "r" * (len(head) - 1), body, caption,
+                            f"tab:reteco-{board['subtrack']}-topic-stability-{metric.replace('_', '-')}")
+    return out
 
 
 def _generation_table(board: dict, top: int | None) -> list[str]:

@@ -26,6 +26,7 @@ import io
 import json
 from pathlib import Path
 
+from reteco.outputs import topic_stability_tables
 from reteco.outputs.charts import escape
 from reteco.outputs.leaderboard_latex import render_latex
 from reteco.outputs.round_html import html_round
@@ -57,9 +58,13 @@ def write_tables(board: dict, folder: Path, *, latex_columns: list[str] | None =
     shape the LaTeX main table (``reteco.outputs.leaderboard_latex.render_latex``)."""
     folder.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, text in ((JSON_FILE, render_json(board)), (CSV_FILE, render_csv(board)),
-                       (PAIRS_FILE, render_pairs_csv(board)), (HTML_FILE, render_html(board)),
-                       (TEX_FILE, render_latex(board, columns=latex_columns, top=top))):
+    files = [(JSON_FILE, render_json(board)), (CSV_FILE, render_csv(board)),
+             (PAIRS_FILE, render_pairs_csv(board)), (HTML_FILE, render_html(board)),
+             (TEX_FILE, render_latex(board, columns=latex_columns, top=top))]
+    if "topic_stability" in board:
+        files.append((topic_stability_tables.TEXT_FILE,
+                      topic_stability_tables.render_text(board["topic_stability"], f"RETECO {board['title']}")))
+    for name, text in files:
         path = folder / name
         path.write_text(text, encoding="utf-8", newline="")
         written.append(path)
@@ -268,6 +273,8 @@ def render_html(board: dict) -> str:
                 out.append("</table></div>")
     else:
         out.append(_html_plots(board))
+    if "topic_stability" in board:
+        out.append(topic_stability_tables.render_html(board["topic_stability"]))
     if board["pairs"]:
         every = len(board["pairs"]) <= PAIRS_SHOWN
         listed = board["pairs"] if every else _adjacent_pairs(board)
