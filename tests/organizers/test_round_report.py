@@ -78,7 +78,10 @@ def test_kendall_tau_and_who_moves(phase):
     agreement = phase["round"]["agreement"]
     # Official A > B > C, augmented B > A > C: one discordant pair of three.
     assert agreement["ndcg_10_augmented"]["kendall_tau_b"] == pytest.approx(1 / 3, abs=1e-12)
-    assert "rank_agreement" in agreement["ndcg_10_augmented"]["tau_ap_absent"]
+    # tau_AP, positions from the augmented ranking B, A, C: A has B above it, which the official
+    # ranking puts below A (0 of 1); C has B and A above it, both right (2 of 2):
+    # 2/(3-1) (0/1 + 2/2) - 1 = 0. A swap at the top costs more than tau-b's 1/3 says.
+    assert agreement["ndcg_10_augmented"]["tau_ap"] == pytest.approx(0.0, abs=1e-12)
     moved = {m["name"]: (m["official_rank"], m["rank"]) for m in phase["round"]["moved"]["ndcg_10_augmented"]}
     assert moved == {"teamA/run": (1, 2), "teamB/run": (2, 1)}  # outside their (degenerate) rank intervals
     # Condensed: A 1/IDEAL = 0.39 < B 0.83 too.
@@ -98,6 +101,7 @@ def test_the_page_shows_the_round_and_who_moved(phase):
     page = render_html(phase)
     assert "Holes in the qrels" in page and "teamB/run 2 -&gt; 1" in page
     assert "0.333" in page  # Kendall's tau-b, 1/3
+    assert "tau_AP 0.000" in page
     without = dict(phase)
     without.pop("round")
     assert "Holes in the qrels" not in render_html(without)

@@ -333,7 +333,9 @@ def _extract(reference: Reference, scores: dict, details: dict, problems: Proble
         out["unit_keys"] = [row["unit"] for row in rows]
         out["unit_values"] = [float(row[key]) for row in rows]
         # Every per-unit retrieval figure, for the topic-set stability (reteco.organizers.topic_stability).
-        out["unit_metrics"] = {k: [float(row[k]) for row in rows] for k in sub.keys if rows and all(k in row for row in rows)}
+        # A figure some unit lacks (None: e.g. a temporal figure of a topic without periods) is left out.
+        out["unit_metrics"] = {k: [float(row[k]) for row in rows] for k in sub.keys
+                               if rows and all(row.get(k) is not None for row in rows)}
     elif key in scores:
         out["unit_keys"], out["unit_values"], out["unit_values_absent"] = judge_mean_per_turn(generation["per_turn"])
     else:

@@ -10,8 +10,9 @@ each other figure over the ranked systems, and the systems that *move*: whose ra
 other figure lies outside their official 95% rank interval (``rank_low``..``rank_high``, the
 leaderboard's bootstrap), i.e. a change the official interval does not explain.
 
-tau_AP (Yilmaz, Aslam & Robertson 2008) is left for the merge with ``reteco.metrics.rank_agreement``
-(built in parallel); the report says it is absent and why.
+tau_AP (Yilmaz, Aslam & Robertson 2008; ``reteco.metrics.rank_agreement.tau_ap``) beside it, its
+positions from the other figure's ranking and its correctness from the official one: a swap near
+the top of the other ranking costs more than one near the bottom.
 
 The figures come from what ``reteco score`` writes in details.json (section ``unjudged`` and the
 per-unit rows): ``unjudged_figures`` takes them from one submission's details, in the
@@ -25,11 +26,11 @@ import math
 
 import numpy as np
 
+from reteco.metrics.rank_agreement import tau_ap
 from reteco.metrics.significance import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_ci
 
 ALTERNATIVES = ("ndcg_10_augmented", "ndcg_10_condensed")
 PER_SYSTEM = ("unjudged_10", "round_labelled_10", *ALTERNATIVES)
-TAU_AP_ABSENT = "tau_AP comes with reteco.metrics.rank_agreement (another change); not computed here"
 MOVED = "rank under the figure outside the system's official 95% bootstrap rank interval"
 
 
@@ -98,7 +99,10 @@ def round_comparison(board: dict, unjudged_by_name: dict[str, dict | None], *, r
             tau = float(stats.kendalltau(official, values, variant="b").statistic)
             agreement = {"kendall_tau_b": tau} if math.isfinite(tau) else {
                 "kendall_tau_b_absent": "undefined: every system has the same figure under one of the two"}
-            out["agreement"][key] = agreement | {"tau_ap_absent": TAU_AP_ABSENT}
+            ap, defined = tau_ap(np.array([official], dtype=np.float64), np.array([values], dtype=np.float64))
+            agreement |= {"tau_ap": float(ap[0])} if defined[0] else {
+                "tau_ap_absent": "undefined: every system has the same figure under one of the two"}
+            out["agreement"][key] = agreement
         else:
             out["agreement"][key] = {"absent": "one ranked system: no ranking to compare"}
     out["systems"] = rows

@@ -1,7 +1,7 @@
 """The leaderboard page's section on a relevance round (``reteco leaderboard --round``): per
 ranked system the official nDCG@10 beside the augmented and condensed ones with their intervals
 and ranks, the share of its top 10 nobody judged and the share the round labelled; then Kendall's
-tau-b per figure and the systems that moved outside their official rank interval. The figures are
+tau-b and tau_AP per figure and the systems that moved outside their official rank interval. The figures are
 ``leaderboard.json``'s ``round`` section (``reteco.organizers.round_report``); nothing of the
 round's labels is in it."""
 
@@ -43,9 +43,11 @@ def html_round(board: dict) -> str:
         agreement = section["agreement"].get(key, {})
         tau = agreement.get("kendall_tau_b")
         tau_text = fixed(tau) if tau is not None else agreement.get("kendall_tau_b_absent", agreement.get("absent", ""))
+        ap = agreement.get("tau_ap")
+        ap_text = fixed(ap) if ap is not None else agreement.get("tau_ap_absent", agreement.get("absent", ""))
         moved = section["moved"].get(key, [])
         moved_text = "; ".join(f"{m['name']} {m['official_rank']} -> {m['rank']}" for m in moved) or "none"
-        out.append(f"<p>{e(title)}: Kendall's tau-b against the official ranking {e(tau_text)}; moved outside the "
+        out.append(f"<p>{e(title)}: Kendall's tau-b against the official ranking {e(tau_text)}, tau_AP {e(ap_text)}; moved outside the "
                    f"official rank interval: {e(moved_text)}.</p>")
     if section.get("absent_systems"):
         out.append(f"<p class='absent'>Without the round's figures: {e(', '.join(section['absent_systems']))}.</p>")
