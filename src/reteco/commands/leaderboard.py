@@ -4,6 +4,7 @@
                        [--procedure tukey-hsd|holm|fdr] [--alpha A] [--resamples R] [--seed S]
                        [--per-team best] [--top N] [--latex-columns K,K,...]
                        [--no-judge] [--judge-config C] [--judge-cache D]
+                       [--human-ratings H.csv [H2.csv ...] --key KEY.csv]
 
 REF is one sub-track's reference folder (``build/reference/2a``: DIR holds its submissions and
 OUT gets the files), or a folder of them (``build/reference``: DIR/<sub-track>/ holds each
@@ -13,6 +14,11 @@ plots/*.png, *.svg (``reteco.organizers.leaderboard``, ``reteco.outputs.leaderbo
 ``reteco.outputs.leaderboard_plots``); with ``--per-team best`` also best_per_team/, the same
 files for each team's best run (the paper's main table; its statistics over those runs).
 A configuration under which no pair can be significant is said on stderr and in the files.
+With ``--human-ratings`` (REF a judged sub-track's folder): the humans' ratings of
+``reteco human-sample``'s sample, joined through its key, correct the judge's figures
+(``reteco.organizers.human_corrected``: prediction-powered estimates beside the judge-only and
+human-only intervals; the sub-track ranked by judge_mean also ranked by the corrected figure),
+in leaderboard.json's ``human_corrected`` block, human_corrected.csv and the page.
 
 Exit codes: 0 the leaderboards are written (a submission that cannot be scored is listed in
 them with its messages, not ranked); 1 the command's input cannot be used (REF, DIR, the
@@ -48,6 +54,11 @@ statistics: per system a percentile bootstrap interval of the figure over units 
   systems not significantly different as letters; the per-unit figures are those
   `reteco score` writes in details.json (per_unit). --resamples defaults to what the table needs
   (10,000, or 2 x pairs / alpha under holm and fdr, at most 1,000,000).
+human ratings: --human-ratings H.csv ... --key KEY.csv (the sample's key.csv of `reteco
+  human-sample`; the ratings in the agreement format keyed by item code, one file per annotator)
+  add per system and judge dimension the prediction-powered (PPI++) estimate of the humans' mean
+  score with its 95% interval, beside the judge-only and human-only intervals; 2b is also ranked
+  by the corrected judge_mean. REF must be one judged sub-track's reference folder.
 paper: --top N puts the N best systems in the LaTeX main table (the diagnostics tables, the page
   and the CSV keep all); --latex-columns chooses the main table's figures besides the ranking one (default
   per sub-track, see the rows' paper_columns in reteco.subtracks); the others go to the
@@ -88,6 +99,9 @@ def add_leaderboard_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--no-judge", action="store_true", help="2b/2c: do not call the LLM judge (no judge figures)")
     add_judge_config_option(p, help_text="judge config YAML (default: the packaged judge.yaml)")
     add_judge_cache_option(p, used_for=" for 2b/2c")
+    p.add_argument("--human-ratings", type=Path, nargs="+", metavar="H.csv",
+                   help="humans' ratings of the human-sample's items (agreement format, keyed by item code); with --key")
+    p.add_argument("--key", type=Path, help="the human sample's key.csv (reteco human-sample), for --human-ratings")
     p.add_argument("--no-progress", action="store_true", help="no progress bar (it is off anyway when stderr "
                                                                 "is not a terminal)")
     p.set_defaults(func=cmd_leaderboard)
@@ -122,6 +136,7 @@ def cmd_leaderboard(args) -> int:
     check_output_folder(args.out, "--out")  # before any work
     subtracks = lb.find_subtracks(args.ref)
     several = not (args.ref / MANIFEST).is_file()
+    human = _human_ratings(args, subtracks, several)  # bad ratings stop us before anything is scored
     if not args.submissions.is_dir():
         raise InputError("no such submissions folder", str(args.submissions))
     names = lb.read_manifest(args.manifest, args.submissions) if args.manifest else {}
@@ -145,6 +160,11 @@ def cmd_leaderboard(args) -> int:
     if not plan:
         raise InputError(f"no sub-track folder ({', '.join(s for s, _ in subtracks)}) holds submissions here",
                          str(args.submissions))
+    if human is not None:
+        from reteco.organizers.human_corrected import check_items
+
+        _, _, entries, _ = plan[0]
+        check_items(human, entries, lb.expected_unit_keys(references[plan[0][0]]), str(args.submissions))
     used = {e.file for _, _, entries, _ in plan for e in entries}
     for file in sorted(set(names) - used):
         print(f"{args.manifest}: warning: {file} is not a submission of any sub-track scored here", file=sys.stderr)
@@ -165,6 +185,8 @@ def cmd_leaderboard(args) -> int:
                 resamples=args.resamples, seed=args.seed, reference_info=info, procedure=args.procedure,
                 alpha=args.alpha,
             )
+            if human is not None:
+                board["human_corrected"] = _corrected(sub, board, view_entries, view_outcomes, human, args)
             label = sub if view_out == out else f"{sub} {BEST_FOLDER}"
             for warning in board["warnings"]:
                 print(f"{label}: warning: {warning}", file=sys.stderr)
@@ -190,3 +212,32 @@ def cmd_leaderboard(args) -> int:
         print(f"{sub}: {len(board['systems'])} ranked, {len(board['unranked'])} unranked, {len(board['failed'])} "
               f"not scored ({ranking}) -> {out}")
     return EXIT_INCOMPLETE if internal else EXIT_OK
+
+
+def _human_ratings(args, subtracks, several: bool):
+    """The humans' scores for ``--human-ratings`` (None without it); UsageError when the options
+    do not go together or REF is not one judged sub-track's folder."""
+    from reteco.problems import UsageError
+    from reteco.subtracks import JUDGED_SUBTRACK_IDS
+
+    if (args.human_ratings is None) != (args.key is None):
+        raise UsageError("--human-ratings and --key go together: the ratings are keyed by item code, the sample's "
+                         "key.csv says which submission and turn each item is")
+    if args.human_ratings is None:
+        return None
+    if several or subtracks[0][0] not in JUDGED_SUBTRACK_IDS:
+        raise UsageError(f"--human-ratings: --ref must be the reference folder of the judged sub-track the sample was "
+                         f"drawn from ({' or '.join(JUDGED_SUBTRACK_IDS)}), not {args.ref}")
+    if args.no_judge:
+        raise UsageError("--human-ratings corrects the judge's figures: it cannot go with --no-judge")
+    from reteco.organizers.human_corrected import read_human_ratings
+
+    return read_human_ratings(args.human_ratings, args.key)
+
+
+def _corrected(sub: str, board: dict, entries, outcomes, human, args) -> dict:
+    from reteco.metrics.significance import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES
+    from reteco.organizers.human_corrected import human_corrected
+
+    return human_corrected(sub, board, entries, outcomes, human, n_units=board["units"], confidence=DEFAULT_CONFIDENCE,
+                           resamples=args.resamples or DEFAULT_RESAMPLES, seed=args.seed, alpha=args.alpha)

@@ -331,6 +331,28 @@ def _extract(reference: Reference, scores: dict, details: dict, problems: Proble
         if values is not None and abs(math.fsum(values) / len(values) - scores[JUDGE_MEAN]) > _UNIT_MEAN_TOLERANCE:
             raise RuntimeError(f"the per-turn {JUDGE_MEAN} figures do not average to scores.json's {JUDGE_MEAN}")
         out["generation_units"] = {"keys": keys, "values": values, "absent": absent}
+    if sub.judged and generation.get("per_turn"):
+        # For ``--human-ratings`` (reteco.organizers.human_corrected): the judge's per-turn scores.
+        out["judge_turns"] = judge_scores_per_turn(generation["per_turn"])
+        out["judge_signature"] = generation.get("judge", {}).get("signature")
+    return out
+
+
+def judge_scores_per_turn(per_turn: list[dict]) -> dict:
+    """The judge's per-turn figures of 2b/2c's ``per_turn`` rows: ``{"keys": turn keys,
+    "answered": [bool], <dimension>: [normalized (s - 1) / 4, 0 for an unanswered turn, None
+    without a valid verdict], "judge_mean": [the five dimensions' mean, None unless all five
+    are valid]}``."""
+    out: dict = {"keys": [row["turn"] for row in per_turn], "answered": [bool(row["answered"]) for row in per_turn]}
+    for d in DIMENSIONS:
+        values = []
+        for row in per_turn:
+            verdict = row.get("judgments", {}).get(d)
+            valid = verdict is not None and verdict["status"] == "ok" and verdict["normalized"] is not None
+            values.append(0.0 if not row["answered"] else float(verdict["normalized"]) if valid else None)
+        out[d] = values
+    columns = list(zip(*(out[d] for d in DIMENSIONS)))
+    out[JUDGE_MEAN] = [None if None in turn else math.fsum(turn) / len(DIMENSIONS) for turn in columns]
     return out
 
 
