@@ -26,6 +26,7 @@ import io
 import json
 from pathlib import Path
 
+from reteco.outputs import human_corrected_tables as corrected
 from reteco.outputs.charts import escape
 from reteco.outputs.leaderboard_latex import render_latex
 from reteco.outputs.leaderboard_text import (
@@ -62,6 +63,11 @@ def write_tables(board: dict, folder: Path, *, latex_columns: list[str] | None =
         path = folder / name
         path.write_text(text, encoding="utf-8", newline="")
         written.append(path)
+    if "human_corrected" in board:  # --human-ratings: reteco.outputs.human_corrected_tables
+        for name, text in ((corrected.CSV_FILE, corrected.render_csv(board["human_corrected"])),
+                           (corrected.TEX_FILE, corrected.render_latex(board))):
+            (folder / name).write_text(text, encoding="utf-8", newline="")
+            written.append(folder / name)
     return written
 
 
@@ -245,6 +251,8 @@ def render_html(board: dict) -> str:
                                  for s in board["systems"]]))
         out.append(_html_plots(board))
         out.append(_html_generation(board))
+        if "human_corrected" in board:
+            out.append(corrected.render_html(board["human_corrected"]))
         for name, title, groups in (("per_domain", "Per domain", board["domains"]),
                                     ("per_depth", "Per turn depth", board["depth_groups"])):
             if groups:
