@@ -216,3 +216,27 @@ def test_an_unrated_dimension_is_absent_with_its_reason(corrected, tmp_path, cap
     assert figures[JUDGE_MEAN]["absent"].startswith("judge_mean needs every dimension rated")
     assert math.isfinite(figures["coherence"]["estimate"])
     assert block["ranking"]["absent"].startswith("0 ranked system(s) have a prediction-powered judge_mean")
+
+
+def test_judge_report_discloses_the_system_scores_under_their_judge(corrected, tmp_path, capsys):
+    board_path = corrected["root"] / "out" / "leaderboard.json"
+    assert main(["judge-report", "--out", str(tmp_path / "report"), "--leaderboard", str(board_path)]) == 0
+    report = json.loads((tmp_path / "report" / "judge-report.json").read_text())
+    scores = report["system_scores"]
+    block = corrected["board"]["human_corrected"]
+    assert scores["judge_signatures"] == block["judge_signatures"] == [report["judge"]["signature"]]
+    assert scores["same_judge"] is True
+    by_name = {s["name"]: s["figures"][JUDGE_MEAN] for s in block["systems"]}
+    for row in scores["systems"]:
+        assert row["estimate"] == by_name[row["name"]]["estimate"] and row["judge"] == by_name[row["name"]]["judge"]
+    text = (tmp_path / "report" / "judge-report.md").read_text()
+    assert "## System scores: judge, prediction-powered, humans" in text
+    assert f"judge signature `{report['judge']['signature']}`" in text
+    first = scores["systems"][0]
+    assert f"{first['estimate']:.4f} [{first['ci_low']:.4f}, {first['ci_high']:.4f}]" in text
+    # a leaderboard without human ratings is not what --leaderboard takes
+    plain = tmp_path / "plain.json"
+    plain.write_text(json.dumps({k: v for k, v in corrected["board"].items() if k != "human_corrected"}))
+    capsys.readouterr()
+    assert main(["judge-report", "--out", str(tmp_path / "r2"), "--leaderboard", str(plain)]) == 1
+    assert "no 'human_corrected'" in capsys.readouterr().err

@@ -2,7 +2,7 @@
 
     reteco judge-report --out DIR [--config judge.yaml] [--details DETAILS.json ...]
                         [--golden GOLDEN.jsonl judge_meta.json] [--agreement agreement.json]
-                        [--sample sample.json]
+                        [--sample sample.json] [--leaderboard leaderboard.json]
 
 Writes ``DIR/judge-report.md`` and ``DIR/judge-report.json`` (``reteco.judge.report``): the
 prompts and their signature (prompt version, sha256 of every prompt file), the configured model
@@ -16,7 +16,8 @@ judgments per dimension; from ``--golden``, told apart by their content, a ``ret
 judge it ran with (a warning when its signature is not the configured judge's or a details
 file's); from a ``reteco human-sample`` record, the sample; from an ``reteco agreement`` result,
 the agreement table, under the judge that produced it (its signature; a warning when it is not
-the configured judge, or records none). Exit 1 when a file cannot be used (named, with the line
+the configured judge, or records none); from a ``reteco leaderboard --human-ratings`` output, the
+system-level table judge / prediction-powered / humans under its judge signature. Exit 1 when a file cannot be used (named, with the line
 or the field), or when the inputs name judges by signature and none is the configured judge
 (``no_input_of_the_configured_judge``: the report would describe another judge than its own).
 
@@ -56,6 +57,9 @@ def add_judge_report_parser(subparsers) -> argparse.ArgumentParser:
                    "(golden set v2), told apart by their content; one of each")
     p.add_argument("--agreement", type=Path, help="agreement.json of `reteco agreement`")
     p.add_argument("--sample", type=Path, help="the sample record of `reteco human-sample` (OUT/sample.json)")
+    p.add_argument("--leaderboard", type=Path,
+                   help="leaderboard.json of `reteco leaderboard --human-ratings`: the system-level table judge / "
+                   "prediction-powered / humans")
     p.set_defaults(func=cmd_judge_report)
     return p
 
@@ -72,8 +76,11 @@ def cmd_judge_report(args) -> int:
     golden, golden_meta = _golden_inputs(args.golden)
     agreement = _json_object(args.agreement, "dimensions", "an agreement.json of `reteco agreement`") if args.agreement else None
     sample = _json_object(args.sample, "strata", "a sample record of `reteco human-sample`") if args.sample else None
+    leaderboard = ((shown_path(args.leaderboard), _json_object(args.leaderboard, "human_corrected",
+                                                               "a leaderboard.json of `reteco leaderboard --human-ratings`"))
+                   if args.leaderboard else None)
     report = build_report(config, details=details, golden=golden, golden_meta=golden_meta, agreement=agreement,
-                          sample=sample)
+                          sample=sample, leaderboard=leaderboard)
     mismatch = no_input_of_the_configured_judge(report)
     if mismatch:
         raise InputError(mismatch, "judge-report")
@@ -97,6 +104,11 @@ def cmd_judge_report(args) -> int:
         print(f"warning: the agreement figures were made with judge signature "
               f"{agreed['judge_signature'] or '(none recorded)'}, not the configured {report['judge']['signature']}",
               file=sys.stderr)
+    scores = report.get("system_scores")
+    if scores and not scores["same_judge"]:
+        print(f"warning: the system scores of {scores['file']} were made with judge signature(s) "
+              f"{', '.join(scores['judge_signatures']) or '(none recorded)'}, not the configured "
+              f"{report['judge']['signature']}", file=sys.stderr)
     print(f"judge {report['judge']['signature']}: report -> {args.out / 'judge-report.md'} and judge-report.json")
     return 0
 
