@@ -98,16 +98,16 @@ def read_human_ratings(paths: list[Path], key_path: Path) -> HumanScores:
         raise InputError(f"the key has no {' or '.join(lacking)} for some items: --human-ratings joins items to "
                          f"submissions through the key `reteco human-sample` writes (columns item_id,conversation_id,"
                          f"system,submission,turn,...)", key.file, 1)
-    ratings = merge_ratings([read_ratings(path, key=key) for path in paths])
+    parts = [read_ratings(path, key=key) for path in paths]
     problems = Problems()
-    for row in ratings.rows:
-        if judge_signature(row.rater) is not None:
-            problems.error(ratings.file if len(paths) == 1 else "--human-ratings", row.line if len(paths) == 1 else None,
-                           f"rater {quoted(row.rater)} names a judge (<model>@<signature>): --human-ratings takes the "
-                           "humans' ratings, never a judge's")
-            break
+    for part in parts:
+        row = next((r for r in part.rows if judge_signature(r.rater) is not None), None)
+        if row is not None:
+            problems.error(part.file, row.line, f"rater {quoted(row.rater)} names a judge (<model>@<signature>): "
+                                                "--human-ratings takes the humans' ratings, never a judge's")
     if problems.has_errors:
         raise InputError(problems)
+    ratings = merge_ratings(parts)
     by_item: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
     for row in ratings.rows:
         by_item[row.item_id][row.dimension].append(row.score)
