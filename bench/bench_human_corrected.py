@@ -8,7 +8,8 @@ Synthetic judged outcomes (what ``reteco.organizers.leaderboard.score_one`` retu
 judge scores 1..5 on the five dimensions, 5% of turns unanswered) and a human sample of ITEMS
 (system, turn) items spread evenly over the systems, rated by two humans a point below the judge
 now and then. Then, in one child process (wall time of each step; peak RSS, ``ru_maxrss``, of the
-process): ``build_leaderboard`` (the judge's bootstrap, rank intervals and Tukey HSD, as without
+process; and ``tracemalloc``'s traced peak of the human-corrected step alone, which numpy's
+arrays report to): ``build_leaderboard`` (the judge's bootstrap, rank intervals and Tukey HSD, as without
 ratings), ``human_corrected`` (PPI++ per system and figure, the corrected ranking's bootstrap,
 rank intervals and Holm-corrected groups) and ``write_tables``. Prints a Markdown table.
 """
@@ -19,6 +20,7 @@ import argparse
 import multiprocessing
 import resource
 import time
+import tracemalloc
 from pathlib import Path
 
 
@@ -67,15 +69,18 @@ def run(systems: int, units: int, resamples: int, items: int, out: str, queue) -
     start = time.perf_counter()
     board = build_leaderboard("2b", entries, outcomes, unit_keys=keys, resamples=resamples)
     judge = time.perf_counter() - start
+    tracemalloc.start()
     start = time.perf_counter()
     board["human_corrected"] = human_corrected("2b", board, entries, outcomes, ratings, n_units=units, confidence=0.95,
                                                resamples=resamples, seed=2027, alpha=0.05)
     corrected = time.perf_counter() - start
+    corrected_peak = tracemalloc.get_traced_memory()[1] / 2**20
+    tracemalloc.stop()
     start = time.perf_counter()
     write_tables(board, Path(out))
     files = time.perf_counter() - start
     ranking = board["human_corrected"]["ranking"]
-    queue.put({"judge": judge, "corrected": corrected, "files": files,
+    queue.put({"judge": judge, "corrected": corrected, "files": files, "corrected_peak": corrected_peak,
                "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                "order_differs": len(ranking["order_differs"])})
 
@@ -96,10 +101,11 @@ def main() -> int:
     result = queue.get()
     process.join()
     print("| systems x turns | resamples | rated items | judge statistics (s) | human-corrected (s) | files (s) "
-          "| peak RSS (MB) | order differs |")
-    print("|---|---|---|---|---|---|---|---|")
+          "| human-corrected peak traced (MiB) | process peak RSS (MB) | order differs |")
+    print("|---|---|---|---|---|---|---|---|---|")
     print(f"| {args.systems} x {args.units} | {args.resamples} | {args.items} | {result['judge']:.1f} | "
-          f"{result['corrected']:.1f} | {result['files']:.1f} | {result['peak_mb']:.0f} | {result['order_differs']} |")
+          f"{result['corrected']:.1f} | {result['files']:.1f} | {result['corrected_peak']:.0f} | {result['peak_mb']:.0f} | "
+          f"{result['order_differs']} |")
     return 0
 
 
