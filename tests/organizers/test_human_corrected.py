@@ -240,3 +240,70 @@ def test_judge_report_discloses_the_system_scores_under_their_judge(corrected, t
     capsys.readouterr()
     assert main(["judge-report", "--out", str(tmp_path / "r2"), "--leaderboard", str(plain)]) == 1
     assert "no 'human_corrected'" in capsys.readouterr().err
+
+
+# --- by hand, and the ranking's bootstrap against a plain loop -------------------------------------
+
+
+def _tiny_inputs():
+    """Six turns: t0..t4 answered, t5 unanswered; t0 and t1 rated by the humans."""
+    from reteco.organizers.human_corrected import HumanScores
+    from reteco.organizers.leaderboard import Entry
+
+    f = [1.0, 0.5, 0.5, 0.0, 0.75, 0.0]
+    keys = [f"t{i}" for i in range(6)]
+    turns = {"keys": keys, "answered": [True] * 5 + [False], **{d: list(f) for d in (*DIMENSIONS, JUDGE_MEAN)}}
+    human = {("a.jsonl", "t0"): 0.75, ("a.jsonl", "t1"): 0.25}
+    ratings = HumanScores(("h.csv",), "key.csv", 1, {k: {d: v for d in (*DIMENSIONS, JUDGE_MEAN)} for k, v in human.items()},
+                          {k: (f"item-{i}", i + 2) for i, k in enumerate(human)}, tuple(DIMENSIONS))
+    entry = Entry(Path("a.jsonl"), "a.jsonl", "a", "")
+    outcome = {"ok": True, "judge_turns": turns, "judge_reason": None, "judge_signature": "0123456789abcdef"}
+    return entry, outcome, ratings
+
+
+def test_a_tiny_system_by_hand():
+    # y = (0.75, 0.25), f = (1, 0.5), f~ = (0.5, 0, 0.75): cov0(y, f) = 0.0625; var1 of the pooled
+    # f = 0.55 / 4 = 0.1375; lambda = 0.0625 / ((1 + 2/3) 0.1375) = 3/11;
+    # theta_A = (3/11)(5/12) + 0.5 - (3/11)(3/4) = 9/22; one of six judged turns is unanswered
+    # (0 by rule): the estimate is (5/6)(9/22) = 15/44; the judge's mean 2.75/6; humans (5/6) 0.5.
+    from reteco.organizers.human_corrected import human_corrected
+
+    entry, outcome, ratings = _tiny_inputs()
+    block = human_corrected("2c", {"systems": []}, [entry], [outcome], ratings, n_units=6, confidence=0.95,
+                            resamples=10, seed=1, alpha=0.05)
+    row = block["systems"][0]["figures"]["coherence"]
+    assert row["lambda"] == pytest.approx(3 / 11, abs=1e-15)
+    assert row["estimate"] == pytest.approx(15 / 44, abs=1e-15)
+    assert row["judge"] == pytest.approx(2.75 / 6, abs=1e-15)
+    assert row["human"] == pytest.approx(5 / 12, abs=1e-15)
+    assert (row["n_rated"], row["n_judged"], row["n_unanswered"]) == (2, 6, 1)
+    assert "ranking" not in block  # 2c is ranked by its official figure
+
+
+def test_the_rankings_bootstrap_equals_a_plain_loop():
+    from reteco.organizers.human_corrected import _Sample, bootstrap_estimates
+
+    rng = np.random.default_rng(8)
+    n_units, resamples, seed = 30, 200, 5
+    samples = []
+    for _ in range(3):
+        order = rng.permutation(n_units)
+        rated, unrated, unanswered = np.sort(order[:6]), np.sort(order[6:26]), np.sort(order[26:])
+        f_all = rng.random(n_units)
+        samples.append(_Sample(rated, rng.random(6), f_all[rated], unrated, f_all[unrated], unanswered,
+                               float(rng.random())))
+    theta = bootstrap_estimates(samples, n_units=n_units, resamples=resamples, seed=seed)
+    draws = np.random.default_rng(seed).integers(0, n_units, size=(resamples, n_units))
+    rated_rng = np.random.default_rng(seed + 1)
+    rated_draws = [rated_rng.integers(0, len(s.y), size=(resamples, len(s.y))) for s in samples]
+    for s, sample in enumerate(samples):
+        f_of = dict(zip(sample.unrated.tolist(), sample.f_unrated.tolist()))
+        answered = set(sample.rated.tolist()) | set(f_of)
+        judged = answered | set(sample.unanswered.tolist())
+        for r in range(resamples):
+            picked = [f_of[t] for t in draws[r] if t in f_of]
+            imputed = sum(picked) / len(picked) if picked else sample.f_unrated.mean()
+            share = sum(t in answered for t in draws[r]) / max(1, sum(t in judged for t in draws[r]))
+            residual = [sample.y[i] - sample.lam * sample.f[i] for i in rated_draws[s][r]]
+            expected = share * (sample.lam * imputed + sum(residual) / len(residual))
+            assert theta[s, r] == pytest.approx(expected, abs=1e-12)
