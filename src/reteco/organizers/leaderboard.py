@@ -265,7 +265,8 @@ def score_one(reference: Reference, entry_path: Path, options: ScoringOptions, j
     """Score one submission; return what the leaderboard needs of it, as plain data.
 
     ``{"ok": True, "scores", "warnings", "unit_keys", "unit_values", "unit_values_absent",
-    "per_domain", "per_depth", "judge_reason"}`` or ``{"ok": False, "kind": "input" | "internal" |
+    "per_domain", "per_depth", "judge_reason"}`` (judged sub-tracks also ``"judge_turns"``,
+    ``judge_scores_per_turn``'s figures, and ``"judge_signature"``) or ``{"ok": False, "kind": "input" | "internal" |
     "reference", "errors": [lines]}``. An input error's lines are the messages ``reteco score``
     prints; "reference" is the organizers' data failing (``ReferenceDataError``, e.g. the frozen
     temporal labels locked by a labelling run), which ``score_entries`` raises for the whole table.
