@@ -5,8 +5,10 @@ verdicts and the filled sheets; 2b ranked by the corrected figure; bad ratings r
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
+import io
 import json
 import math
 from pathlib import Path
@@ -71,10 +73,16 @@ def corrected(tmp_path_factory):
                 writer.writerows(rows)
             sheets.append(path)
         cache = root / "cache"
-        code = main(["leaderboard", "--ref", str(root / "ref" / "2b"), "--submissions", str(subs), "--out",
-                     str(root / "out"), "--jobs", "1", "--resamples", "300", "--judge-cache", str(cache),
-                     "--human-ratings", *map(str, sheets), "--key", str(sample / "key.csv")])
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            code = main(["leaderboard", "--ref", str(root / "ref" / "2b"), "--submissions", str(subs), "--out",
+                         str(root / "out"), "--jobs", "1", "--resamples", "300", "--judge-cache", str(cache),
+                         "--human-ratings", *map(str, sheets), "--key", str(sample / "key.csv")])
         assert code == 0
+        board = json.loads((root / "out" / "leaderboard.json").read_text())
+        differs = len(board["human_corrected"]["ranking"]["order_differs"])
+        assert (f"2b: human-corrected judge_mean for 4 of 4 systems (36 rated items); the corrected ranking differs "
+                f"from the judge's for {differs} systems") in printed.getvalue()
         reference = Reference.read(root / "ref" / "2b")
         per_turn = {name: score_submission(reference, subs / f"{name}.jsonl", cache_dir=cache).per_topic["generation.per_turn"]
                     for name in SYSTEMS}

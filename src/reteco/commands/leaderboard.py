@@ -208,6 +208,8 @@ def cmd_leaderboard(args) -> int:
         reasons = Counter(row["reason"] for row in board["unranked"])
         for reason, count in reasons.items():
             print(f"{sub}: warning: {count} submission{'s' if count > 1 else ''} unranked: {reason}", file=sys.stderr)
+        if "human_corrected" in board:
+            print(f"{sub}: {_corrected_summary(board['human_corrected'])}")
         ranking = f"ranked by {board['ranked_by']}" if board["ranked_by"] else "unranked"
         print(f"{sub}: {len(board['systems'])} ranked, {len(board['unranked'])} unranked, {len(board['failed'])} "
               f"not scored ({ranking}) -> {out}")
@@ -241,3 +243,16 @@ def _corrected(sub: str, board: dict, entries, outcomes, human, args) -> dict:
 
     return human_corrected(sub, board, entries, outcomes, human, n_units=board["units"], confidence=DEFAULT_CONFIDENCE,
                            resamples=args.resamples or DEFAULT_RESAMPLES, seed=args.seed, alpha=args.alpha)
+
+
+def _corrected_summary(block: dict) -> str:
+    """One line on the human-corrected figures: how many systems got a corrected judge_mean, and
+    whether the corrected ranking orders them as the judge does."""
+    corrected = sum("estimate" in (s.get("figures") or {}).get("judge_mean", {}) for s in block["systems"])
+    line = (f"human-corrected judge_mean for {corrected} of {len(block['systems'])} systems "
+            f"({block['ratings']['items']} rated items)")
+    ranking = block.get("ranking")
+    if ranking and "order_differs" in ranking:
+        differs = ranking["order_differs"]
+        line += f"; the corrected ranking differs from the judge's for {len(differs)} systems"
+    return line
