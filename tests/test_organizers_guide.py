@@ -17,7 +17,7 @@ Nothing in a command is substituted. What the guide says the organizers provide 
   (``BY_HAND`` below: an unknown step fails the test).
 
 Sizes: the guide's own (the synthetic release's dev split, the kit's sample submissions,
-``--n 300`` taking all 102 answered items); about a minute on an idle machine.
+``--n 40`` of the 102 answered items); about a minute on an idle machine.
 """
 
 from __future__ import annotations
@@ -220,6 +220,16 @@ def test_the_guide_runs_as_written(organizers_folder):
     assert "Sub-track 2b (2 details files):" in md and "None" not in md
     board = json.loads((folder / "lb" / "2b" / "leaderboard.json").read_text())
     assert len(board["systems"]) == 2 and board["unranked"] == [] and board["failed"] == []  # 2b ranked, by this judge
+    # The walk from the human sample to the corrected leaderboard (issue 19): the 40 items of the
+    # sample, each rated on every dimension, correct the two systems' judge means.
+    corrected = json.loads((folder / "lb-human" / "leaderboard.json").read_text())["human_corrected"]
+    assert corrected["judge_signatures"] == [configured] and corrected["ratings"]["raters"] == 3
+    means = [system["figures"]["judge_mean"] for system in corrected["systems"]]
+    assert sum(m["n_rated"] for m in means) == corrected["ratings"]["items"] == 40
+    assert all(m["ci_low"] <= m["estimate"] <= m["ci_high"] and m["n_judged"] == 51 for m in means)
+    assert len(corrected["ranking"]["systems"]) == 2
+    human_report = json.loads((folder / "report-human" / "judge-report.json").read_text())
+    assert human_report["system_scores"]["same_judge"] is True
     judged = list((folder / "judged").glob("judged_submissions_2b.*"))
     assert {p.suffix for p in judged} == {".csv", ".md"}
     teams = [row["team"] for row in csv.DictReader((folder / "judged" / "judged_submissions_2b.csv").open())]

@@ -3,6 +3,7 @@
     reteco judge-report --out DIR [--config judge.yaml] [--details DETAILS.json ...]
                         [--golden GOLDEN.jsonl judge_meta.json] [--agreement agreement.json]
                         [--sample sample.json] [--stability rejudging_2b.json ...]
+                        [--leaderboard leaderboard.json]
 
 Writes ``DIR/judge-report.md`` and ``DIR/judge-report.json`` (``reteco.judge.report``): the
 prompts and their signature (prompt version, sha256 of every prompt file), the configured model
@@ -18,8 +19,9 @@ file's); from a ``reteco human-sample`` record, the sample; from an ``reteco agr
 the agreement table, under the judge that produced it (its signature; a warning when it is not
 the configured judge, or records none) and, when it has a system level, the system rankings'
 agreement (Kendall's tau-b and tau_AP, ``reteco.judge.stability_report``); from ``--stability``,
-the re-judging and second judges of ``reteco judge-submissions``, each under both signatures.
-Exit 1 when a file cannot be used (named, with the line
+the re-judging and second judges of ``reteco judge-submissions``, each under both signatures;
+from a ``reteco leaderboard --human-ratings`` output, the system-level table judge /
+prediction-powered / humans under its judge signature. Exit 1 when a file cannot be used (named, with the line
 or the field), or when the inputs name judges by signature and none is the configured judge
 (``no_input_of_the_configured_judge``: the report would describe another judge than its own).
 
@@ -62,6 +64,9 @@ def add_judge_report_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--stability", type=Path, nargs="+", default=[],
                    help="rejudging_<sub>.json and second_judge_<sub>.json of `reteco judge-submissions --repeat-seed / "
                    "--second-judge-config`")
+    p.add_argument("--leaderboard", type=Path,
+                   help="leaderboard.json of `reteco leaderboard --human-ratings`: the system-level table judge / "
+                   "prediction-powered / humans")
     p.set_defaults(func=cmd_judge_report)
     return p
 
@@ -80,8 +85,11 @@ def cmd_judge_report(args) -> int:
     sample = _json_object(args.sample, "strata", "a sample record of `reteco human-sample`") if args.sample else None
     stability = [(shown_path(path), _json_object(path, "kind", "a rejudging_<sub>.json or second_judge_<sub>.json of "
                                                   "`reteco judge-submissions`")) for path in args.stability]
+    leaderboard = ((shown_path(args.leaderboard), _json_object(args.leaderboard, "human_corrected",
+                                                               "a leaderboard.json of `reteco leaderboard --human-ratings`"))
+                   if args.leaderboard else None)
     report = build_report(config, details=details, golden=golden, golden_meta=golden_meta, agreement=agreement,
-                          sample=sample, stability=stability)
+                          sample=sample, stability=stability, leaderboard=leaderboard)
     mismatch = no_input_of_the_configured_judge(report)
     if mismatch:
         raise InputError(mismatch, "judge-report")
@@ -105,6 +113,11 @@ def cmd_judge_report(args) -> int:
         print(f"warning: the agreement figures were made with judge signature "
               f"{agreed['judge_signature'] or '(none recorded)'}, not the configured {report['judge']['signature']}",
               file=sys.stderr)
+    scores = report.get("system_scores")
+    if scores and not scores["same_judge"]:
+        print(f"warning: the system scores of {scores['file']} were made with judge signature(s) "
+              f"{', '.join(scores['judge_signatures']) or '(none recorded)'}, not the configured "
+              f"{report['judge']['signature']}", file=sys.stderr)
     print(f"judge {report['judge']['signature']}: report -> {args.out / 'judge-report.md'} and judge-report.json")
     return 0
 

@@ -4,7 +4,7 @@
                        [--procedure tukey-hsd|holm|fdr] [--alpha A] [--resamples R] [--seed S]
                        [--per-team best] [--top N] [--latex-columns K,K,...]
                        [--no-judge] [--judge-config C] [--judge-cache D] [--round LABELS]
-                       [--topic-stability [SPLITS]]
+                       [--topic-stability [SPLITS]] [--human-ratings H.csv [H2.csv ...] --key KEY.csv]
 
 REF is one sub-track's reference folder (``build/reference/2a``: DIR holds its submissions and
 OUT gets the files), or a folder of them (``build/reference``: DIR/<sub-track>/ holds each
@@ -21,6 +21,12 @@ A configuration under which no pair can be significant is said on stderr and in 
 (``reteco.organizers.topic_stability``), in leaderboard.json, .html, .tex and
 topic_stability.txt; an option of this command because it needs the per-unit figures that only
 the scoring here holds (leaderboard.json does not keep them).
+
+With ``--human-ratings`` (REF a judged sub-track's folder): the humans' ratings of
+``reteco human-sample``'s sample, joined through its key, correct the judge's figures
+(``reteco.organizers.human_corrected``: prediction-powered estimates beside the judge-only and
+human-only intervals; the sub-track ranked by judge_mean also ranked by the corrected figure),
+in leaderboard.json's ``human_corrected`` block, human_corrected.csv and the page.
 
 Exit codes: 0 the leaderboards are written (a submission that cannot be scored is listed in
 them with its messages, not ranked); 1 the command's input cannot be used (REF, DIR, the
@@ -58,6 +64,11 @@ statistics: per system a percentile bootstrap interval of the figure over units 
   systems not significantly different as letters; the per-unit figures are those
   `reteco score` writes in details.json (per_unit). --resamples defaults to what the table needs
   (10,000, or 2 x pairs / alpha under holm and fdr, at most 1,000,000).
+human ratings: --human-ratings H.csv ... --key KEY.csv (the sample's key.csv of `reteco
+  human-sample`; the ratings in the agreement format keyed by item code, one file per annotator)
+  add per system and judge dimension the prediction-powered (PPI++) estimate of the humans' mean
+  score with its 95% interval, beside the judge-only and human-only intervals; 2b is also ranked
+  by the corrected judge_mean. REF must be one judged sub-track's reference folder.
 paper: --top N puts the N best systems in the LaTeX main table (the diagnostics tables, the page
   and the CSV keep all); --latex-columns chooses the main table's figures besides the ranking one (default
   per sub-track, see the rows' paper_columns in reteco.subtracks); the others go to the
@@ -107,6 +118,9 @@ def add_leaderboard_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--no-judge", action="store_true", help="2b/2c: do not call the LLM judge (no judge figures)")
     add_judge_config_option(p, help_text="judge config YAML (default: the packaged judge.yaml)")
     add_judge_cache_option(p, used_for=" for 2b/2c")
+    p.add_argument("--human-ratings", type=Path, nargs="+", metavar="H.csv",
+                   help="humans' ratings of the human-sample's items (agreement format, keyed by item code); with --key")
+    p.add_argument("--key", type=Path, help="the human sample's key.csv (reteco human-sample), for --human-ratings")
     p.add_argument("--no-progress", action="store_true", help="no progress bar (it is off anyway when stderr "
                                                                 "is not a terminal)")
     p.set_defaults(func=cmd_leaderboard)
@@ -141,6 +155,7 @@ def cmd_leaderboard(args) -> int:
     check_output_folder(args.out, "--out")  # before any work
     subtracks = lb.find_subtracks(args.ref)
     several = not (args.ref / MANIFEST).is_file()
+    human = _human_ratings(args, subtracks, several)  # bad ratings stop us before anything is scored
     if not args.submissions.is_dir():
         raise InputError("no such submissions folder", str(args.submissions))
     names = lb.read_manifest(args.manifest, args.submissions) if args.manifest else {}
@@ -170,6 +185,11 @@ def cmd_leaderboard(args) -> int:
     if not plan:
         raise InputError(f"no sub-track folder ({', '.join(s for s, _ in subtracks)}) holds submissions here",
                          str(args.submissions))
+    if human is not None:
+        from reteco.organizers.human_corrected import check_items
+
+        _, _, entries, _ = plan[0]
+        check_items(human, entries, lb.expected_unit_keys(references[plan[0][0]]), str(args.submissions))
     used = {e.file for _, _, entries, _ in plan for e in entries}
     for file in sorted(set(names) - used):
         print(f"{args.manifest}: warning: {file} is not a submission of any sub-track scored here", file=sys.stderr)
@@ -206,6 +226,8 @@ def cmd_leaderboard(args) -> int:
                 outcome_of = {e.file: o for e, o in zip(view_entries, view_outcomes)}
                 board["topic_stability"] = board_topic_stability(
                     [outcome_of[s["file"]] for s in board["systems"]], seed=args.seed, splits=args.topic_stability)
+            if human is not None:
+                board["human_corrected"] = _corrected(sub, board, view_entries, view_outcomes, human, args)
             label = sub if view_out == out else f"{sub} {BEST_FOLDER}"
             for warning in board["warnings"]:
                 print(f"{label}: warning: {warning}", file=sys.stderr)
@@ -227,7 +249,51 @@ def cmd_leaderboard(args) -> int:
         reasons = Counter(row["reason"] for row in board["unranked"])
         for reason, count in reasons.items():
             print(f"{sub}: warning: {count} submission{'s' if count > 1 else ''} unranked: {reason}", file=sys.stderr)
+        if "human_corrected" in board:
+            print(f"{sub}: {_corrected_summary(board['human_corrected'])}")
         ranking = f"ranked by {board['ranked_by']}" if board["ranked_by"] else "unranked"
         print(f"{sub}: {len(board['systems'])} ranked, {len(board['unranked'])} unranked, {len(board['failed'])} "
               f"not scored ({ranking}) -> {out}")
     return EXIT_INCOMPLETE if internal else EXIT_OK
+
+
+def _human_ratings(args, subtracks, several: bool):
+    """The humans' scores for ``--human-ratings`` (None without it); UsageError when the options
+    do not go together or REF is not one judged sub-track's folder."""
+    from reteco.problems import UsageError
+    from reteco.subtracks import JUDGED_SUBTRACK_IDS
+
+    if (args.human_ratings is None) != (args.key is None):
+        raise UsageError("--human-ratings and --key go together: the ratings are keyed by item code, the sample's "
+                         "key.csv says which submission and turn each item is")
+    if args.human_ratings is None:
+        return None
+    if several or subtracks[0][0] not in JUDGED_SUBTRACK_IDS:
+        raise UsageError(f"--human-ratings: --ref must be the reference folder of the judged sub-track the sample was "
+                         f"drawn from ({' or '.join(JUDGED_SUBTRACK_IDS)}), not {args.ref}")
+    if args.no_judge:
+        raise UsageError("--human-ratings corrects the judge's figures: it cannot go with --no-judge")
+    from reteco.organizers.human_corrected import read_human_ratings
+
+    return read_human_ratings(args.human_ratings, args.key)
+
+
+def _corrected(sub: str, board: dict, entries, outcomes, human, args) -> dict:
+    from reteco.metrics.significance import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES
+    from reteco.organizers.human_corrected import human_corrected
+
+    return human_corrected(sub, board, entries, outcomes, human, n_units=board["units"], confidence=DEFAULT_CONFIDENCE,
+                           resamples=args.resamples or DEFAULT_RESAMPLES, seed=args.seed, alpha=args.alpha)
+
+
+def _corrected_summary(block: dict) -> str:
+    """One line on the human-corrected figures: how many systems got a corrected judge_mean, and
+    whether the corrected ranking orders them as the judge does."""
+    corrected = sum("estimate" in (s.get("figures") or {}).get("judge_mean", {}) for s in block["systems"])
+    line = (f"human-corrected judge_mean for {corrected} of {len(block['systems'])} systems "
+            f"({block['ratings']['items']} rated items)")
+    ranking = block.get("ranking")
+    if ranking and "order_differs" in ranking:
+        differs = ranking["order_differs"]
+        line += f"; the corrected ranking differs from the judge's for {len(differs)} systems"
+    return line

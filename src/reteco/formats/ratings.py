@@ -56,6 +56,7 @@ HEADER_HINT = "the header must be item_id,conversation_id,dimension,rater,score 
 KEYED_HINT = ("the header must be item_id,dimension,rater,score (conversation_id and system come from the key; "
               "if present they must match it)")
 KEY_COLUMNS = ("item_id", "conversation_id", "system")
+SAMPLE_KEY_COLUMNS = ("submission", "turn")  # kept when present (``KeyedItem``)
 #: A judge's rater name: ``<model>@<signature>`` (the judge's 16-hex signature, ``JudgeConfig.signature``),
 #: so that its ratings can only be attributed to the judge that gave them.
 JUDGE_RATER = re.compile(r"(?P<model>.+)@(?P<signature>[0-9a-f]{16})")
@@ -94,6 +95,11 @@ class KeyedItem:
 
     conversation_id: str
     system: str
+    # What ``reteco human-sample``'s key adds, for ``leaderboard --human-ratings``: the submission
+    # (file or folder name) and the turn (its key) the item is; "" when the key has no such column.
+    submission: str = ""
+    turn: str = ""
+    line: int = 0  # the item's line in the key file
 
 
 @dataclass(frozen=True)
@@ -106,8 +112,9 @@ class ItemKey:
 
 def read_item_key(path: Path | str) -> ItemKey:
     """Read a key file (``reteco human-sample`` writes it): a CSV with at least the columns
-    ``item_id,conversation_id,system`` (others, such as ``submission`` and ``turn``, are kept for
-    the organizers and ignored here), one row per item; InputError naming every bad line."""
+    ``item_id,conversation_id,system`` (``submission`` and ``turn`` are kept when present, for
+    ``leaderboard --human-ratings``; other columns are ignored), one row per item; InputError
+    naming every bad line."""
     name = str(path)
     text = _read_text(path, "the key file")
     reader = csv.reader(io.StringIO(text, newline=""))
@@ -137,7 +144,8 @@ def read_item_key(path: Path | str) -> ItemKey:
         elif item in items:
             problems.error(name, line, f"item {quoted(item)} is already in the key (line {first_line[item]})")
         else:
-            items[item] = KeyedItem(conversation, system)
+            extra = [values[columns[c]] if c in columns else "" for c in SAMPLE_KEY_COLUMNS]
+            items[item] = KeyedItem(conversation, system, *extra, line=line)
             first_line[item] = line
     if problems.has_errors:
         raise InputError(problems)

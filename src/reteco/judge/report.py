@@ -109,14 +109,17 @@ SUBTRACK_NOT_RECORDED = "not recorded"
 
 def build_report(config: Any, *, details: list[tuple[str, dict]] = (), golden: list[dict] | None = None,
                  golden_meta: tuple[str, dict] | None = None, agreement: dict | None = None,
-                 sample: dict | None = None, stability: list[tuple[str, dict]] = ()) -> dict[str, Any]:
+                 sample: dict | None = None, stability: list[tuple[str, dict]] = (),
+                 leaderboard: tuple[str, dict] | None = None) -> dict[str, Any]:
     """The disclosure as a JSON-ready dict: the judge (prompts, signature, models, endpoint,
     decoding, the config's file name, never its path), the retry procedure, invalid and missing
     judgments per sub-track and dimension over the given details.json files, golden set v1 results (``golden``,
     the lines of ``reteco judge --golden``), the golden set v2 meta-evaluation (``golden_meta``,
     (shown name, judge_meta.json of ``reteco judge-meta``): each check against its threshold, the
     judge it ran with and every judge of the report it differs from), the human sample and the
-    agreement table. Each optional part is absent when its input is not given."""
+    agreement table, and from a leaderboard made with ``--human-ratings`` (``leaderboard``: (shown
+    name, leaderboard.json)) the system-level table judge / prediction-powered / humans under its
+    judge signature (``_system_scores``). Each optional part is absent when its input is not given."""
     prompts = config.prompts
     report: dict[str, Any] = {
         "judge": {
@@ -156,7 +159,29 @@ def build_report(config: Any, *, details: list[tuple[str, dict]] = (), golden: l
             report["rank_agreement"] = ranks
     if stability:
         report["stability"] = [stability_report.stability(name, result, config.signature) for name, result in stability]
+    if leaderboard is not None:
+        report["system_scores"] = _system_scores(*leaderboard, config.signature)
     return report
+
+
+def _system_scores(name: str, board: dict, configured_signature: str) -> dict[str, Any]:
+    """judge_mean per system from a leaderboard's ``human_corrected`` block (reteco.organizers.
+    human_corrected): judge-only, prediction-powered and human-only figures with their intervals,
+    n rated and the effective sample size, under the judge signatures the block records."""
+    block = board["human_corrected"]
+    keep = ("judge", "judge_ci_low", "judge_ci_high", "estimate", "ci_low", "ci_high", "human", "human_ci_low",
+            "human_ci_high", "n_rated", "n_judged", "effective_sample_size")
+    systems = []
+    for system in block["systems"]:
+        row = (system.get("figures") or {}).get("judge_mean") or {"absent": system.get("absent", "")}
+        systems.append({"name": system["name"]} | ({k: row[k] for k in keep if k in row} if "estimate" in row
+                                                   else {"absent": row.get("absent", "")}))
+    signatures = list(block.get("judge_signatures") or [])
+    ranking = block.get("ranking") or {}
+    return {"file": name, "subtrack": board.get("subtrack"), "judge_signatures": signatures,
+            "same_judge": bool(signatures) and all(s == configured_signature for s in signatures),
+            "confidence": block.get("confidence"), "ratings": block.get("ratings"), "systems": systems,
+            "order_differs": ranking.get("order_differs"), "estimator": (block.get("method") or {}).get("estimator")}
 
 
 def judges_of_inputs(report: dict[str, Any]) -> list[tuple[str, str]]:
@@ -173,6 +198,8 @@ def judges_of_inputs(report: dict[str, Any]) -> list[tuple[str, str]]:
     if agreement and agreement.get("judge_signature"):
         found.append(("the agreement", agreement["judge_signature"]))
     found += [(s["file"], s["judge_signature"]) for s in report.get("stability", []) if s.get("judge_signature")]
+    scores = report.get("system_scores")
+    found += [(scores["file"], s) for s in (scores or {}).get("judge_signatures") or []]
     return found
 
 
@@ -373,7 +400,33 @@ def render_markdown(report: dict[str, Any]) -> str:
         out += [""] + stability_report.rank_agreement_markdown(report["rank_agreement"], _table)
     if "stability" in report:
         out += [""] + stability_report.stability_markdown(report["stability"], _table)
+    if "system_scores" in report:
+        out += [""] + _system_scores_markdown(report["system_scores"])
     return "\n".join(out) + "\n"
+
+
+def _system_scores_markdown(t: dict) -> list[str]:
+    """The system-level table: judge, prediction-powered (corrected by the humans), humans."""
+    signatures = ", ".join(f"`{s}`" for s in t["judge_signatures"]) or "none recorded"
+    out = ["## System scores: judge, prediction-powered, humans", "",
+           f"judge_mean of sub-track {t['subtrack']} ({t['file']}), judge signature {signatures}; "
+           f"{(t.get('ratings') or {}).get('items')} human-rated items; {t.get('estimator')}.", ""]
+    if not t["same_judge"]:
+        out += ["> **Warning:** these figures were not (all) made by the judge configured for this report.", ""]
+    if t.get("order_differs") is not None:
+        out += [f"Ranked by the corrected figure, the order differs from the judge's for "
+                f"{len(t['order_differs'])} systems" + (f": {', '.join(map(printable, t['order_differs']))}."
+                                                          if t["order_differs"] else "."), ""]
+
+    def cell(row: dict, prefix: str, value: str) -> str:
+        return (f"{row[value]:.4f} [{row[prefix + 'ci_low']:.4f}, {row[prefix + 'ci_high']:.4f}]"
+                if value in row else "")
+
+    rows = [[printable(r["name"]), cell(r, "judge_", "judge"), cell(r, "", "estimate"), cell(r, "human_", "human"),
+             str(r.get("n_rated", "")), f"{r['effective_sample_size']:.1f}" if "effective_sample_size" in r else "",
+             printable(r.get("absent", ""))] for r in t["systems"]]
+    return out + _table(["system", "judge", "prediction-powered", "humans", "n rated", "effective n", "absent"], rows,
+                        "No system has judge figures: there is no figure to show.")
 
 
 def _setting(value: Any, unset: str = "no limit") -> str:

@@ -270,7 +270,8 @@ def score_one(reference: Reference, entry_path: Path, options: ScoringOptions, j
     """Score one submission; return what the leaderboard needs of it, as plain data.
 
     ``{"ok": True, "scores", "warnings", "unit_keys", "unit_values", "unit_values_absent",
-    "per_domain", "per_depth", "judge_reason"}`` or ``{"ok": False, "kind": "input" | "internal" |
+    "per_domain", "per_depth", "judge_reason"}`` (judged sub-tracks also ``"judge_turns"``,
+    ``judge_scores_per_turn``'s figures, and ``"judge_signature"``) or ``{"ok": False, "kind": "input" | "internal" |
     "reference", "errors": [lines]}``. An input error's lines are the messages ``reteco score``
     prints; "reference" is the organizers' data failing (``ReferenceDataError``, e.g. the frozen
     temporal labels locked by a labelling run), which ``score_entries`` raises for the whole table.
@@ -350,6 +351,22 @@ def _extract(reference: Reference, scores: dict, details: dict, problems: Proble
         out["generation_units"] = {"keys": keys, "values": values, "absent": absent}
     if sub.judged and generation.get("per_turn"):
         out["figure_units"] = generation_figure_units(generation["per_turn"], out["scores"])
+        # For ``--human-ratings`` (reteco.organizers.human_corrected): the judge's per-turn scores.
+        out["judge_turns"] = judge_scores_per_turn(generation["per_turn"])
+        out["judge_signature"] = generation.get("judge", {}).get("signature")
+    return out
+
+
+def judge_scores_per_turn(per_turn: list[dict]) -> dict:
+    """The judge's per-turn figures of 2b/2c's ``per_turn`` rows: ``{"keys": turn keys,
+    "answered": [bool], <dimension>: [``turn_dimension_figure``: normalized (s - 1) / 4, 0 for an
+    unanswered turn, None without a valid verdict], "judge_mean": [the five dimensions' mean,
+    None unless all five are valid]}``."""
+    out: dict = {"keys": [row["turn"] for row in per_turn], "answered": [bool(row["answered"]) for row in per_turn]}
+    for d in DIMENSIONS:
+        out[d] = [turn_dimension_figure(row, d) for row in per_turn]
+    columns = list(zip(*(out[d] for d in DIMENSIONS)))
+    out[JUDGE_MEAN] = [None if None in turn else math.fsum(turn) / len(DIMENSIONS) for turn in columns]
     return out
 
 

@@ -26,6 +26,7 @@ import io
 import json
 from pathlib import Path
 
+from reteco.outputs import human_corrected_tables as corrected
 from reteco.outputs import topic_stability_tables
 from reteco.outputs.charts import escape
 from reteco.outputs.leaderboard_latex import render_latex
@@ -68,6 +69,11 @@ def write_tables(board: dict, folder: Path, *, latex_columns: list[str] | None =
         path = folder / name
         path.write_text(text, encoding="utf-8", newline="")
         written.append(path)
+    if "human_corrected" in board:  # --human-ratings: reteco.outputs.human_corrected_tables
+        for name, text in ((corrected.CSV_FILE, corrected.render_csv(board["human_corrected"])),
+                           (corrected.TEX_FILE, corrected.render_latex(board))):
+            (folder / name).write_text(text, encoding="utf-8", newline="")
+            written.append(folder / name)
     return written
 
 
@@ -260,6 +266,8 @@ def render_html(board: dict) -> str:
         out.append(_html_generation(board))
         out.append(_html_figure_intervals(board))
         out.append(html_round(board))  # with --round only (reteco.outputs.round_html)
+        if "human_corrected" in board:
+            out.append(corrected.render_html(board["human_corrected"]))
         for name, title, groups in (("per_domain", "Per domain", board["domains"]),
                                     ("per_depth", "Per turn depth", board["depth_groups"])):
             if groups:
