@@ -29,6 +29,7 @@ same command again asks only what is left: the cache keeps the rest).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import tempfile
@@ -114,9 +115,17 @@ def cmd_judge_submissions(args) -> int:
     print(f"judge: {judge}; cache: {describe_judge_cache(args.judge_cache)}", file=sys.stderr)
     incomplete = 0
     with tempfile.TemporaryDirectory(prefix="reteco-bulk-") as tmp:
+        bulks = []
         for n, (sub, ref_dir, source) in enumerate(plan):
             bulk = js.read_bulk_download(source, Path(tmp) / str(n))
-            kept, superseded = js.last_per_team(bulk.submissions)
+            bulks.append((sub, ref_dir, bulk, *js.last_per_team(bulk.submissions)))
+        if config.use_batch_api:
+            if not _phase_batches(bulks, options, config, args, progress):
+                return EXIT_INCOMPLETE
+            # Everything the batches answered is in the cache; what they could not answer (failed
+            # lines, re-asks) is asked live, never in a batch of its own per team.
+            options = dataclasses.replace(options, judge_overrides=(("use_batch_api", False),))
+        for sub, ref_dir, bulk, kept, superseded in bulks:
             for name in bulk.skipped:
                 print(f"{sub}: skipped {name}: not named as Codabench's bulk download names submissions", file=sys.stderr)
             for name, why in bulk.refused:
@@ -139,6 +148,31 @@ def cmd_judge_submissions(args) -> int:
             print(f"{sub}: {len(kept)} teams ({ranked} ranked), {len(superseded)} earlier submissions superseded -> "
                   f"{', '.join(os.fspath(p) for p in written)}")
     return EXIT_INCOMPLETE if incomplete else EXIT_OK
+
+
+def _phase_batches(bulks, options, config, args, progress: bool) -> bool:
+    """With ``use_batch_api``: the phase's one Batch API job (``reteco.llm.batch``). A first pass
+    scores every kept submission with ``batch_queue_only``, queueing its first asks in the
+    cache; they are sent as one batch (or several of ``batch_max_requests``), each id recorded
+    before waiting, and collected. Whether every batch finished: False (exit 4, nothing written)
+    when one is still running after ``batch_timeout_s``; the same command resumes it."""
+    from reteco.judge import default_cache_dir
+    from reteco.llm.batch import send_phase_batches
+    from reteco.organizers import judge_submissions as js
+
+    queueing = dataclasses.replace(options, judge_overrides=(("batch_queue_only", True),))
+    for sub, ref_dir, _bulk, kept, _superseded in bulks:
+        js.judge_bulk(sub, ref_dir, kept, queueing, jobs=args.jobs, progress=progress)
+    cache_dir = args.judge_cache if args.judge_cache is not None else default_cache_dir()
+    done = send_phase_batches(config, cache_dir)
+    resumed = f", {len(done.resumed)} resumed ({', '.join(done.resumed)})" if done.resumed else ""
+    print(f"judge: Batch API: {done.requests:,} requests in {len(done.resumed) + len(done.submitted)} batch(es): "
+          f"{len(done.submitted)} sent now{resumed}; {done.answered:,} answered", file=sys.stderr)
+    if done.pending:
+        print(f"judge: {next(iter(done.pending.values()))}. Nothing written: run the same command again to "
+              "collect the batches (nothing is sent or paid twice)", file=sys.stderr)
+        return False
+    return True
 
 
 def _print_estimates(args, subtracks, config) -> int:
