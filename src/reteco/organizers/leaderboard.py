@@ -667,6 +667,8 @@ def _system_row(keys: tuple[str, ...], entry: Entry, outcome: dict) -> dict:
         row["absent"] = absent
     if "flagged_answers" in outcome:  # answers the judge flagged as attempts to influence it
         row["flagged_answers"] = outcome["flagged_answers"]
+    if outcome.get("judge_usage") is not None:  # what its verdicts cost (reteco.outputs.leaderboard_usage)
+        row["judge_usage"] = outcome["judge_usage"]
     row["per_domain"] = outcome["per_domain"]
     row["per_depth"] = outcome["per_depth"]
     row["warnings"] = list(outcome["warnings"])

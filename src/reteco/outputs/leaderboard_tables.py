@@ -26,6 +26,7 @@ import io
 import json
 from pathlib import Path
 
+from reteco.outputs import leaderboard_usage
 from reteco.outputs.charts import escape
 from reteco.outputs.leaderboard_latex import render_latex
 from reteco.outputs.leaderboard_text import (
@@ -129,6 +130,9 @@ def render_csv(board: dict) -> str:
         header += [f"{board['generation']['figure']}_{c}" for c in GENERATION_COLUMNS]
     if figure:
         header += [f"{figure}[{d}]" for d in domains] + [f"{figure}[{g}]" for g in groups]
+    usage = leaderboard_usage.shows_usage(board)
+    if usage:
+        header += leaderboard_usage.CSV_COLUMNS
     header.append("notes")
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
@@ -150,6 +154,10 @@ def render_csv(board: dict) -> str:
         if figure:
             cells += [_exact(system["per_domain"].get(d, {}).get(figure)) for d in domains]
             cells += [_exact(system["per_depth"].get(g, {}).get(figure)) for g in groups]
+        if usage:
+            cells += leaderboard_usage.csv_cells(system)
+            if not system.get("judge_usage"):
+                notes.append(f"judge usage {leaderboard_usage.NOT_RECORDED}")
         writer.writerow(cells + ["; ".join(notes)])
     for failure in board["failed"]:
         width = len(header) - 9  # every column but the eight named ones and the notes
@@ -245,6 +253,7 @@ def render_html(board: dict) -> str:
                                  for s in board["systems"]]))
         out.append(_html_plots(board))
         out.append(_html_generation(board))
+        out.append(leaderboard_usage.render_html(board))
         for name, title, groups in (("per_domain", "Per domain", board["domains"]),
                                     ("per_depth", "Per turn depth", board["depth_groups"])):
             if groups:
