@@ -103,7 +103,11 @@ def test_a_batch_still_running_at_the_timeout_writes_nothing_and_says_to_run_aga
     out = tmp_path / "out"
     argv = ["judge-submissions", "--ref", str(ref_root / "2b"), "--submissions", str(_bulk_of_two_teams(tmp_path)),
             "--out", str(out), "--judge-config", str(config), "--judge-cache", str(tmp_path / "cache"), "--no-progress"]
+    with JudgeCache(tmp_path / "cache") as held:  # left queued by an earlier run (another config): never sent
+        held.queue_batch_request("stale-request", 2, {"model": "another-judge", "messages": []})
     assert main(argv) == 4
+    (batch,) = server.batches.values()
+    assert b"stale-request" not in server.files[batch["input_file_id"]]["content"]
     err = capsys.readouterr().err
     assert "run the same command again to collect the batches" in err and "still in_progress" in err
     assert not out.exists() and server.chat_calls == 0

@@ -15,6 +15,12 @@ the cache (``--judge-cache``; import the platform's archives first with ``reteco
 ``judged_submissions_<sub>.csv`` and ``.md``: rank, team, submission, every leaderboard figure of
 the sub-track, judge columns included, and why a figure is absent.
 
+With ``use_batch_api: true`` in the judge config the whole phase (every sub-track's teams) is
+judged as one Batch API job (``_phase_batches``; ``reteco.llm.batch``): queued in a first pass,
+sent as one batch (or several of ``batch_max_requests``), each id recorded before waiting, then
+the tables are written from the cache. Killed, the same command resumes the same batches; still
+running after ``batch_timeout_s``: exit 4 and nothing written.
+
 ``--estimate`` prints, per sub-track, the calls, tokens and money judging each team's last
 submission would take (``reteco.scoring.judge_cost``: every turn answered, reference answers as
 stand-in answers), for the bulk download's teams or ``--teams N`` (before the phase opens);
@@ -158,12 +164,15 @@ def _phase_batches(bulks, options, config, args, progress: bool) -> bool:
     when one is still running after ``batch_timeout_s``; the same command resumes it."""
     from reteco.judge import default_cache_dir
     from reteco.llm.batch import send_phase_batches
+    from reteco.llm.cache import JudgeCache
     from reteco.organizers import judge_submissions as js
 
+    cache_dir = args.judge_cache if args.judge_cache is not None else default_cache_dir()
+    with JudgeCache(cache_dir) as cache:
+        cache.clear_batch_queue()
     queueing = dataclasses.replace(options, judge_overrides=(("batch_queue_only", True),))
     for sub, ref_dir, _bulk, kept, _superseded in bulks:
         js.judge_bulk(sub, ref_dir, kept, queueing, jobs=args.jobs, progress=progress)
-    cache_dir = args.judge_cache if args.judge_cache is not None else default_cache_dir()
     done = send_phase_batches(config, cache_dir)
     resumed = f", {len(done.resumed)} resumed ({', '.join(done.resumed)})" if done.resumed else ""
     print(f"judge: Batch API: {done.requests:,} requests in {len(done.resumed) + len(done.submitted)} batch(es): "

@@ -757,6 +757,11 @@ class JudgeCache:
                          "ON r.request_hash = q.request_hash ORDER BY q.queued_at, q.rowid").fetchall()
         return [(h, json.loads(body)) for h, body in rows]
 
+    def clear_batch_queue(self) -> None:
+        """Empty the queue: each judge-submissions run queues afresh what its submissions need, so
+        nothing an earlier run (another config, another download) left is ever sent."""
+        self._sql("DELETE FROM batch_queue")
+
     def dequeue_batch_requests(self, hashes: Iterable[str]) -> None:
         """Take requests off the queue (a batch carries them now)."""
         for h in hashes:
