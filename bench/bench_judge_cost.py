@@ -59,11 +59,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(llama_cpp: Path, threads: int) -> tuple[subprocess.Popen, str]:
+def start_server(llama_cpp: Path, threads: int, context: int) -> tuple[subprocess.Popen, str]:
     port = free_port()
     process = subprocess.Popen(
         [str(llama_cpp / "bin" / "llama-server"), "--model", str(llama_cpp / "models" / "tiny-biased.gguf"),
-         "--alias", "tiny-judge", "--host", "127.0.0.1", "--port", str(port), "-c", "16384", "-np", "1",
+         "--alias", "tiny-judge", "--host", "127.0.0.1", "--port", str(port), "-c", str(context), "-np", "1",
          "-t", str(threads)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     for _ in range(600):
@@ -92,8 +92,8 @@ def server_figures(cache_dir: Path) -> dict:
     return sums
 
 
-def run(version: int, items, llama_cpp: Path, threads: int) -> dict:
-    process, url = start_server(llama_cpp, threads)
+def run(version: int, items, llama_cpp: Path, threads: int, context: int) -> dict:
+    process, url = start_server(llama_cpp, threads, context)
     try:
         config = dataclasses.replace(
             load_judge_config(), prompt_version=version, prompts=load_prompt_set(version), base_url=url, model="tiny-judge",
@@ -164,6 +164,8 @@ def main() -> int:
     parser.add_argument("--turns", type=int, default=3)
     parser.add_argument("--subtrack", choices=("2b", "2c"), default="2c")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--context", type=int, default=32768,
+                        help="the server's context (-c): version 3's prompts with real passages pass 16,384 tokens")
     parser.add_argument("--llama-cpp", type=Path, default=SHARED / "tools" / "llama.cpp")
     parser.add_argument("--documents", type=Path,
                         default=SHARED / "data" / "reteco_sample" / "track2_recor" / "documents.jsonl",
@@ -184,7 +186,11 @@ def main() -> int:
     if args.sample_passages:
         turns = with_sample_passages(turns, args.documents, args.sample_passages)
     items = every_dimension(turns)
-    results = [run(int(v), items, args.llama_cpp, args.threads) for v in args.order.split(",")]
+    results = [run(int(v), items, args.llama_cpp, args.threads, args.context) for v in args.order.split(",")]
+    failed = [r for r in results if r["statuses"]["error"]]
+    if failed:  # a prompt longer than the context fails: the versions would not be compared on the same items
+        print(f"{len(failed)} runs had failed judgments (a prompt longer than --context {args.context}?): "
+              "the ratios compare different work", file=sys.stderr)
 
     def total(version: int, key: str) -> float:
         return sum(r[key] for r in results if r["version"] == version)

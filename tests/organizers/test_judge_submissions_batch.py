@@ -15,6 +15,7 @@ import time
 import zipfile
 from pathlib import Path
 
+from support.fake_openai_server import http_error
 from support.judged_program import judge_yaml
 from support.paths import REPO_ROOT, SAMPLES
 
@@ -113,3 +114,18 @@ def test_a_batch_still_running_at_the_timeout_writes_nothing_and_says_to_run_aga
     assert not out.exists() and server.chat_calls == 0
     assert main(argv) == 4  # again: the same batch polled, none sent
     assert _batch_creations(server) == 1 and (tmp_path / "cache" / CACHE_FILE).is_file()
+
+
+def test_a_batch_that_cannot_be_created_is_not_asked_live_at_full_price(ref_root, tmp_path, server, capsys):
+    config = judge_yaml(tmp_path, server.base_url, use_batch_api=True, batch_poll_interval_s=0.05)
+    server.batch_create_reply = http_error(500, "batches are down")
+    out = tmp_path / "out"
+    argv = ["judge-submissions", "--ref", str(ref_root / "2b"), "--submissions", str(_bulk_of_two_teams(tmp_path)),
+            "--out", str(out), "--judge-config", str(config), "--judge-cache", str(tmp_path / "cache"), "--no-progress"]
+    assert main(argv) == 4
+    err = capsys.readouterr().err
+    assert "a batch could not be sent" in err and "run the same command again" in err
+    assert server.chat_calls == 0 and not out.exists() and server.batches == {}
+    server.batch_create_reply = None  # the next run sends the same requests as one batch
+    server.batch_polls_until_done = 0
+    assert main(argv) == 0 and len(server.batches) == 1 and server.chat_calls == 0

@@ -83,7 +83,7 @@ async def run_batches(job: BatchJob, groups: Sequence[BatchGroup]) -> None:
     running: list[BatchRecord] = [b for b in job.cache.open_batches() if wanted.keys() & set(b.request_hashes)]
     covered = {h for b in running for h in b.request_hashes}
     todo = [g for h, g in wanted.items() if h not in covered]
-    if getattr(job.config, "batch_queue_only", False):
+    if job.config.batch_queue_only:
         for g in todo:
             job.cache.queue_batch_request(g.cache_key, job.config.prompt_version, g.body)
         for h in wanted:
@@ -95,10 +95,11 @@ async def run_batches(job: BatchJob, groups: Sequence[BatchGroup]) -> None:
     await _collect(job, running, set(wanted))
 
 
-async def _submit_in_chunks(job: BatchJob, requests: Sequence[tuple[str, dict[str, Any]]]) -> list[BatchRecord]:
+async def _submit_in_chunks(job: BatchJob, requests: Sequence[tuple[str, dict[str, Any]]], *,
+                            unsent: str = "asking these {n} requests live") -> list[BatchRecord]:
     """Upload and create batches of at most ``batch_max_requests`` (request hash, body) lines,
     each recorded in the cache the moment it exists; a chunk that cannot be sent is left to the
-    live path."""
+    caller (``unsent`` says what becomes of it in the warning)."""
     submitted = []
     size = job.config.batch_max_requests
     for start in range(0, len(requests), size):
@@ -112,9 +113,8 @@ async def _submit_in_chunks(job: BatchJob, requests: Sequence[tuple[str, dict[st
                 metadata={"tool": "reteco judge", "signature": job.config.signature},
             )
         except openai.OpenAIError as exc:
-            # The live path then asks these requests itself, with its own retries.
-            log.warning("batch submission failed (%s); asking these %d requests live",
-                        job.redact(_describe(exc)), len(chunk))
+            # The caller decides: a run asks them live, the phase job leaves them for the next run.
+            log.warning("batch submission failed (%s); %s", job.redact(_describe(exc)), unsent.format(n=len(chunk)))
             continue
         hashes = tuple(h for h, _ in chunk)
         job.cache.add_batch(batch.id, uploaded.id, job.endpoint, batch.status, hashes)
@@ -147,7 +147,8 @@ async def send_queued_batches(job: BatchJob) -> PhaseBatches:
     job.cache.dequeue_batch_requests(h for h, _ in queued if h in covered or job.cache.latest_call(h) is not None)
     # The preflight goes before a batch is paid for: a refused parameter fails once, nothing is sent.
     preflight = getattr(job, "ensure_preflight", None)
-    submitted = await _submit_in_chunks(job, todo) if todo and (preflight is None or await preflight(todo[0][1])) else []
+    go = todo and (preflight is None or await preflight(todo[0][1]))
+    submitted = await _submit_in_chunks(job, todo, unsent="these {n} requests wait for the next run") if go else []
     sent = {h for b in submitted for h in b.request_hashes}
     reason = getattr(job, "abort_reason", None)
     why = f"not sent: {reason}" if reason else "a batch could not be sent (the warning above says why); run again"
