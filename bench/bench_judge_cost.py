@@ -164,8 +164,8 @@ def main() -> int:
     parser.add_argument("--turns", type=int, default=3)
     parser.add_argument("--subtrack", choices=("2b", "2c"), default="2c")
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--context", type=int, default=32768,
-                        help="the server's context (-c): version 3's prompts with real passages pass 16,384 tokens")
+    parser.add_argument("--context", type=int, default=16384,
+                        help="the server's context (-c); the tiny model's own is 16,384 tokens, the most the server gives it")
     parser.add_argument("--llama-cpp", type=Path, default=SHARED / "tools" / "llama.cpp")
     parser.add_argument("--documents", type=Path,
                         default=SHARED / "data" / "reteco_sample" / "track2_recor" / "documents.jsonl",
