@@ -2,12 +2,13 @@
 tokens, wall time; and the estimate against the tokens the server reports.
 
     .venv/bin/python bench/bench_judge_cost.py [--turns 3] [--subtrack 2c] [--threads 1]
-        [--sample-passages CHARS] [--llama-cpp ../shared/tools/llama.cpp] [--json OUT]
+        [--sample-passages CHARS] [--llama-cpp ../shared/tools/llama.cpp] [--order 2,3,3,2] [--json OUT]
     .venv/bin/python bench/bench_judge_cost.py --table
 
 Judges TURNS golden turns (tests/support/golden_turns.py: the golden cases' own texts; 2c: five
 passages a turn) on the five dimensions through ``run_judge``, once with prompt version 2 and once
-with version 3, each against a freshly started llama-server (one slot, its prompt cache on, as
+with version 3 (``--order``: by default 2, 3, 3, 2, so that a drift in the shared machine's load
+falls on both), each against a freshly started llama-server (one slot, its prompt cache on, as
 shipped: ``--cache-prompt``) on 127.0.0.1, concurrency 1 so that a turn's five requests go one
 after the other and the slot's cache can reuse their shared prefix. Replies are capped at 60
 tokens and not re-asked (``max_reasks: 0``), alike for both versions: the random tiny model's
@@ -58,11 +59,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(llama_cpp: Path, threads: int) -> tuple[subprocess.Popen, str]:
+def start_server(llama_cpp: Path, threads: int, context: int) -> tuple[subprocess.Popen, str]:
     port = free_port()
     process = subprocess.Popen(
         [str(llama_cpp / "bin" / "llama-server"), "--model", str(llama_cpp / "models" / "tiny-biased.gguf"),
-         "--alias", "tiny-judge", "--host", "127.0.0.1", "--port", str(port), "-c", "16384", "-np", "1",
+         "--alias", "tiny-judge", "--host", "127.0.0.1", "--port", str(port), "-c", str(context), "-np", "1",
          "-t", str(threads)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     for _ in range(600):
@@ -91,8 +92,8 @@ def server_figures(cache_dir: Path) -> dict:
     return sums
 
 
-def run(version: int, items, llama_cpp: Path, threads: int) -> dict:
-    process, url = start_server(llama_cpp, threads)
+def run(version: int, items, llama_cpp: Path, threads: int, context: int) -> dict:
+    process, url = start_server(llama_cpp, threads, context)
     try:
         config = dataclasses.replace(
             load_judge_config(), prompt_version=version, prompts=load_prompt_set(version), base_url=url, model="tiny-judge",
@@ -163,11 +164,16 @@ def main() -> int:
     parser.add_argument("--turns", type=int, default=3)
     parser.add_argument("--subtrack", choices=("2b", "2c"), default="2c")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--context", type=int, default=16384,
+                        help="the server's context (-c); the tiny model's own is 16,384 tokens, the most the server gives it")
     parser.add_argument("--llama-cpp", type=Path, default=SHARED / "tools" / "llama.cpp")
     parser.add_argument("--documents", type=Path,
                         default=SHARED / "data" / "reteco_sample" / "track2_recor" / "documents.jsonl",
                         help="with --sample-passages: the sample release's RECOR documents")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--order", default="2,3,3,2",
+                        help="the versions' runs, in order (default 2,3,3,2: each version once early and once late, so "
+                        "a change in the machine's load falls on both alike); the ratios are of the sums")
     parser.add_argument("--table", action="store_true", help="print the cost table (estimate only, no server)")
     parser.add_argument("--sample-passages", type=int, metavar="CHARS",
                         help="2c: fill the five passages with the sample release's RECOR documents cut to CHARS characters")
@@ -180,12 +186,19 @@ def main() -> int:
     if args.sample_passages:
         turns = with_sample_passages(turns, args.documents, args.sample_passages)
     items = every_dimension(turns)
-    results = [run(v, items, args.llama_cpp, args.threads) for v in (2, 3)]
-    v2, v3 = results
+    results = [run(int(v), items, args.llama_cpp, args.threads, args.context) for v in args.order.split(",")]
+    failed = [r for r in results if r["statuses"]["error"]]
+    if failed:  # a prompt longer than the context fails: the versions would not be compared on the same items
+        print(f"{len(failed)} runs had failed judgments (a prompt longer than --context {args.context}?): "
+              "the ratios compare different work", file=sys.stderr)
+
+    def total(version: int, key: str) -> float:
+        return sum(r[key] for r in results if r["version"] == version)
+
     summary = {"turns": args.turns, "subtrack": args.subtrack, "threads": args.threads,
-               "sample_passages": args.sample_passages, "runs": results,
-               "prompt_ms_v3_over_v2": round(v3["prompt_ms"] / v2["prompt_ms"], 3),
-               "wall_v3_over_v2": round(v3["wall_s"] / v2["wall_s"], 3)}
+               "sample_passages": args.sample_passages, "order": args.order, "runs": results,
+               **{f"{key}_v3_over_v2": round(total(3, key) / total(2, key), 3)
+                  for key in ("prompt_ms", "prompt_n", "wall_s") if total(2, key) and total(3, key)}}
     print(json.dumps(summary, indent=2))
     if args.json:
         args.json.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")

@@ -591,6 +591,14 @@ def test_2b_judged_end_to_end_on_the_tiny_reference(tmp_path, fake_openai, monke
     assert (f"Not reported (no ranked system has it): METEOR: {KEYS['meteor'].absent_when}; "
             f"BERTScore F1: {KEYS['bertscore_f1'].absent_when}.") in page
     assert "<th>METEOR</th>" not in page and "<th>ROUGE-L</th>" in page
+    # What each submission's verdicts cost, as the fake server reported it (100 prompt and 20
+    # completion tokens a call); no prices in the config: tokens only, no money.
+    table = list(csv.DictReader(io.StringIO((tmp_path / "out" / "leaderboard.csv").read_text())))
+    for row in table:
+        calls = int(row["judge_calls"])
+        assert calls > 0 and int(row["judge_prompt_tokens"]) == 100 * calls and int(row["judge_completion_tokens"]) == 20 * calls
+        assert row["judge_money_usd"] == "" and row["judge_calls_usage_not_recorded"] == "0"
+    assert "What the judge cost" in page and "no prices" in page
 
 
 # ----------------------------------------------------------------------------- names, manifest

@@ -24,6 +24,12 @@ per-item agreement per dimension, Kendall's tau-b and tau_AP of the two system r
 prints a summary. The first judge's verdicts of the subset come from the cache; the repeat's
 are cached under its own signature, so a rerun pays for nothing twice.
 
+With ``use_batch_api: true`` in the judge config the whole phase (every sub-track's teams) is
+judged as one Batch API job (``_phase_batches``; ``reteco.llm.batch``): queued in a first pass,
+sent as one batch (or several of ``batch_max_requests``), each id recorded before waiting, then
+the tables are written from the cache. Killed, the same command resumes the same batches; still
+running after ``batch_timeout_s``: exit 4 and nothing written.
+
 ``--estimate`` prints, per sub-track, the calls, tokens and money judging each team's last
 submission would take (``reteco.scoring.judge_cost``: every turn answered, reference answers as
 stand-in answers), for the bulk download's teams or ``--teams N`` (before the phase opens);
@@ -39,6 +45,7 @@ the cache keeps the rest).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import tempfile
@@ -150,9 +157,17 @@ def cmd_judge_submissions(args) -> int:
     print(f"judge: {judge}; cache: {describe_judge_cache(args.judge_cache)}", file=sys.stderr)
     incomplete = 0
     with tempfile.TemporaryDirectory(prefix="reteco-bulk-") as tmp:
+        bulks = []
         for n, (sub, ref_dir, source) in enumerate(plan):
             bulk = js.read_bulk_download(source, Path(tmp) / str(n))
-            kept, superseded = js.last_per_team(bulk.submissions)
+            bulks.append((sub, ref_dir, bulk, *js.last_per_team(bulk.submissions)))
+        if config.use_batch_api:
+            if not _phase_batches(bulks, options, config, args, progress):
+                return EXIT_INCOMPLETE
+            # Everything the batches answered is in the cache; what they could not answer (failed
+            # lines, re-asks) is asked live, never in a batch of its own per team.
+            options = dataclasses.replace(options, judge_overrides=(("use_batch_api", False),))
+        for sub, ref_dir, bulk, kept, superseded in bulks:
             for name in bulk.skipped:
                 print(f"{sub}: skipped {name}: not named as Codabench's bulk download names submissions", file=sys.stderr)
             for name, why in bulk.refused:
@@ -230,6 +245,33 @@ def _write_stability(args, sub, ref_dir, kept, rows, config, others, progress) -
         print("\n".join(summary_lines(result, sub)))
         print(f"{sub}: wrote {path}", file=sys.stderr)
     return failed
+
+def _phase_batches(bulks, options, config, args, progress: bool) -> bool:
+    """With ``use_batch_api``: the phase's one Batch API job (``reteco.llm.batch``). A first pass
+    scores every kept submission with ``batch_queue_only``, queueing its first asks in the
+    cache; they are sent as one batch (or several of ``batch_max_requests``), each id recorded
+    before waiting, and collected. Whether every batch finished: False (exit 4, nothing written)
+    when one is still running after ``batch_timeout_s``; the same command resumes it."""
+    from reteco.judge import default_cache_dir
+    from reteco.llm.batch import send_phase_batches
+    from reteco.llm.cache import JudgeCache
+    from reteco.organizers import judge_submissions as js
+
+    cache_dir = args.judge_cache if args.judge_cache is not None else default_cache_dir()
+    with JudgeCache(cache_dir) as cache:
+        cache.clear_batch_queue()
+    queueing = dataclasses.replace(options, judge_overrides=(("batch_queue_only", True),))
+    for sub, ref_dir, _bulk, kept, _superseded in bulks:
+        js.judge_bulk(sub, ref_dir, kept, queueing, jobs=args.jobs, progress=progress)
+    done = send_phase_batches(config, cache_dir)
+    resumed = f", {len(done.resumed)} resumed ({', '.join(done.resumed)})" if done.resumed else ""
+    print(f"judge: Batch API: {done.requests:,} requests in {len(done.resumed) + len(done.submitted)} batch(es): "
+          f"{len(done.submitted)} sent now{resumed}; {done.answered:,} answered", file=sys.stderr)
+    if done.pending:
+        print(f"judge: {next(iter(done.pending.values()))}. Nothing written: run the same command again to "
+              "collect the batches (nothing is sent or paid twice)", file=sys.stderr)
+        return False
+    return True
 
 
 def _print_estimates(args, subtracks, config) -> int:

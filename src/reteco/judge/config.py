@@ -74,8 +74,9 @@ class JudgeConfig(LLMConfig):
         return {"signature": self.signature, "prompt_version": self.prompt_version, **super().describe()}
 
 
-# The file's keys: every field but the loaded prompts and the file's own name, and prompts_dir.
-_FIELDS = [f.name for f in dataclasses.fields(JudgeConfig) if f.name not in ("prompts", "source")]
+# The file's keys: every field but the loaded prompts, the file's own name and the run-time
+# batch_queue_only (judge-submissions' first pass), and prompts_dir.
+_FIELDS = [f.name for f in dataclasses.fields(JudgeConfig) if f.name not in ("prompts", "source", "batch_queue_only")]
 _FIELDS = ["prompt_version", "model", *(f for f in _FIELDS if f not in ("prompt_version", "model"))]
 
 

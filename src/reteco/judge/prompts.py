@@ -82,17 +82,32 @@ class PromptSet:
 
     @property
     def rubric_at_end(self) -> bool:
-        """The prefix-cache layout (version 3 on, ``layout.yaml``'s ``rubric_at_end``): the system
-        message holds the shared rules only, every dimension shows the same data blocks, and the
+        """The first prefix-cache layout (``layout.yaml``'s ``rubric_at_end``): the system message
+        holds the shared rules only, every dimension shows the same data blocks, and the
         dimension's question and rubric close the user message, so the five requests of one
         answer share everything up to the RESPONSE. Before: the rubric ended the system message."""
         return bool(self.layout.get("rubric_at_end"))
 
+    @property
+    def rubrics_in_system(self) -> bool:
+        """The prefix-cache layout of version 3 (``layout.yaml``'s ``rubrics_in_system``): the
+        system message holds the shared rules and then every dimension's question and rubric (in
+        ``DIMENSIONS`` order), every dimension shows the same data blocks, and only the closing
+        line naming the dimension differs. The five requests of one answer share all but that
+        line, and every request of a run shares the system message: a prefix cache processes
+        the rubrics once per run and the data once per answer (bench/README.md, issue 20)."""
+        return bool(self.layout.get("rubrics_in_system"))
+
     def messages(self, item: JudgeItem) -> list[dict[str, str]]:
         """The chat messages asking for ``item``'s judgment: the rules, the fenced data and the
-        dimension's rubric (at the end of the system message, or of the user message when
-        ``rubric_at_end``)."""
+        dimension's rubric (at the end of the system message, of the user message when
+        ``rubric_at_end``, or every dimension's rubric in the system message when
+        ``rubrics_in_system``)."""
         spec = self.dimensions[item.dimension]
+        if self.rubrics_in_system:
+            rubrics = "\n\n".join(self.dimensions[d].text.strip() for d in DIMENSIONS)
+            system = f"{self.system.strip()}\n\n{rubrics}\n"
+            return [{"role": "system", "content": system}, {"role": "user", "content": self._user(item, spec)}]
         if self.rubric_at_end:
             user = f"{self._user(item, spec, closing=False)}\n{spec.text.strip()}\n\n" + \
                 self.layout["closing"].format(dimension=spec.title) + "\n"
@@ -224,8 +239,9 @@ def load_prompt_set(version: int, root: Path = PACKAGED_PROMPTS, *, verify: bool
         raise PromptIntegrityError(f"prompt version {version}: {exc}") from None
     _check_schema(response_format["json_schema"], directory / "schema.json")
     _check_layout(layout, {i for spec in dims.values() for i in spec.inputs}, directory / "layout.yaml")
-    if isinstance(layout, Mapping) and layout.get("rubric_at_end") and len({spec.inputs for spec in dims.values()}) != 1:
-        raise PromptIntegrityError(f"{directory / 'layout.yaml'}: with rubric_at_end every dimension must show the same "
+    shared = isinstance(layout, Mapping) and (layout.get("rubric_at_end") or layout.get("rubrics_in_system"))
+    if shared and len({spec.inputs for spec in dims.values()}) != 1:
+        raise PromptIntegrityError(f"{directory / 'layout.yaml'}: with rubric_at_end or rubrics_in_system every dimension must show the same "
                                    "inputs in the same order (the shared prefix)")
     prompts = PromptSet(
         version=version,

@@ -222,8 +222,9 @@ class _Job(StructuredCaller):
                     from reteco.llm.batch import run_batches
 
                     needing = [g for g in groups.values() if self._needs_call(g)]
-                    # The preflight goes before a batch is paid for: a refused parameter fails once.
-                    if needing and await self.ensure_preflight(needing[0].body):
+                    # The preflight goes before a batch is paid for: a refused parameter fails once
+                    # (queued requests: once for the phase's job, by send_queued_batches).
+                    if needing and (self.config.batch_queue_only or await self.ensure_preflight(needing[0].body)):
                         await run_batches(self, needing)
                 verdicts = await self._judge_groups(list(groups.values()))
             finally:

@@ -10,6 +10,13 @@ for) the same requests again. Results are stored in the cache like live response
 the batch could not answer (failed lines, re-asks after unusable replies). While a batch
 is still running when ``batch_timeout_s`` runs out, its judgments end as status "error"
 with the batch id and the advice to run again.
+
+One job for a whole phase (``reteco judge-submissions``): a first pass scores every submission
+with ``batch_queue_only``, so each run's first asks are queued in the cache (``batch_queue``)
+instead of sent; ``send_queued_batches`` then sends the queue as one batch (or several of at most
+``batch_max_requests`` lines), records each batch id before waiting, and collects them all; the
+final pass scores every submission from the cache. A run killed at any point resumes: queued
+requests a recorded batch carries are not sent again, and running batches are polled.
 """
 
 from __future__ import annotations
@@ -17,13 +24,15 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 import openai
 
 from reteco.llm.cache import BatchRecord, JudgeCache
-from reteco.llm.calls import is_chat_completion
+from reteco.llm.calls import StructuredCaller, is_chat_completion, run_coroutine
 from reteco.llm.config import LLMConfig
 from reteco.llm.usage import TokenUsage, call_usage
 
@@ -56,28 +65,45 @@ BATCH_ENDPOINT = "/v1/chat/completions"
 TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
 
 
-def batch_jsonl(groups: Sequence[BatchGroup]) -> bytes:
-    """The batch input file: one request line per group's first ask."""
+def batch_jsonl(requests: Sequence[tuple[str, dict[str, Any]]]) -> bytes:
+    """The batch input file: one line per (request hash, body) first ask."""
     lines = [
-        json.dumps({"custom_id": g.cache_key, "method": "POST", "url": BATCH_ENDPOINT, "body": g.body}, ensure_ascii=False)
-        for g in groups
+        json.dumps({"custom_id": h, "method": "POST", "url": BATCH_ENDPOINT, "body": body}, ensure_ascii=False)
+        for h, body in requests
     ]
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
 async def run_batches(job: BatchJob, groups: Sequence[BatchGroup]) -> None:
-    """Fill the cache with batch answers to the groups' first asks (see the module docstring)."""
+    """Fill the cache with batch answers to the groups' first asks (see the module docstring);
+    with ``batch_queue_only``, queue them for the phase's job and leave them pending."""
     wanted = {g.cache_key: g for g in groups}
     if not wanted:
         return
     running: list[BatchRecord] = [b for b in job.cache.open_batches() if wanted.keys() & set(b.request_hashes)]
     covered = {h for b in running for h in b.request_hashes}
     todo = [g for h, g in wanted.items() if h not in covered]
+    if job.config.batch_queue_only:
+        for g in todo:
+            job.cache.queue_batch_request(g.cache_key, job.config.prompt_version, g.body)
+        for h in wanted:
+            job.batch_pending[h] = "queued for the phase's Batch API job (reteco judge-submissions sends it)"
+        return
+    for g in todo:
+        job.cache.put_request(g.cache_key, job.config.prompt_version, g.body)
+    running += await _submit_in_chunks(job, [(g.cache_key, g.body) for g in todo])
+    await _collect(job, running, set(wanted))
+
+
+async def _submit_in_chunks(job: BatchJob, requests: Sequence[tuple[str, dict[str, Any]]], *,
+                            unsent: str = "asking these {n} requests live") -> list[BatchRecord]:
+    """Upload and create batches of at most ``batch_max_requests`` (request hash, body) lines,
+    each recorded in the cache the moment it exists; a chunk that cannot be sent is left to the
+    caller (``unsent`` says what becomes of it in the warning)."""
+    submitted = []
     size = job.config.batch_max_requests
-    for start in range(0, len(todo), size):
-        chunk = todo[start:start + size]
-        for g in chunk:
-            job.cache.put_request(g.cache_key, job.config.prompt_version, g.body)
+    for start in range(0, len(requests), size):
+        chunk = requests[start:start + size]
         try:
             uploaded = await job.client.files.create(
                 file=("reteco-judge-batch.jsonl", batch_jsonl(chunk), "application/jsonl"), purpose="batch"
@@ -87,14 +113,73 @@ async def run_batches(job: BatchJob, groups: Sequence[BatchGroup]) -> None:
                 metadata={"tool": "reteco judge", "signature": job.config.signature},
             )
         except openai.OpenAIError as exc:
-            # The live path then asks these requests itself, with its own retries.
-            log.warning("batch submission failed (%s); asking these %d requests live",
-                        job.redact(_describe(exc)), len(chunk))
+            # The caller decides: a run asks them live, the phase job leaves them for the next run.
+            log.warning("batch submission failed (%s); %s", job.redact(_describe(exc)), unsent.format(n=len(chunk)))
             continue
-        job.cache.add_batch(batch.id, uploaded.id, job.endpoint, batch.status, [g.cache_key for g in chunk])
-        running.append(BatchRecord(batch.id, uploaded.id, batch.status, tuple(g.cache_key for g in chunk), False))
+        hashes = tuple(h for h, _ in chunk)
+        job.cache.add_batch(batch.id, uploaded.id, job.endpoint, batch.status, hashes)
+        submitted.append(BatchRecord(batch.id, uploaded.id, batch.status, hashes, False))
         log.info("batch %s submitted: %d requests", batch.id, len(chunk))
-    await _collect(job, running, set(wanted))
+    return submitted
+
+
+@dataclass(frozen=True)
+class PhaseBatches:
+    """What ``send_queued_batches`` did: batches found running and resumed, batches sent now,
+    the requests they carry, those answered, and those still waiting (why, per request hash)."""
+
+    resumed: tuple[str, ...]
+    submitted: tuple[str, ...]
+    requests: int
+    answered: int
+    pending: Mapping[str, str]
+    usage: TokenUsage
+
+
+async def send_queued_batches(job: BatchJob) -> PhaseBatches:
+    """Send the cache's queued first asks as the phase's batches and collect every open batch
+    (module docstring). A queued request that a recorded batch carries, or that has a stored
+    response, is not sent again."""
+    running = job.cache.open_batches()
+    covered = {h for b in running for h in b.request_hashes}
+    queued = job.cache.queued_batch_requests()
+    todo = [(h, body) for h, body in queued if h not in covered and job.cache.latest_call(h) is None]
+    job.cache.dequeue_batch_requests(h for h, _ in queued if h in covered or job.cache.latest_call(h) is not None)
+    # The preflight goes before a batch is paid for: a refused parameter fails once, nothing is sent.
+    preflight = getattr(job, "ensure_preflight", None)
+    go = todo and (preflight is None or await preflight(todo[0][1]))
+    submitted = await _submit_in_chunks(job, todo, unsent="these {n} requests wait for the next run") if go else []
+    sent = {h for b in submitted for h in b.request_hashes}
+    reason = getattr(job, "abort_reason", None)
+    why = f"not sent: {reason}" if reason else "a batch could not be sent (the warning above says why); run again"
+    job.batch_pending.update({h: why for h, _ in todo if h not in sent})
+    for record in submitted:
+        job.cache.dequeue_batch_requests(record.request_hashes)
+    every = [*running, *submitted]
+    wanted = {h for b in every for h in b.request_hashes}
+    await _collect(job, every, wanted)
+    return PhaseBatches(tuple(b.batch_id for b in running), tuple(b.batch_id for b in submitted), len(wanted),
+                        len(job.batch_filled & wanted), dict(job.batch_pending), job.usage)
+
+
+def send_phase_batches(config: LLMConfig, cache_dir: Path) -> PhaseBatches:
+    """``send_queued_batches`` with a client and the cache of ``cache_dir`` (judge-submissions'
+    second pass); raises what the cache or the key raise."""
+    job = _PhaseJob(config, log=log, attempts_noun="batch requests")
+
+    async def send() -> PhaseBatches:
+        async with job.session(cache_dir):
+            return await send_queued_batches(job)
+
+    return run_coroutine(send)
+
+
+class _PhaseJob(StructuredCaller):
+    """The call engine as a ``BatchJob``: its client, cache and redactor, no verdicts."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.batch_pending: dict[str, str] = {}
 
 
 async def _collect(job: BatchJob, running: list[BatchRecord], wanted: set[str]) -> None:

@@ -162,6 +162,10 @@ CREATE TABLE IF NOT EXISTS batches(
     output_file_id TEXT,
     error_file_id TEXT
 );
+CREATE TABLE IF NOT EXISTS batch_queue(
+    request_hash TEXT PRIMARY KEY REFERENCES requests(request_hash),
+    queued_at TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS claims(
     cache_key TEXT PRIMARY KEY,
     owner TEXT NOT NULL,
@@ -178,7 +182,7 @@ CREATE TABLE IF NOT EXISTS conflicts(
 );
 CREATE UNIQUE INDEX IF NOT EXISTS conflicts_once ON conflicts(cache_key, archived_json);
 """
-_TABLES = frozenset({"meta", "requests", "calls", "failures", "judgments", "batches", "claims", "conflicts"})
+_TABLES = frozenset({"meta", "requests", "calls", "failures", "judgments", "batches", "batch_queue", "claims", "conflicts"})
 
 
 class JudgeCacheError(RuntimeError):
@@ -741,6 +745,27 @@ class JudgeCache:
             "output_file_id = COALESCE(?, output_file_id), error_file_id = COALESCE(?, error_file_id) WHERE batch_id = ?",
             (status, collected, now_iso(), output_file_id, error_file_id, batch_id),
         )
+
+    def queue_batch_request(self, request_hash_: str, prompt_version: int, body: Mapping[str, Any]) -> None:
+        """Keep a first ask for the phase's Batch API job (``reteco.llm.batch.send_queued_batches``)."""
+        self.put_request(request_hash_, prompt_version, body)
+        self._sql("INSERT OR IGNORE INTO batch_queue(request_hash, queued_at) VALUES (?, ?)", (request_hash_, now_iso()))
+
+    def queued_batch_requests(self) -> list[tuple[str, dict[str, Any]]]:
+        """The queued first asks, (request hash, body), in the order they were queued."""
+        rows = self._sql("SELECT q.request_hash, r.request_json FROM batch_queue q JOIN requests r "
+                         "ON r.request_hash = q.request_hash ORDER BY q.queued_at, q.rowid").fetchall()
+        return [(h, json.loads(body)) for h, body in rows]
+
+    def clear_batch_queue(self) -> None:
+        """Empty the queue: each judge-submissions run queues afresh what its submissions need, so
+        nothing an earlier run (another config, another download) left is ever sent."""
+        self._sql("DELETE FROM batch_queue")
+
+    def dequeue_batch_requests(self, hashes: Iterable[str]) -> None:
+        """Take requests off the queue (a batch carries them now)."""
+        for h in hashes:
+            self._sql("DELETE FROM batch_queue WHERE request_hash = ?", (h,))
 
     def open_batches(self) -> list[BatchRecord]:
         """Batches submitted but not yet collected (a crash or a timeout left them running)."""

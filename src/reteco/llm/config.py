@@ -64,6 +64,10 @@ class LLMConfig:
     batch_poll_interval_s: float = 30.0
     batch_timeout_s: float = 90000.0
     batch_max_requests: int = 50000
+    # Set by ``reteco judge-submissions`` for its first pass, never read from a file: the Batch
+    # API's first asks are queued in the cache for the phase's one job (``reteco.llm.batch``)
+    # instead of sent as a batch of this run. Not part of who judges.
+    batch_queue_only: bool = field(default=False, compare=False)
     max_calls_per_run: int | None = None  # HTTP requests one run may make (None: no limit)
     max_tokens_per_run: int | None = None  # tokens one run may use (reteco.llm.calls; None: no limit)
     # Dollars per million tokens {input, cached_input, output} and the Batch API's factor on them

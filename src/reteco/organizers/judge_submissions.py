@@ -60,6 +60,8 @@ from reteco.organizers.leaderboard import (
     score_entries,
 )
 from reteco.formats.submission import DEFAULT_MAX_BYTES, open_archive
+# What each submission's verdicts cost (empty: not judged, or no prices): the leaderboard's figures.
+from reteco.outputs.leaderboard_usage import USAGE_COLUMNS
 from reteco.problems import InputError, quoted
 from reteco.subtracks import KEYS, SUBTRACKS
 
@@ -300,10 +302,6 @@ def usage_lines(rows: list[dict]) -> list[str]:
                 f"{total['completion_tokens']:,} completion tokens{missing}; {money}."]
 
 
-#: What each submission's verdicts cost (``reteco.llm.usage``; empty: not judged, or no prices):
-#: calls, tokens as the server reported them, calls whose usage was not recorded, money.
-USAGE_COLUMNS = ("calls", "prompt_tokens", "cached_tokens", "completion_tokens", "calls_usage_not_recorded",
-                 "money_usd")
 
 
 def render_markdown(subtrack: str, rows: list[dict], *, superseded: list[tuple[BulkSubmission, int]],

@@ -59,7 +59,7 @@ import os
 import sys
 import traceback
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from statistics import NormalDist
 
@@ -264,6 +264,9 @@ class ScoringOptions:
     judge_config: Path | None = None  # None: the packaged judge.yaml (endpoint, key from the environment)
     cache_dir: Path | None = None  # None: the judge's default cache
     relevance_round: Path | None = None  # a relevance round's labels: the unjudged diagnostics (round_report)
+    # (field, value) pairs set on the loaded judge config, e.g. judge-submissions' batch passes
+    # (use_batch_api, batch_queue_only): how requests are sent, never who judges.
+    judge_overrides: tuple[tuple[str, object], ...] = ()
 
 
 def score_one(reference: Reference, entry_path: Path, options: ScoringOptions, judge_config=None) -> dict:
@@ -502,11 +505,12 @@ def _score_in_worker(path: str) -> dict:
 
 def _judge_config(options: ScoringOptions):
     """The judge configuration to pass on (None: score_submission loads the packaged one)."""
-    if options.judge_config is None:
+    if options.judge_config is None and not options.judge_overrides:
         return None
     from reteco.judge import load_judge_config
 
-    return load_judge_config(options.judge_config)
+    config = load_judge_config(options.judge_config)
+    return replace(config, **dict(options.judge_overrides)) if options.judge_overrides else config
 
 
 def score_entries(reference_dir: Path, entries: list[Entry], options: ScoringOptions, *, jobs: int,
@@ -768,6 +772,8 @@ def _system_row(keys: tuple[str, ...], entry: Entry, outcome: dict) -> dict:
         row["absent"] = absent
     if "flagged_answers" in outcome:  # answers the judge flagged as attempts to influence it
         row["flagged_answers"] = outcome["flagged_answers"]
+    if outcome.get("judge_usage") is not None:  # what its verdicts cost (reteco.outputs.leaderboard_usage)
+        row["judge_usage"] = outcome["judge_usage"]
     row["per_domain"] = outcome["per_domain"]
     row["per_depth"] = outcome["per_depth"]
     row["warnings"] = list(outcome["warnings"])

@@ -27,6 +27,7 @@ import json
 from pathlib import Path
 
 from reteco.outputs import human_corrected_tables as corrected
+from reteco.outputs import leaderboard_usage
 from reteco.outputs import topic_stability_tables
 from reteco.outputs.charts import escape
 from reteco.outputs.leaderboard_latex import render_latex
@@ -143,6 +144,9 @@ def render_csv(board: dict) -> str:
     header += [f"{k}_{c}" for k in interval_keys for c in ("ci_low", "ci_high")]
     if figure:
         header += [f"{figure}[{d}]" for d in domains] + [f"{figure}[{g}]" for g in groups]
+    usage = leaderboard_usage.shows_usage(board)
+    if usage:
+        header += leaderboard_usage.CSV_COLUMNS
     header.append("notes")
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
@@ -169,6 +173,10 @@ def render_csv(board: dict) -> str:
         if figure:
             cells += [_exact(system["per_domain"].get(d, {}).get(figure)) for d in domains]
             cells += [_exact(system["per_depth"].get(g, {}).get(figure)) for g in groups]
+        if usage:
+            cells += leaderboard_usage.csv_cells(system)
+            if not system.get("judge_usage"):
+                notes.append(f"judge usage {leaderboard_usage.NOT_RECORDED}")
         writer.writerow(cells + ["; ".join(notes)])
     for failure in board["failed"]:
         width = len(header) - 9  # every column but the eight named ones and the notes
@@ -268,6 +276,8 @@ def render_html(board: dict) -> str:
         out.append(html_round(board))  # with --round only (reteco.outputs.round_html)
         if "human_corrected" in board:
             out.append(corrected.render_html(board["human_corrected"]))
+
+        out.append(leaderboard_usage.render_html(board))
         for name, title, groups in (("per_domain", "Per domain", board["domains"]),
                                     ("per_depth", "Per turn depth", board["depth_groups"])):
             if groups:

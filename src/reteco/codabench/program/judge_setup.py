@@ -185,7 +185,7 @@ def _config_values(config) -> dict:
 
     values = {}
     for f in dataclasses.fields(JudgeConfig):
-        if f.name in ("prompts", "source"):
+        if f.name in ("prompts", "source", "batch_queue_only"):
             continue
         value = getattr(config, f.name)
         values[f.name] = str(value) if isinstance(value, Path) else value
