@@ -276,7 +276,6 @@ def render_html(board: dict) -> str:
         out.append(html_round(board))  # with --round only (reteco.outputs.round_html)
         if "human_corrected" in board:
             out.append(corrected.render_html(board["human_corrected"]))
-
         out.append(leaderboard_usage.render_html(board))
         for name, title, groups in (("per_domain", "Per domain", board["domains"]),
                                     ("per_depth", "Per turn depth", board["depth_groups"])):
