@@ -5,7 +5,6 @@ the cache it was imported into pays nothing again for them."""
 
 from __future__ import annotations
 
-import json
 import shutil
 import signal
 import sqlite3

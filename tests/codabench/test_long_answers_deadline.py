@@ -21,7 +21,6 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 from support.judged_program import judge_yaml, judged_input

@@ -18,7 +18,6 @@ import zipfile
 from pathlib import Path
 
 from support.judged_program import EVALUATION, judge_yaml, judged_input
-from support.paths import SAMPLES
 
 from reteco.codabench.bundle.leaderboards import columns
 from reteco.codabench.program import scoring_program

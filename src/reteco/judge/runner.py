@@ -63,7 +63,6 @@ from reteco.llm.calls import (
     CallStats,
     StructuredCaller,
     StructuredRequest,
-    is_chat_completion,  # noqa: F401  (re-exported: batch.py and callers read it here)
     run_coroutine,
 )
 from reteco.llm.compatibility import shape_request
