@@ -76,8 +76,9 @@ def no_bertscore_model(monkeypatch):
 
 def scripted_judge(body: dict):
     text = user_text(body)
-    # The prompt names the dimension by its title ("conversational coherence" for coherence).
-    dimension = re.search(r"Grade the RESPONSE for (.+?) with the rubric", text).group(1).split()[-1]
+    # The prompt names the dimension by its title ("conversational coherence" for coherence):
+    # "... for <title> with the rubric" (version 2), "... for <title> only, with the" (version 3).
+    dimension = re.search(r"Grade the RESPONSE for (.+?)(?: only,)? with the", text).group(1).split()[-1]
     answer = re.search(r"<<<BEGIN RESPONSE (\w+)>>>\n(.*?)\n<<<END RESPONSE", text, re.DOTALL).group(2)
     score = SCRIPTED[answer][dimension]
     flag = False if asks_injection_flag(body) else None  # the reply schema of the request's prompt version
@@ -405,13 +406,15 @@ def test_2c_end_to_end_retrieval_as_2a_plus_generation_with_the_runs_top_5(tmp_p
     # Correctness and completeness are given the turn's gold passage (b1) to judge against (prompt
     # version 3 shows every dimension the same blocks; the rubric names what counts): a retrieval
     # miss costs faithfulness, not correctness.
+    # The rubric that says so is in the system message, which every request of the run shares.
     for dimension in ("correctness", "completeness"):
-        body = next(
-            user_text(r.body) for r in fake_openai.chat_requests
+        request = next(
+            r.body for r in fake_openai.chat_requests
             if f"for {dimension}" in user_text(r.body) and ANSWER_1 in user_text(r.body)
         )
-        assert re.findall(r"BEGIN GOLD PASSAGE \d+ \w+>>>\ndocument id: (\S+)", body) == ["b1"]
-        assert "Judge against the REFERENCE ANSWER and the GOLD PASSAGES" in body or dimension == "completeness"
+        assert re.findall(r"BEGIN GOLD PASSAGE \d+ \w+>>>\ndocument id: (\S+)", user_text(request)) == ["b1"]
+        system = "".join(m["content"] for m in request["messages"] if m["role"] == "system")
+        assert "Judge against the REFERENCE ANSWER and the GOLD PASSAGES" in system
     assert result.details["generation"]["evidence"]["gold_passages_given"] == 1 + 2
     per_turn = result.per_topic["generation.per_turn"]
     assert [t["evidence_doc_ids"] for t in per_turn] == [["b3", "b1", "b2"], [], ["e1", "e3"]]
