@@ -106,4 +106,4 @@ if __name__ == "__main__":
         print(f"internal error: the scoring program cannot load reteco ({type(exc).__name__}); "
               "please report it to the organizers", file=sys.stderr)
         sys.exit(EXIT_INTERNAL)
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main(sys.argv[1:], own_process=True))  # own_process: this process's start counts (judge_plan)
