@@ -18,8 +18,8 @@ requests, whether all five dimensions were written, and the same run without the
 the rest of the scoring costs). ``--long`` makes every answer as long as the format accepts in
 words (4,000 English words, under 32,000 characters: ROUGE-L's and METEOR's costliest answer),
 and the table then also gives what the text metrics took before judging (details.json,
-``generation.judge.window``) beside what the plan keeps back after judging (``FINISH_S`` + 10 ms
-a turn, which held the text metrics before they moved ahead of judging).
+``generation.judge.window``) beside what the plan keeps back after judging (``plan.reserve.finish_s``:
+``FINISH_S`` + 10 ms a turn, scaled by the start's slowdown).
 
 The reserve after judging (``judge_plan``): ``--stall-after N`` makes the server answer N
 judgments and then hold every reply for a minute (the judge must stop at the deadline),
@@ -52,7 +52,7 @@ from support.fake_openai_server import FakeOpenAI, Reply, fake_judge  # noqa: E4
 from support.paths import REPO_ROOT  # noqa: E402
 
 from reteco.codabench.bundle import competition as definition  # noqa: E402
-from reteco.codabench.program.judge_plan import CONTAINER_S, FINISH_PER_TURN_S, FINISH_S  # noqa: E402
+from reteco.codabench.program.judge_plan import CONTAINER_S  # noqa: E402
 from reteco.codabench.program.judge_setup import JUDGE_DIR, count_turns, load_for_bundle, write_judge_setup  # noqa: E402
 from reteco.formats.answers import MAX_ANSWER_CHARS, MAX_ANSWER_WORDS  # noqa: E402
 from reteco.formats.passages import create_passages  # noqa: E402
@@ -225,9 +225,9 @@ def main(argv: list[str] | None = None) -> int:
                 "ideal_judging_s": round((judgments + 1) * (low + high) / 2 / level, 1),
                 "five_dimensions": set(JUDGE) <= set(scores),
                 "text_metrics_s": round(judge["window"]["text_metrics_s"], 1),
-                "kept_after_judging_s": round(FINISH_S + args.turns * FINISH_PER_TURN_S, 1),
+                "kept_after_judging_s": round(plan["reserve"]["finish_s"], 1),
                 "load": args.load, "startup_s": startup, "slowdown": plan["reserve"]["slowdown"],
-                "reserve_s": plan["reserve_s"], "finish_kept_s": plan["reserve"]["finish_s"],
+                "reserve_s": plan["reserve_s"],
                 # After the deadline: the wall time less the measured startup and the judging window.
                 "after_deadline_s": round(wall - startup - plan["judging_until_s"], 1),
             })
@@ -255,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     for r in rows:
         print(f"| {r['concurrency']} | {r['exit']} | {r['startup_s']} | {r['slowdown']} | {r['reserve_s']} "
               f"| {r['judging_window_s']} | {r['text_metrics_s']} | {r['after_deadline_s']} "
-              f"| {r['finish_kept_s']} | {r['wall_s']} | {r['limit_s']} |")
+              f"| {r['kept_after_judging_s']} | {r['wall_s']} | {r['limit_s']} |")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
     return 0

@@ -181,7 +181,10 @@ def test_a_server_that_stalls_past_the_deadline_leaves_the_judge_keys_absent_wit
     (judge_plan), so judging ends ~73 s in on a quiet machine and ~52 s in at the bound. The
     text metrics come first (WordNet's loading included: 5 s quiet, 36 s measured at load ~9 on
     2 cores), and judging must still get time to reach the stall after them: at 40 s and 60 s
-    the bound left judging 5 s and 24 s, which loaded runs had spent on the text metrics."""
+    the bound left judging 5 s and 24 s, which loaded runs had spent on the text metrics. On a
+    machine so loaded that the text metrics still take the window (over 50 s at a load of ~7 on
+    2 cores), the run's ending in time and without a judge figure is checked and the stall's
+    part skipped, saying so."""
     bundles, root, _ = judged_build
     stalling = FakeOpenAI()
     answered = []
@@ -216,15 +219,23 @@ def test_a_server_that_stalls_past_the_deadline_leaves_the_judge_keys_absent_wit
         stalling.stop()
     # 2b ranks by the judge mean: the unjudged run is failed rather than ranked (refuse_unranked).
     assert not done.timed_out and done.returncode == EXIT_INCOMPLETE and elapsed < STALL_LIMIT_S, done.stderr
-    assert len(answered) > 40  # the stall was reached: requests were in flight at the deadline
     assert not (done.output / "scores.json").exists()
     scores = json.loads((done.output / scoring_program.UNRANKED_SCORES).read_text())
     details = json.loads((done.output / "details.json").read_text())
     assert not set(JUDGE) & set(scores) and {"rouge_l", "meteor"} <= set(scores)
     reason = details["absent_scores"]["judge_mean"]
-    plan = details["generation"]["judge"]["plan"]  # the reserve's parts, measured in the run (judge_plan)
+    log = done.stdout + done.stderr
+    assert reason.startswith("the judge did not finish: ") and reason in log and KEY not in log and host not in log
+    judge = details["generation"]["judge"]
+    plan = judge["plan"]  # the reserve's parts, measured in the run (judge_plan)
     assert plan["time_limit_s"] == STALL_LIMIT_S and 0 < plan["reserve"]["startup_s"] < elapsed
     assert 1 <= plan["reserve"]["slowdown"] <= 4 and plan["judging_until_s"] + plan["reserve"]["startup_s"] < elapsed
+    if len(answered) <= 40 and judge["window"]["judging_window_s"] < 10:
+        # Ended by itself in time (above), but the text metrics came first and took the window.
+        pytest.skip(f"the machine was too loaded to reach the stall: the text metrics took "
+                    f"{judge['window']['text_metrics_s']:.0f} s and left judging {judge['window']['judging_window_s']:.0f} s "
+                    f"(the run ended by itself in {elapsed:.0f} s of its {STALL_LIMIT_S} s)")
+    assert len(answered) > 40  # the stall was reached: requests were in flight at the deadline
     # The first 40 requests to arrive were answered: about the first 8 turns on all five dimensions.
     conn = sqlite3.connect(done.output / ARCHIVE_FILE)
     complete = sum(1 for (n,) in conn.execute("SELECT COUNT(*) FROM judgments GROUP BY topic_key") if n == 5)
@@ -232,8 +243,6 @@ def test_a_server_that_stalls_past_the_deadline_leaves_the_judge_keys_absent_wit
     assert 6 <= complete <= 8
     assert reason.startswith("the judge did not finish: judging reached this run's time limit before every answer was "
                              f"judged ({complete} of 45 answered turns were judged on all five dimensions)")
-    log = done.stdout + done.stderr
-    assert reason in log and KEY not in log and host not in log
 
 
 # ---------------------------------------------------------------------------------------------
