@@ -179,12 +179,12 @@ def test_a_server_that_stalls_past_the_deadline_leaves_the_judge_keys_absent_wit
     90 s, not 40: the plan keeps back the start, 5 s for the container, the work after judging
     (6.45 s for 45 turns) scaled by how slowly the run started (up to 4 times: 25.8 s) and 4.5 s
     (judge_plan), so judging ends ~73 s in on a quiet machine and ~52 s in at the bound. The
-    text metrics come first (WordNet's loading included: 5 s quiet, 36 s measured at load ~9 on
-    2 cores), and judging must still get time to reach the stall after them: at 40 s and 60 s
+    text metrics come first (WordNet's loading included: 5 s quiet, 36 s measured at a load of ~7
+    on 2 cores), and judging must still get time to reach the stall after them: at 40 s and 60 s
     the bound left judging 5 s and 24 s, which loaded runs had spent on the text metrics. On a
-    machine so loaded that the text metrics still take the window (over 50 s at a load of ~7 on
-    2 cores), the run's ending in time and without a judge figure is checked and the stall's
-    part skipped, saying so."""
+    machine so loaded that the text metrics still take the window (the test's own runs at a load
+    of 6-9 on 2 cores, three busy loops among it, judged nothing), the run's ending in time and
+    without a judge figure is checked and the stall's part skipped, saying so."""
     bundles, root, _ = judged_build
     stalling = FakeOpenAI()
     answered = []
