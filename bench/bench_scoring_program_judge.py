@@ -1,7 +1,8 @@
 """The Codabench scoring program judging a test-set-sized 2b submission within the phase's limit.
 
     .venv/bin/python bench/bench_scoring_program_judge.py [--turns 200] [--latency 0.5,1.5]
-        [--concurrency 16] [--limit 600] [--seed 7] [--long] [--out DIR] [--json FILE]
+        [--concurrency 16] [--limit 600] [--seed 7] [--long] [--stall-after N] [--load K]
+        [--repeat R] [--out DIR] [--json FILE]
 
 Builds a 2b reference of TURNS turns (3 domains, 2 gold passages of ~1,200 characters per turn,
 a history, a reference answer) and an answer to every turn, writes the judge's setup into the
@@ -11,36 +12,47 @@ phase.json with ``time_limit_s`` LIMIT, then runs ``scoring_program/score.py INP
 the worker does (a child process), once per concurrency level, against
 tests/support/fake_openai_server.py in its own process, which holds every chat reply for a latency
 drawn uniformly from the LATENCY range (seeded). Reports the run's wall time against the
-limit, the judging window for this limit and turn count (``reteco.codabench.program.judge_plan.plan_judging``,
-the function the program plans with, from its own start time), the HTTP
+limit, the judging window the program planned (details.json, ``generation.judge.plan``:
+``reteco.codabench.program.judge_plan``, from its own start time), the HTTP
 requests, whether all five dimensions were written, and the same run without the judge (what
 the rest of the scoring costs). ``--long`` makes every answer as long as the format accepts in
 words (4,000 English words, under 32,000 characters: ROUGE-L's and METEOR's costliest answer),
 and the table then also gives what the text metrics took before judging (details.json,
-``generation.judge.window``) beside what the plan keeps back after judging (``FINISH_S`` + 10 ms
-a turn, which held the text metrics before they moved ahead of judging).
+``generation.judge.window``) beside what the plan keeps back after judging (``plan.reserve.finish_s``:
+``FINISH_S`` + 10 ms a turn, scaled by the start's slowdown).
+
+The reserve after judging (``judge_plan``): ``--stall-after N`` makes the server answer N
+judgments and then hold every reply for a minute (the judge must stop at the deadline),
+``--load K`` runs K busy loops (``while 1: pass``) during the judged runs, ``--repeat R`` runs
+each level R times. The table then gives the plan the program made (details.json,
+``generation.judge.plan``: the startup it measured, the slowdown, the reserve, when judging
+ended) and what the run took after the deadline (its wall time minus the startup and the
+judging window), against what the plan kept back for it.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import multiprocessing
+import os
 import random
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 # tests/support holds the oracles the tests use, the fake OpenAI server among them.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from support.fake_openai_server import FakeOpenAI, fake_judge  # noqa: E402
+from support.fake_openai_server import FakeOpenAI, Reply, fake_judge  # noqa: E402
 from support.paths import REPO_ROOT  # noqa: E402
 
 from reteco.codabench.bundle import competition as definition  # noqa: E402
-from reteco.codabench.program.judge_plan import FINISH_PER_TURN_S, FINISH_S, plan_judging  # noqa: E402
+from reteco.codabench.program.judge_plan import CONTAINER_S  # noqa: E402
 from reteco.codabench.program.judge_setup import JUDGE_DIR, count_turns, load_for_bundle, write_judge_setup  # noqa: E402
 from reteco.formats.answers import MAX_ANSWER_CHARS, MAX_ANSWER_WORDS  # noqa: E402
 from reteco.formats.passages import create_passages  # noqa: E402
@@ -90,30 +102,61 @@ def longest_answer(i: int) -> str:
     return text
 
 
-def _serve(low: float, high: float, seed: int, conn) -> None:
-    """The fake server in its own process; every chat reply held for uniform(low, high) s."""
+STALL_S = 60  # how long a stalling server holds each reply after its first --stall-after judgments
+
+
+def _serve(low: float, high: float, seed: int, stall_after: int | None, conn) -> None:
+    """The fake server in its own process; every chat reply held for uniform(low, high) s, and
+    after ``stall_after`` judgments (None: never) for STALL_S, counted afresh at each "reset"."""
     rng = random.Random(seed)
     server = FakeOpenAI(latency_s=low)
+    answered = [0]
 
     def judge(body):
+        answered[0] += 1
+        if stall_after is not None and answered[0] > stall_after:
+            return Reply(200, {}, delay_s=STALL_S)
         reply = fake_judge(body)
         reply.delay_s = rng.uniform(0.0, high - low)
         return reply
 
     server.judge = judge
     conn.send(server.start())
-    while conn.recv() != "stop":
+    while (message := conn.recv()) != "stop":
+        if message == "reset":
+            answered[0] = 0
         conn.send(server.all_chat_calls)
     server.stop()
 
 
 def run_program(input_dir: Path, output: Path, limit: int) -> tuple[float, int, str]:
+    """Run score.py; (wall s, exit code, log with each line's second after the start). A run is
+    stopped a limit's worth past the limit (exit -9): an overrun is measured rather than cut."""
     if output.exists():
         shutil.rmtree(output)
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, str(REPO_ROOT / "scoring_program" / "score.py"), str(input_dir), str(output)],
-                          capture_output=True, text=True, timeout=limit + 60, check=False)
-    return time.perf_counter() - started, done.returncode, done.stdout + done.stderr
+    lines = []
+    with subprocess.Popen([sys.executable, str(REPO_ROOT / "scoring_program" / "score.py"), str(input_dir), str(output)],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          env={**os.environ, "PYTHONUNBUFFERED": "1"}) as child:
+        timer = threading.Timer(2 * limit + 60, child.kill)
+        timer.start()
+        for line in child.stdout:
+            lines.append(f"{time.perf_counter() - started:7.2f} {line}")
+        timer.cancel()
+    return time.perf_counter() - started, child.returncode, "".join(lines)
+
+
+@contextlib.contextmanager
+def busy_loops(count: int):
+    """``count`` processes spinning on the CPU while the block runs (the loaded machine)."""
+    loops = [subprocess.Popen([sys.executable, "-c", "while 1: pass"]) for _ in range(count)]
+    try:
+        yield
+    finally:
+        for loop in loops:
+            loop.kill()
+            loop.wait()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -126,6 +169,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--long", action="store_true", help="every answer 4,000 words (the format's limit)")
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "bench" / "out" / "scoring_program_judge")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--stall-after", type=int, help=f"the server holds every reply after N judgments for {STALL_S} s")
+    parser.add_argument("--load", type=int, default=0, help="busy loops running during the judged runs")
+    parser.add_argument("--repeat", type=int, default=1, help="judged runs per concurrency level")
     args = parser.parse_args(argv)
     low, high = (float(x) for x in args.latency.split(","))
 
@@ -146,35 +192,44 @@ def main(argv: list[str] | None = None) -> int:
     without, code, log = run_program(input_dir, args.out / "output-nojudge", args.limit)
     assert code == 0, log
     conn, child = multiprocessing.Pipe()
-    server = multiprocessing.Process(target=_serve, args=(low, high, args.seed, child), daemon=True)
+    server = multiprocessing.Process(target=_serve, args=(low, high, args.seed, args.stall_after, child), daemon=True)
     server.start()
     base_url = conn.recv()
     try:
         (args.out / "organizers").mkdir()
         (args.out / "organizers" / "key.txt").write_text("sk-bench-not-a-real-key-0123\n")
-        for level in (int(c) for c in args.concurrency.split(",")):
+        levels = [int(c) for c in args.concurrency.split(",") for _ in range(args.repeat)]
+        for run, level in enumerate(levels):
             config = args.out / "organizers" / "judge.yaml"
             config.write_text(f"prompt_version: 2\nmodel: fake-judge\nbase_url: {base_url}\napi_key_file: key.txt\n"
                               f"concurrency: {level}\n", encoding="utf-8")
             setup = load_for_bundle(config)
             write_judge_setup(input_dir / "ref", setup, max_calls=2 * len(DIMENSIONS) * args.turns + 1)
-            conn.send("calls")
+            conn.send("reset")
             before = conn.recv()
-            wall, code, log = run_program(input_dir, args.out / f"output-c{level}", args.limit)
+            output = args.out / f"output-c{level}-{run}"
+            with busy_loops(args.load):
+                wall, code, log = run_program(input_dir, output, args.limit)
             conn.send("calls")
             calls = conn.recv() - before
-            scores = json.loads((args.out / f"output-c{level}" / "scores.json").read_text())
-            window = json.loads((args.out / f"output-c{level}" / "details.json").read_text())["generation"]["judge"]["window"]
-            plan = plan_judging(0.0, args.limit, count_turns(input_dir / "ref"))
+            (args.out / f"log-c{level}-{run}.txt").write_text(log, encoding="utf-8")
+            scores = json.loads(next(output.glob("*scores.json")).read_text())  # unranked_scores.json: refused
+            judge = json.loads((output / "details.json").read_text())["generation"]["judge"]
+            plan = judge["plan"]
             judgments = len(DIMENSIONS) * args.turns
+            startup = plan["reserve"]["startup_s"] or 0.0
             rows.append({
                 "concurrency": level, "turns": args.turns, "judgments": judgments, "latency_s": [low, high],
                 "http_requests": calls, "exit": code, "wall_s": round(wall, 1), "limit_s": args.limit,
-                "judging_window_s": round(plan.judging_until_s, 1), "rest_of_scoring_s": round(without, 1),
+                "judging_window_s": round(plan["judging_until_s"], 1), "rest_of_scoring_s": round(without, 1),
                 "ideal_judging_s": round((judgments + 1) * (low + high) / 2 / level, 1),
                 "five_dimensions": set(JUDGE) <= set(scores),
-                "text_metrics_s": round(window["text_metrics_s"], 1),
-                "kept_after_judging_s": round(FINISH_S + args.turns * FINISH_PER_TURN_S, 1),
+                "text_metrics_s": round(judge["window"]["text_metrics_s"], 1),
+                "kept_after_judging_s": round(plan["reserve"]["finish_s"], 1),
+                "load": args.load, "startup_s": startup, "slowdown": plan["reserve"]["slowdown"],
+                "reserve_s": plan["reserve_s"],
+                # After the deadline: the wall time less the measured startup and the judging window.
+                "after_deadline_s": round(wall - startup - plan["judging_until_s"], 1),
             })
             shutil.rmtree(input_dir / "ref" / JUDGE_DIR)
     finally:
@@ -192,6 +247,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {r['concurrency']} | {r['judgments']} | {r['http_requests']} | {r['ideal_judging_s']} | {r['wall_s']} "
               f"| {r['judging_window_s']} | {r['limit_s']} | {'yes' if r['five_dimensions'] else 'no'} "
               f"| {r['text_metrics_s']} | {r['kept_after_judging_s']} |")
+    print(f"\nthe reserve: load {args.load} busy loops, the server {'stalling after ' + str(args.stall_after) + ' judgments' if args.stall_after is not None else 'answering'} "
+          f"(container {CONTAINER_S} s kept back, not in the wall time)")
+    print("| concurrency | exit | startup measured (s) | slowdown | reserve (s) | judging until (s) | text metrics (s) "
+          "| after the deadline (s) | kept back for it (s) | wall (s) | limit (s) |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        print(f"| {r['concurrency']} | {r['exit']} | {r['startup_s']} | {r['slowdown']} | {r['reserve_s']} "
+              f"| {r['judging_window_s']} | {r['text_metrics_s']} | {r['after_deadline_s']} "
+              f"| {r['kept_after_judging_s']} | {r['wall_s']} | {r['limit_s']} |")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
     return 0

@@ -11,6 +11,9 @@ import html
 import json
 import shutil
 import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -269,11 +272,63 @@ def test_the_setup_repr_never_shows_the_key(tmp_path, server):
 
 def test_the_plan_keeps_back_startup_finishing_and_a_share_of_the_limit():
     plan = judge_plan.plan_judging(100.0, 600, 200)
-    # 5 s startup + 10 s finishing + 200 turns x 0.01 s + 5% of 600 s = 47 s.
-    assert plan.reserve_s == pytest.approx(47.0)
-    assert plan.deadline == pytest.approx(653.0) and plan.judging_until_s == pytest.approx(553.0)
+    # Not measured (main called in-process): 0 startup + 5 s container + 1 x (6 s + 200 x 0.01 s) + 5% of 600 s.
+    assert plan.reserve_s == pytest.approx(43.0) and plan.slowdown == 1.0
+    assert plan.deadline == pytest.approx(657.0) and plan.judging_until_s == pytest.approx(557.0)
     small = judge_plan.plan_judging(0.0, 30, 51)
-    assert small.reserve_s == pytest.approx(5 + 10 + 0.51 + 1.5)
+    assert small.reserve_s == pytest.approx(5 + 6 + 0.51 + 1.5)
+
+
+def test_a_slow_start_keeps_back_more_for_the_work_after_judging():
+    Startup = judge_plan.Startup
+    # All on the CPU, faster than the reference's 0.4 s: slowdown 1.
+    quiet = judge_plan.plan_judging(0.0, 600, 200, Startup(0.36, 0.36))
+    assert quiet.slowdown == 1.0 and quiet.reserve_s == pytest.approx(0.36 + 5 + 8 + 30)
+    # 0.33 s of its 0.36 s on the CPU (some waiting on the disk): 0.36 / 0.33 = 12/11.
+    waited = judge_plan.plan_judging(0.0, 600, 200, Startup(0.36, 0.33))
+    assert waited.slowdown == pytest.approx(12 / 11) and waited.reserve_s == pytest.approx(0.36 + 5 + 8 * 12 / 11 + 30)
+    # A shared machine: 0.6 s of start with 0.2 s of CPU: 3 times slower (0.6 / 0.4 = 1.5 is less).
+    shared = judge_plan.plan_judging(0.0, 600, 200, Startup(0.6, 0.2))
+    assert shared.slowdown == pytest.approx(3.0) and shared.finish_s == pytest.approx(24.0)
+    assert shared.reserve_s == pytest.approx(0.6 + 5 + 24 + 30) and shared.judging_until_s == pytest.approx(540.4)
+    # A slower machine, not shared: 1 s of start all on the CPU: 1 / 0.4 = 2.5 times the reference.
+    slower = judge_plan.plan_judging(0.0, 600, 200, Startup(1.0, 1.0))
+    assert slower.slowdown == pytest.approx(2.5) and slower.reserve_s == pytest.approx(1 + 5 + 20 + 30)
+
+
+def test_the_slowdown_is_bounded_and_its_parts_are_recorded():
+    Startup = judge_plan.Startup
+    # 12 s of start with 0.5 s of CPU would be x24: held at 4, the start itself counted whole.
+    starved = judge_plan.plan_judging(0.0, 60, 45, Startup(12.0, 0.5))
+    assert starved.slowdown == 4.0 and starved.finish_s == pytest.approx(4 * 6.45)
+    assert starved.reserve_s == pytest.approx(12 + 5 + 25.8 + 3) and starved.judging_until_s == pytest.approx(14.2)
+    # No CPU counted at all (a clock that did not tick): the bound, not a division by zero.
+    assert judge_plan.Startup(0.05, 0.0).slowdown == 4.0
+    # A start faster than the reference never shrinks the reserve below the reference's.
+    assert judge_plan.Startup(0.1, 0.1).slowdown == 1.0
+    recorded = starved.as_dict()
+    assert recorded["reserve_s"] == 45.8 and recorded["judging_until_s"] == 14.2
+    assert {k: recorded["reserve"][k] for k in ("startup_s", "startup_cpu_s", "container_s", "slowdown", "finish_s",
+                                                "turns", "safety_s")} == {
+        "startup_s": 12.0, "startup_cpu_s": 0.5, "container_s": 5.0, "slowdown": 4.0, "finish_s": 25.8, "turns": 45,
+        "safety_s": 3.0}
+    unmeasured = judge_plan.plan_judging(0.0, 40, 45).as_dict()["reserve"]
+    assert unmeasured["startup_s"] is None and unmeasured["slowdown"] == 1.0
+
+
+def test_the_startup_is_read_from_the_os():
+    """A child process that sleeps 0.3 s before measuring: its age covers the sleep and the
+    interpreter's start; its CPU time does not cover the sleep."""
+    if judge_plan.measure_startup() is None:
+        pytest.skip("no /proc/self/stat here (not Linux): the plan counts the start as not measured")
+    code = ("import time; time.sleep(0.3); from reteco.codabench.program.judge_plan import measure_startup; "
+            "s = measure_startup(); print(s.wall_s, s.cpu_s)")
+    before = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    outside = time.monotonic() - before
+    wall, cpu = (float(x) for x in done.stdout.split())
+    assert 0.3 <= wall <= outside + 0.02  # one clock tick (10 ms) of /proc's resolution, and rounding
+    assert cpu < wall - 0.25
 
 
 def test_phase_json_carries_the_effective_time_limit():

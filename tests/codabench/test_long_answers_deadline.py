@@ -7,10 +7,10 @@ English words, the most ROUGE-L's LCS and METEOR cost per answer), judged by a s
 
 The margin covers a loaded machine: the text metrics run before judging (their real cost comes
 out of the judging window, ``reteco.codabench.program.judge_plan``), so what can be late is only what
-the fixed reserve covers (the interpreter's start, the outputs). The child process uses about
-8 s of CPU (WordNet's loading 4.5 s, the four 4,000-word answers ~2 s): with two busy loops on
-the 2 cores of the development machine it gets 2/3 of a core, ~12 s of wall time before the
-deadline at 41.5 s. What no margin can cover is a machine so loaded that those 8 CPU-seconds
+the reserve covers (the interpreter's start, measured; the outputs, scaled by how slowly the run
+started). The child process uses about 8 s of CPU (WordNet's loading 4.5 s, the four 4,000-word
+answers ~2 s): with two busy loops on the 2 cores of the development machine it gets 2/3 of a
+core, ~12 s of wall time before the deadline (~45 s in when quiet, ~38 s at a slowdown of 2). What no margin can cover is a machine so loaded that those 8 CPU-seconds
 take the whole limit (measured: 65-71 s at a load average of 14 on 2 cores, 1/8 of a core).
 """
 

@@ -71,6 +71,7 @@ from pathlib import Path
 
 from reteco import __version__
 from reteco.arrow_memory import use_scoring_memory_pool
+from reteco.codabench.program.judge_plan import Startup, measure_startup, plan_judging
 from reteco.problems import EXIT_INCOMPLETE, EXIT_INPUT, EXIT_OK, EXIT_USAGE, InputError, internal_error
 from reteco.subtracks import KEYS, SUBTRACKS
 
@@ -81,10 +82,15 @@ from reteco.subtracks import KEYS, SUBTRACKS
 SCORES_TXT_FLAG = "--scores-txt"
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], *, own_process: bool = False) -> int:
     """Score ``INPUT/res`` against ``INPUT/ref`` into ``OUTPUT``; exit 0, 1 (input), 2 (usage) or
-    3 (internal) or 4 (a judged run without its ranked figure: refuse_unranked)."""
+    3 (internal) or 4 (a judged run without its ranked figure: refuse_unranked). ``own_process``:
+    the process was started to run this program (``score.py``), so its age here is what the
+    interpreter and the imports took, which the judging deadline keeps back and scales its
+    reserve by (``judge_plan``); called inside another program (the tests, ``reteco
+    screenshots``) it is not."""
     started = time.monotonic()  # the judging deadline counts from here (judge_plan)
+    startup = measure_startup() if own_process else None
     scores_txt = SCORES_TXT_FLAG in argv
     paths = [a for a in argv if a != SCORES_TXT_FLAG]
     if len(paths) != 2:
@@ -92,12 +98,13 @@ def main(argv: list[str]) -> int:
               file=sys.stderr)
         return EXIT_USAGE
     try:
-        return _main(Path(paths[0]), Path(paths[1]), started, scores_txt=scores_txt)
+        return _main(Path(paths[0]), Path(paths[1]), started, scores_txt=scores_txt, startup=startup)
     except Exception as exc:  # noqa: BLE001 - never a raw traceback in the log: it may quote reference data
         return internal_error(exc)
 
 
-def _main(input_dir: Path, output_dir: Path, started: float, *, scores_txt: bool = False) -> int:
+def _main(input_dir: Path, output_dir: Path, started: float, *, scores_txt: bool = False,
+          startup: Startup | None = None) -> int:
     use_scoring_memory_pool()
     from reteco.codabench.program.judge_setup import JUDGED_SUBTRACKS, read_judge_setup
     from reteco.formats.phase_record import read_phase
@@ -126,7 +133,8 @@ def _main(input_dir: Path, output_dir: Path, started: float, *, scores_txt: bool
             result = score_submission(reference, input_dir / "res", per_topic=bool(phase["per_topic"]),
                                       run_judge_now=False, setup_advice=False)
         else:
-            result = _score_with_judge(reference, input_dir / "res", output_dir, phase, judge_config, started)
+            result = _score_with_judge(reference, input_dir / "res", output_dir, phase, judge_config, started,
+                                       startup)
     except InputError as exc:
         lines = exc.problems.lines()
         if isinstance(exc, ReferenceDataError):
@@ -192,10 +200,10 @@ def refuse_unranked(output_dir: Path, subtrack: str, scores: dict, *, judged: bo
 _DROP_LOG_RECORDS = logging.NullHandler()
 
 
-def _score_with_judge(reference, submission: Path, output_dir: Path, phase: dict, config, started: float):
+def _score_with_judge(reference, submission: Path, output_dir: Path, phase: dict, config, started: float,
+                      startup: Startup | None):
     """Score with the judge inside the run's limits; the run's cache is the output's archive
     (module docstring). Prints the plan and what the judge did: never the endpoint."""
-    from reteco.codabench.program.judge_plan import plan_judging
     from reteco.formats.phase_record import time_limit
     from reteco.llm.cache import ARCHIVE_FILE
     from reteco.scoring.submission import score_submission
@@ -207,13 +215,14 @@ def _score_with_judge(reference, submission: Path, output_dir: Path, phase: dict
     # per process, so the handler stays; added once, however often main is called (the tests).
     if _DROP_LOG_RECORDS not in logging.getLogger().handlers:
         logging.getLogger().addHandler(_DROP_LOG_RECORDS)
-    plan = plan_judging(started, time_limit(phase), len(reference.topics))
+    plan = plan_judging(started, time_limit(phase), len(reference.topics), startup)
     budget = "no call budget" if config.max_calls_per_run is None else f"at most {config.max_calls_per_run} requests"
     if config.max_tokens_per_run is not None:
         budget += f" and {config.max_tokens_per_run} tokens"
     print(f"judge: {config.model}, prompt version {config.prompt_version}, signature {config.signature}; up to "
           f"{config.concurrency} requests at once, {budget}; judging ends {max(plan.judging_until_s, 0):.0f} s into "
-          f"this run's {plan.limit_s} s")
+          f"this run's {plan.limit_s} s ({plan.reserve_s:.0f} s kept back for the start and the work after judging, "
+          f"the latter scaled x{plan.slowdown:.1f} by how slowly this run started)")
     # The run's cache IS the archive in the output (a .sqlite path: JudgeCache's single-file,
     # rollback-journal mode): each verdict is on disk as it arrives, so a platform time-out
     # (a kill) keeps every judgment paid for until then.
