@@ -30,6 +30,7 @@ from reteco.formats.relevance_labels import ROUND_QRELS, RelevanceLabels
 from reteco.organizers.prepare import prepare_release
 from reteco.organizers.synthetic.release import write_synthetic_release
 from reteco.organizers.synthetic.sample_runs import write_sample_runs
+from reteco.organizers.temporal_labelling.relevance import topic_texts
 from reteco.problems import EXIT_INCOMPLETE
 
 _DOC = re.compile(r"^document id: (.*)$", re.MULTILINE)
@@ -60,7 +61,10 @@ def phase(tmp_path_factory):
     root = tmp_path_factory.mktemp("relevance_round")
     write_synthetic_release(root / "release")
     runs = write_sample_runs(root / "release", root / "runs", split="test")
-    prepare_release(root / "release", "test", root / "ref", subtracks=("1a",))
+    prepare_release(root / "release", "test", root / "ref", subtracks=("1a", "2a", "2c"))
+    for sub in ("2a", "2c"):  # a Track-2 bulk download: DIR/<sub-track>/<submission>
+        (root / "subs2" / sub).mkdir(parents=True)
+        shutil.copyfile(runs[sub], root / "subs2" / sub / "kit__bm25.txt")
     lines = [line for line in runs["1a"].read_text().splitlines() if line.strip()]
     topics = list(dict.fromkeys(line.split()[0] for line in lines))[:TOPICS]
     subs = root / "subs"
@@ -144,7 +148,7 @@ def test_pool_label_review_import_score(phase, tmp_path, server, capsys):
     assert main(pool_command(phase, tmp_path, round_dir)) == 0
     pool = [json.loads(line) for line in (tmp_path / "pool.jsonl").read_text().splitlines()]
     assert {(r["query"], r["doc_id"]) for r in pool} == wanted and len(pool) == len(wanted)
-    assert all(r["passage"] and r["query_text"] and r["subtrack"] == "1a" for r in pool)
+    assert all(r["passage"] and r["query_text"] and r["subtracks"] == ["1a"] for r in pool)
 
     # 2. Label: one request per pair (the preflight apart), every grade the assessor's.
     assert main(label_command(tmp_path, round_dir, config)) == 0
@@ -215,7 +219,7 @@ def test_pool_label_review_import_score(phase, tmp_path, server, capsys):
     ranked = {line.split()[0] for line in run.read_text().splitlines()}
     assert len(ranked) == TOPICS
     assert unjudged_10(tmp_path / "scored" / "details.json") == pytest.approx((topics - TOPICS) / topics, abs=1e-12)
-    bm25_pairs = sum(1 for r in pool if "kit__bm25.txt" in r["runs"])  # its unjudged top-10 pairs
+    bm25_pairs = sum(1 for r in pool if "1a/kit__bm25.txt" in r["runs"])  # its unjudged top-10 pairs
     assert unjudged_10(tmp_path / "plain" / "details.json") == pytest.approx(
         (topics - TOPICS + bm25_pairs / 10) / topics, abs=1e-12)
     details = json.loads((tmp_path / "scored" / "details.json").read_text())
@@ -225,6 +229,23 @@ def test_pool_label_review_import_score(phase, tmp_path, server, capsys):
     page = (tmp_path / "scored" / "detailed_results.html").read_text() + captured.out + captured.err
     plain_page = (tmp_path / "plain" / "detailed_results.html").read_text()
     assert not [d for _, d in wanted if d in page and d not in plain_page]
+
+
+def test_a_track2_phase_pools_each_pair_once_with_the_turn_text(phase, tmp_path):
+    """2a and 2c rank the same turns: a pair both retrieve is one record (one call); 2a's turn
+    texts come from the release's benchmark, 2c's from its reference; none is judged by the qrels."""
+    assert main(["relevance-pool", "--ref", str(phase / "ref"), "--submissions", str(phase / "subs2"),
+                 "--round", str(tmp_path / "round"), "--release", str(phase / "release"),
+                 "--out", str(tmp_path / "pool.jsonl")]) == 0
+    pool = [json.loads(line) for line in (tmp_path / "pool.jsonl").read_text().splitlines()]
+    assert pool and len({(r["query"], r["doc_id"]) for r in pool}) == len(pool)
+    assert {tuple(r["subtracks"]) for r in pool} == {("2a", "2c")}  # the same run under both
+    assert all(r["query_text"] and r["passage"] and r["runs"] == ["2a/kit__bm25.txt", "2c/kit__bm25.txt"] for r in pool)
+    judged = {(j.key, j.doc_id) for sub in ("2a", "2c") for j in Reference.read(phase / "ref" / sub).judgments}
+    from_release = topic_texts(Reference.read(phase / "ref" / "2a"), phase / "release")
+    from_reference = topic_texts(Reference.read(phase / "ref" / "2c"), None)
+    assert from_release and {k: from_release[k] for k in from_reference} == from_reference
+    assert not judged & {(r["query"], r["doc_id"]) for r in pool}
 
 
 def test_invalid_answers_are_left_unlabelled_then_reviewed_by_hand(phase, tmp_path, server, capsys):

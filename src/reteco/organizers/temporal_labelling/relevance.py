@@ -17,8 +17,10 @@ the (topic, document) pairs that the official qrels do not judge (at any level) 
 has not labelled, keyed by the topic's reference key (a 1b step's own key, as the qrels). Each
 record (``reteco-relevance-pool/1``) carries the topic's text and the passage::
 
-    {"query": "<domain>/<topic id>", "doc_id": "...", "subtrack": "1a", "query_text": "...",
-     "passage": "..." | null, "runs": ["team__run.zip"], "best_rank": 3}
+    {"query": "<domain>/<topic id>", "doc_id": "...", "subtracks": ["2a", "2c"], "query_text": "...",
+     "passage": "..." | null, "runs": ["2a/team__run.zip", "2c/team__run.zip"], "best_rank": 3}
+
+A pair that several sub-tracks' runs retrieve (2a and 2c rank the same turns) is one record.
 
 Topic texts come from the reference (Track 1: ``temporal_periods.jsonl``; 2b/2c:
 ``turns.jsonl``) or, for 2a, from the release's benchmark (``--release``); passages from the
@@ -148,7 +150,7 @@ def pool_round(
     """Pool the top ``depth`` of every run; keep the pairs neither the qrels nor the round judge."""
     if depth < 1:
         raise InputError(f"--depth must be at least 1, got {depth}")
-    records: list[dict] = []
+    by_pair: dict[tuple[str, str], dict] = {}
     summary: dict = {"format": ROUND_POOL_FORMAT, "depth": depth, "subtracks": {}}
     for reference, runs in phase:
         judged = set(zip(reference.judgment_columns()["key"].to_pylist(),
@@ -165,11 +167,19 @@ def pool_round(
                     if new and (release or documents) else ({}, []))
         questions = topic_texts(reference, release)
         for (query, doc), entry in sorted(new.items(), key=lambda i: (i[0][0], i[1]["best_rank"], i[0][1])):
-            records.append({
-                "query": query, "doc_id": doc, "subtrack": reference.subtrack,
+            earlier = by_pair.get((query, doc))
+            if earlier is not None:  # 2a and 2c rank the same turns: one pair, one call
+                earlier["subtracks"].append(reference.subtrack)
+                earlier["runs"] += [f"{reference.subtrack}/{run}" for run in entry["runs"]]
+                earlier["best_rank"] = min(earlier["best_rank"], entry["best_rank"])
+                earlier["passage"] = earlier["passage"] or texts.get((domain_of[query], doc))
+                earlier["query_text"] = earlier["query_text"] or questions.get(query)
+                continue
+            by_pair[(query, doc)] = {
+                "query": query, "doc_id": doc, "subtracks": [reference.subtrack],
                 "query_text": questions.get(query), "passage": texts.get((domain_of[query], doc)),
-                "runs": entry["runs"], "best_rank": entry["best_rank"],
-            })
+                "runs": [f"{reference.subtrack}/{run}" for run in entry["runs"]], "best_rank": entry["best_rank"],
+            }
         summary["subtracks"][reference.subtrack] = {
             "runs": per_run,
             "pairs": len(pairs),
@@ -177,6 +187,7 @@ def pool_round(
             "already_labelled": sum(1 for k in pairs if k in done and k not in judged),
             "new": len(new),
         }
+    records = list(by_pair.values())
     summary["new"] = len(records)
     summary["passages_missing"] = sum(1 for r in records if r["passage"] is None)
     summary["texts_missing"] = sum(1 for r in records if not r["query_text"])
