@@ -36,6 +36,7 @@ from reteco.llm.config import public_url
 from reteco.organizers.temporal_labelling.calls import OK, Answer, Ask, run_asks
 from reteco.organizers.temporal_labelling.pool import query_periods
 from reteco.organizers.temporal_labelling.prompts import CURRENT_VERSION, LabelInput, TemporalPrompts, load_prompts
+from reteco.organizers.temporal_labelling.relevance_prompts import RelevancePrompts
 from reteco.problems import InputError
 
 RELEVANCE = "temporal_relevance"
@@ -69,8 +70,8 @@ def open_or_create_labels(reference: Reference, folder: Path) -> TemporalLabels:
     )
 
 
-def label_signature(prompts: TemporalPrompts, config: JudgeConfig) -> str:
-    """Who labels: the temporal prompts' signature, the model and the decoding settings."""
+def label_signature(prompts: TemporalPrompts | RelevancePrompts, config: JudgeConfig) -> str:
+    """Who labels: the prompts' signature (temporal or relevance), the model and the decoding settings."""
     payload = {
         "prompts": prompts.signature,
         "model": config.model,

@@ -55,7 +55,7 @@ from pathlib import Path
 
 from reteco.formats import release as rel
 from reteco.formats.reference import TURNS, Reference
-from reteco.formats.label_store import utc_now
+from reteco.formats.label_store import LABELS_MANIFEST, utc_now
 from reteco.formats.relevance_labels import RelevanceLabels, RelevanceRow, RoundQuery
 from reteco.formats.relevance_round import MAX_LABEL
 from reteco.formats.temporal_periods import PERIODS_FILE, read_periods
@@ -213,7 +213,7 @@ class RoundReport:
 
 
 def open_or_create_round(folder: Path) -> RelevanceLabels:
-    if (Path(folder) / "manifest.json").is_file():
+    if (Path(folder) / LABELS_MANIFEST).is_file():
         return RelevanceLabels.read(folder)
     return RelevanceLabels.create(folder, (), "created by label-relevance")
 
