@@ -174,13 +174,26 @@ def cmd_label_temporal(args) -> int:
     config = load_judge_config(args.judge_config)
     pool = read_pool(args.pool)
     labels = open_or_create_labels(reference, labels_folder(reference, args.labels))
+    report = _labelling("label-temporal", lambda: label_pool(
+        labels, pool, config, cache_dir=args.judge_cache, retry_invalid=args.retry_invalid,
+        progress=not args.no_progress and sys.stderr.isatty(),
+    ))
+    if report.not_in_labels:
+        print(f"warning: {report.not_in_labels} pairs name queries without periods in the label folder; skipped", file=sys.stderr)
+    if report.no_passage:
+        print(f"warning: {report.no_passage} pairs have no passage text; pool with --release to label them", file=sys.stderr)
+    faults = [f"{f['query']} {f['doc_id']}: " + "; ".join(f"{task}: {text}" for task, text in f["problems"].items())
+              for f in report.faults]
+    print(f"labels: {labels.root} (content hash {report.content_hash})")
+    return _labelling_outcome(report, faults, report.no_passage + report.not_in_labels, "label-temporal", "verdicts")
+
+
+def _labelling(command: str, run):
+    """``run()`` (a labelling), its report printed; the LLM or the cache unusable: an InputError."""
     try:
-        report = label_pool(
-            labels, pool, config, cache_dir=args.judge_cache, retry_invalid=args.retry_invalid,
-            progress=not args.no_progress and sys.stderr.isatty(),
-        )
+        report = run()
     except NotAvailable as exc:
-        raise InputError(f"the LLM cannot run: {exc}", "label-temporal") from None
+        raise InputError(f"the LLM cannot run: {exc}", command) from None
     except JudgeCacheError as exc:
         raise InputError(f"the judge cache cannot be used: {exc}", "--judge-cache") from None
     print(
@@ -188,28 +201,27 @@ def cmd_label_temporal(args) -> int:
         f"now, {len(report.faults)} left unlabelled after faults ({report.http_requests} HTTP requests, "
         f"{report.cached_answers} answers from the cache)"
     )
-    if report.not_in_labels:
-        print(f"warning: {report.not_in_labels} pairs name queries without periods in the label folder; skipped", file=sys.stderr)
-    if report.no_passage:
-        print(f"warning: {report.no_passage} pairs have no passage text; pool with --release to label them", file=sys.stderr)
-    for fault in report.faults[:20]:
-        problems = "; ".join(f"{task}: {text}" for task, text in fault["problems"].items())
-        print(f"unlabelled: {fault['query']} {fault['doc_id']}: {problems}", file=sys.stderr)
-    if len(report.faults) > 20:
-        print(f"... and {len(report.faults) - 20} more unlabelled pairs", file=sys.stderr)
-    print(f"labels: {labels.root} (content hash {report.content_hash})")
-    left = len(report.faults) + report.no_passage + report.not_in_labels
-    if left:
-        # Non-zero whenever a pair of the pool is still without a label: a pool that is not fully
-        # labelled must not look done to a script. 1 when the pool itself lacks what is needed
-        # (passages, periods); 4 (EXIT_INCOMPLETE) when only the model's answers failed.
-        print(
-            f"error: {left} pairs of the pool are still unlabelled (see above); the other verdicts are saved. "
-            "Fix the cause and run label-temporal again: labelled pairs are never asked twice.",
-            file=sys.stderr,
-        )
-        return EXIT_INPUT if report.no_passage or report.not_in_labels else EXIT_INCOMPLETE
-    return 0
+    return report
+
+
+def _labelling_outcome(report, faults: list[str], lacking: int, command: str, what: str) -> int:
+    """List the pairs left unlabelled (the first 20) and the exit code. Non-zero whenever a pair
+    of the pool is still without a label: a pool that is not fully labelled must not look done
+    to a script. 1 when the pool itself lacks what is needed (``lacking``: texts, periods); 4
+    (EXIT_INCOMPLETE) when only the model's answers failed."""
+    for fault in faults[:20]:
+        print(f"unlabelled: {fault}", file=sys.stderr)
+    if len(faults) > 20:
+        print(f"... and {len(faults) - 20} more unlabelled pairs", file=sys.stderr)
+    left = len(faults) + lacking
+    if not left:
+        return 0
+    print(
+        f"error: {left} pairs of the pool are still unlabelled (see above); the other {what} are saved. "
+        f"Fix the cause and run {command} again: labelled pairs are never asked twice.",
+        file=sys.stderr,
+    )
+    return EXIT_INPUT if lacking else EXIT_INCOMPLETE
 
 
 # ----------------------------------------------------------------------------- the relevance round
@@ -321,34 +333,13 @@ def cmd_label_relevance(args) -> int:
     config = load_judge_config(args.judge_config)
     pool = read_pool(args.pool)
     labels = open_or_create_round(args.round_folder)
-    try:
-        report = label_round(
-            labels, pool, config, cache_dir=args.judge_cache, retry_invalid=args.retry_invalid,
-            progress=not args.no_progress and sys.stderr.isatty(),
-        )
-    except NotAvailable as exc:
-        raise InputError(f"the LLM cannot run: {exc}", "label-relevance") from None
-    except JudgeCacheError as exc:
-        raise InputError(f"the judge cache cannot be used: {exc}", "--judge-cache") from None
-    print(
-        f"{report.pool_pairs} pairs in the pool: {report.already_labelled} already labelled, {report.labelled} labelled "
-        f"now, {len(report.faults)} left unlabelled after faults ({report.http_requests} HTTP requests, "
-        f"{report.cached_answers} answers from the cache)"
-    )
+    report = _labelling("label-relevance", lambda: label_round(
+        labels, pool, config, cache_dir=args.judge_cache, retry_invalid=args.retry_invalid,
+        progress=not args.no_progress and sys.stderr.isatty(),
+    ))
     if report.no_text:
         print(f"warning: {report.no_text} pairs have no passage or topic text; pool with --release to label them",
               file=sys.stderr)
-    for fault in report.faults[:20]:
-        print(f"unlabelled: {fault['query']} {fault['doc_id']}: {fault['status']}: {fault['problem']}", file=sys.stderr)
-    if len(report.faults) > 20:
-        print(f"... and {len(report.faults) - 20} more unlabelled pairs", file=sys.stderr)
+    faults = [f"{f['query']} {f['doc_id']}: {f['status']}: {f['problem']}" for f in report.faults]
     print(f"round: {labels.qrels_path} (content hash {report.content_hash}; counts {json.dumps(labels.counts(), sort_keys=True)})")
-    left = len(report.faults) + report.no_text
-    if left:
-        print(
-            f"error: {left} pairs of the pool are still unlabelled (see above); the other labels are saved. "
-            "Fix the cause and run label-relevance again: labelled pairs are never asked twice.",
-            file=sys.stderr,
-        )
-        return EXIT_INPUT if report.no_text else EXIT_INCOMPLETE
-    return 0
+    return _labelling_outcome(report, faults, report.no_text, "label-relevance", "labels")

@@ -39,7 +39,14 @@ from typing import Any, ClassVar
 
 from reteco import __version__
 from reteco.formats.file_digest import MANIFEST_DIGEST, manifest_digest, sha256_file
-from reteco.formats.jsonl_records import atomic_write, atomic_write_bytes, dumps, iter_jsonl
+from reteco.formats.jsonl_records import (
+    atomic_write,
+    atomic_write_bytes,
+    dumps,
+    iter_jsonl,
+    optional_text,
+    string_field,
+)
 from reteco.problems import InputError, ReferenceDataError
 
 try:  # advisory locking of a label folder while it changes; absent on Windows
@@ -325,23 +332,49 @@ def check_succession(row, previous, where: str) -> None:
         )
 
 
-def check_overrides_field(record: dict, path: Path, line: int) -> int | None:
-    """A row's "overrides_line": a positive line number or absent."""
+def common_row_fields(record: dict, path: Path, line: int) -> dict[str, Any]:
+    """The fields every kind's row carries, read from a labels.jsonl record (the kind adds its
+    verdict): the pair, who labelled it and when, the prompt version, rationale, override, judge."""
     overrides = record.get("overrides_line")
     if overrides is not None and (isinstance(overrides, bool) or not isinstance(overrides, int) or overrides < 1):
         raise InputError('"overrides_line" must be a positive line number or absent', str(path), line)
-    return overrides
-
-
-def check_provenance_fields(record: dict, path: Path, line: int) -> tuple[dict | None, str | None]:
-    """A row's "judge" (an object or absent) and "prompt_version" (a string or null)."""
     judge = record.get("judge")
     if judge is not None and not isinstance(judge, dict):
         raise InputError('"judge" must be a JSON object or absent', str(path), line)
     prompt = record.get("prompt_version")
     if prompt is not None and not isinstance(prompt, str):
         raise InputError('"prompt_version" must be a string or null', str(path), line)
-    return judge, prompt
+    return {
+        "query": string_field(record.get("query"), '"query"', path, line),
+        "doc_id": string_field(record.get("doc_id"), '"doc_id"', path, line),
+        "source": string_field(record.get("source"), '"source"', path, line),
+        "labeller": string_field(record.get("labeller"), '"labeller"', path, line),
+        "labelled_at": string_field(record.get("labelled_at"), '"labelled_at"', path, line),
+        "prompt_version": prompt,
+        "rationale": optional_text(record.get("rationale")),
+        "overrides_line": overrides,
+        "judge": judge,
+        "line": line,
+    }
+
+
+def row_json(row, verdict: dict[str, Any]) -> dict[str, Any]:
+    """A row as its labels.jsonl line: the pair, the kind's ``verdict`` fields, who and when."""
+    out: dict[str, Any] = {
+        "query": row.query,
+        "doc_id": row.doc_id,
+        **verdict,
+        "source": row.source,
+        "labeller": row.labeller,
+        "labelled_at": row.labelled_at,
+        "prompt_version": row.prompt_version,
+        "rationale": row.rationale,
+    }
+    if row.overrides_line is not None:
+        out["overrides_line"] = row.overrides_line
+    if row.judge is not None:
+        out["judge"] = row.judge
+    return out
 
 
 @contextlib.contextmanager

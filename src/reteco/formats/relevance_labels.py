@@ -29,15 +29,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from reteco.formats.file_digest import sha256_file
 from reteco.formats.jsonl_records import atomic_write, dumps, iter_jsonl, optional_text, string_field
 from reteco.formats.label_store import (
     LabelStore,
     check_common_fields,
-    check_overrides_field,
-    check_provenance_fields,
+    common_row_fields,
+    row_json,
 )
 from reteco.formats.relevance_round import MAX_LABEL
 from reteco.problems import InputError
@@ -77,21 +76,7 @@ class RelevanceRow:
     line: int = 0  # 1-based line in labels.jsonl (0 before it is written)
 
     def to_json(self) -> dict:
-        out: dict[str, Any] = {
-            "query": self.query,
-            "doc_id": self.doc_id,
-            "relevance": self.relevance,
-            "source": self.source,
-            "labeller": self.labeller,
-            "labelled_at": self.labelled_at,
-            "prompt_version": self.prompt_version,
-            "rationale": self.rationale,
-        }
-        if self.overrides_line is not None:
-            out["overrides_line"] = self.overrides_line
-        if self.judge is not None:
-            out["judge"] = self.judge
-        return out
+        return row_json(self, {"relevance": self.relevance})
 
 
 class RelevanceLabels(LabelStore):
@@ -126,21 +111,7 @@ class RelevanceLabels(LabelStore):
         relevance = record.get("relevance")
         if isinstance(relevance, bool) or not isinstance(relevance, int) or not 0 <= relevance <= MAX_LABEL:
             raise InputError(f'"relevance" must be an integer from 0 to {MAX_LABEL}', str(path), line)
-        overrides = check_overrides_field(record, path, line)
-        judge, prompt = check_provenance_fields(record, path, line)
-        return RelevanceRow(
-            query=string_field(record.get("query"), '"query"', path, line),
-            doc_id=string_field(record.get("doc_id"), '"doc_id"', path, line),
-            relevance=relevance,
-            source=string_field(record.get("source"), '"source"', path, line),
-            labeller=string_field(record.get("labeller"), '"labeller"', path, line),
-            labelled_at=string_field(record.get("labelled_at"), '"labelled_at"', path, line),
-            prompt_version=prompt,
-            rationale=optional_text(record.get("rationale")),
-            overrides_line=overrides,
-            judge=judge,
-            line=line,
-        )
+        return RelevanceRow(relevance=relevance, **common_row_fields(record, path, line))
 
     def validate_row(self, row: RelevanceRow, where: str, line: int) -> None:
         check_common_fields(row, where, line)

@@ -48,9 +48,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from reteco.formats.jsonl_records import optional_text, string_field, string_list
+from reteco.formats.jsonl_records import string_list
 from reteco.formats.label_store import (  # noqa: F401  (re-exported: the temporal labels' names)
     LABEL_ROWS,
     LABELS_MANIFEST,
@@ -59,10 +58,10 @@ from reteco.formats.label_store import (  # noqa: F401  (re-exported: the tempor
     LabelsBusyError,
     LabelStore,
     check_common_fields,
-    check_overrides_field,
-    check_provenance_fields,
+    common_row_fields,
     content_hash,
     content_hash_or_none,
+    row_json,
     utc_now,
 )
 from reteco.formats.temporal_periods import QueryPeriods, read_periods
@@ -93,22 +92,7 @@ class LabelRow:
     line: int = 0  # 1-based line in labels.jsonl (0 before it is written)
 
     def to_json(self) -> dict:
-        out: dict[str, Any] = {
-            "query": self.query,
-            "doc_id": self.doc_id,
-            "temporally_relevant": self.temporally_relevant,
-            "covers": list(self.covers),
-            "source": self.source,
-            "labeller": self.labeller,
-            "labelled_at": self.labelled_at,
-            "prompt_version": self.prompt_version,
-            "rationale": self.rationale,
-        }
-        if self.overrides_line is not None:
-            out["overrides_line"] = self.overrides_line
-        if self.judge is not None:
-            out["judge"] = self.judge
-        return out
+        return row_json(self, {"temporally_relevant": self.temporally_relevant, "covers": list(self.covers)})
 
 
 class TemporalLabels(LabelStore):
@@ -151,21 +135,10 @@ class TemporalLabels(LabelStore):
         relevant = record.get("temporally_relevant")
         if not isinstance(relevant, bool):
             raise InputError('"temporally_relevant" must be true or false', str(path), line)
-        overrides = check_overrides_field(record, path, line)
-        judge, prompt = check_provenance_fields(record, path, line)
         return LabelRow(
-            query=string_field(record.get("query"), '"query"', path, line),
-            doc_id=string_field(record.get("doc_id"), '"doc_id"', path, line),
             temporally_relevant=relevant,
             covers=tuple(string_list(record.get("covers"), '"covers"', path, line, required=True)),
-            source=string_field(record.get("source"), '"source"', path, line),
-            labeller=string_field(record.get("labeller"), '"labeller"', path, line),
-            labelled_at=string_field(record.get("labelled_at"), '"labelled_at"', path, line),
-            prompt_version=prompt,
-            rationale=optional_text(record.get("rationale")),
-            overrides_line=overrides,
-            judge=judge,
-            line=line,
+            **common_row_fields(record, path, line),
         )
 
     def validate_row(self, row: LabelRow, where: str, line: int) -> None:

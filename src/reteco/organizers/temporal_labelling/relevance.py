@@ -63,7 +63,7 @@ from reteco.formats.topic_ids import topic_key, turn_topic_id
 from reteco.judge import JudgeConfig
 from reteco.llm.calls import CallStats
 from reteco.llm.config import public_url
-from reteco.organizers.temporal_labelling.calls import OK, Answer, Ask, run_asks
+from reteco.organizers.temporal_labelling.calls import OK, Answer, Ask, chat_body, run_asks
 from reteco.organizers.temporal_labelling.label import label_signature
 from reteco.organizers.temporal_labelling.pool import PoolResult, fetch_passages, top_pairs
 from reteco.organizers.temporal_labelling.relevance_prompts import (
@@ -276,16 +276,7 @@ def label_round(
 
 
 def _ask(prompts: RelevancePrompts, config: JudgeConfig, data: GradeInput) -> Ask:
-    body = {
-        "model": config.model,
-        "messages": prompts.messages(data),
-        "response_format": prompts.response_format(),
-        config.token_limit_param: config.max_completion_tokens,
-    }
-    if config.temperature is not None:
-        body["temperature"] = config.temperature
-    if config.seed is not None:
-        body["seed"] = config.seed
+    body = chat_body(config, prompts.messages(data), prompts.response_format())
     return Ask(key=f"{data.query}\x1f{data.doc_id}\x1frelevance", body=body, parse=prompts.parse,
                reask=prompts.reask_message, cache_version=prompts.version)
 

@@ -30,13 +30,13 @@ import yaml
 
 from reteco.formats.relevance_round import MAX_LABEL
 from reteco.llm.prompt_files import (
-    MANIFEST,
     PromptIntegrityError,
     ReplyProblem,
+    check_frozen,
     fence_tag,
     neutralise,
-    read_manifest,
     read_version_files,
+    record_frozen,
     reply_object,
     sha256_text,
 )
@@ -131,14 +131,7 @@ def load_prompts(version: int = CURRENT_VERSION, root: Path = PACKAGED, *, verif
         raise PromptIntegrityError(f"{what} {version} ({directory}): missing or malformed entry {exc}") from None
     prompts = RelevancePrompts(version, directory, {n: sha256_text(texts[n]) for n in sorted(texts)}, texts, layout, schema)
     if verify:
-        entry = read_manifest(Path(root)).get("versions", {}).get(str(version))
-        if entry is None:
-            raise PromptIntegrityError(f"{what} {version} is not frozen in {Path(root) / MANIFEST}")
-        if entry != manifest_entry(prompts):
-            raise PromptIntegrityError(
-                f"{what} {version} differs from its frozen manifest; a frozen prompt never changes: write a new "
-                "version and freeze it"
-            )
+        check_frozen(Path(root), version, manifest_entry(prompts), what)
     return prompts
 
 
@@ -162,16 +155,8 @@ def manifest_entry(prompts: RelevancePrompts) -> dict[str, Any]:
 
 def freeze(version: int, root: Path = PACKAGED) -> dict[str, Any]:
     """Record a version's hashes in the manifest; refuses to change an already frozen version."""
-    prompts = load_prompts(version, root, verify=False)
-    path = Path(root) / MANIFEST
-    manifest = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"versions": {}}
-    entry = manifest_entry(prompts)
-    existing = manifest["versions"].get(str(version))
-    if existing is not None and existing != entry:
-        raise PromptIntegrityError(f"relevance prompt version {version} is already frozen with other contents")
-    manifest["versions"][str(version)] = entry
-    path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    return entry
+    return record_frozen(Path(root), version, manifest_entry(load_prompts(version, root, verify=False)),
+                         "relevance prompt version")
 
 
 def main(argv: list[str] | None = None) -> int:
