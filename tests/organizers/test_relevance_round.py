@@ -20,7 +20,8 @@ import time
 from pathlib import Path
 
 import pytest
-from support.fake_openai_server import TEST_KEY, FakeOpenAI, completion, first_user_text
+from support.fake_openai_server import TEST_KEY, completion, first_user_text
+from support.llama_server import needs_llama_server, running_llama_server
 from support.paths import REPO_ROOT
 
 from reteco.commands import main
@@ -79,15 +80,11 @@ def phase(tmp_path_factory):
 
 
 @pytest.fixture
-def server(monkeypatch):
-    fake = FakeOpenAI()
-    fake.judge = relevance_labeller()
-    fake.start()
+def server(fake_openai, monkeypatch):
+    """The fake server (conftest's), grading as ``relevance_labeller``; the key in the environment."""
+    fake_openai.judge = relevance_labeller()
     monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
-    try:
-        yield fake
-    finally:
-        fake.stop()
+    return fake_openai
 
 
 def judge_yaml(folder: Path, base_url: str, concurrency: int = 8) -> Path:
@@ -337,46 +334,18 @@ def test_a_killed_labelling_run_rerun_pays_only_for_what_it_lacks(phase, tmp_pat
     assert cached + paid_after == pairs and cached >= paid_before - concurrency
 
 
-LLAMA_CPP = REPO_ROOT.parent / "shared" / "tools" / "llama.cpp"
-
-
-@pytest.mark.skipif(
-    not (LLAMA_CPP / "bin" / "llama-server").is_file() or not (LLAMA_CPP / "models" / "tiny-biased.gguf").is_file(),
-    reason=f"no prebuilt llama-server and tiny model at {LLAMA_CPP} (../shared/tools/llama.cpp beside the repository)",
-)
+@needs_llama_server
 def test_the_round_against_a_real_llama_server(phase, tmp_path, monkeypatch, capsys):
     """label-relevance through llama.cpp's llama-server (random weights: its grammar-constrained
     decoding keeps every reply in the strict schema, so every pair gets a grade 0..3)."""
-    import socket
-    import urllib.request
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    log = tmp_path / "server.log"
-    with open(log, "wb") as handle:
-        proc = subprocess.Popen([str(LLAMA_CPP / "bin" / "llama-server"), "--model",
-                                 str(LLAMA_CPP / "models" / "tiny-biased.gguf"), "--alias", "tiny-assessor",
-                                 "--host", "127.0.0.1", "--port", str(port)], stdout=handle, stderr=subprocess.STDOUT)
-    try:
-        until = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as answer:  # noqa: S310
-                    if answer.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > until:
-                pytest.fail(f"llama-server did not become healthy: {log.read_text(errors='replace')[-2000:]}")
-            time.sleep(0.2)
+    with running_llama_server("tiny-assessor", tmp_path / "server.log") as url:
         monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
         round_dir = tmp_path / "round"
         assert main(pool_command(phase, tmp_path, round_dir)) == 0
         pool = [json.loads(line) for line in (tmp_path / "pool.jsonl").read_text().splitlines()][:6]
         (tmp_path / "pool.jsonl").write_text("".join(json.dumps(r) + "\n" for r in pool))
         config = tmp_path / "llama.yaml"
-        config.write_text(f"prompt_version: 1\nmodel: tiny-assessor\nbase_url: http://127.0.0.1:{port}/v1\n"
+        config.write_text(f"prompt_version: 1\nmodel: tiny-assessor\nbase_url: {url}\n"
                           "max_completion_tokens: 60\nconcurrency: 2\n", encoding="utf-8")
         code = main(label_command(tmp_path, round_dir, config))
         captured = capsys.readouterr()
@@ -390,10 +359,3 @@ def test_the_round_against_a_real_llama_server(phase, tmp_path, monkeypatch, cap
         # Again: nothing is asked (labelled pairs) or everything left comes from the cache.
         main(label_command(tmp_path, round_dir, config))
         assert re.search(r"labelled now, \d+ left unlabelled after faults \(0 HTTP requests", capsys.readouterr().out)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()

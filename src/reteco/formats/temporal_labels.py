@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reteco.formats.jsonl_records import string_list
-from reteco.formats.label_store import (  # noqa: F401  (re-exported: the temporal labels' names)
+from reteco.formats.label_store import (
     LABEL_ROWS,
     LABELS_MANIFEST,
     LOCK_FILE,
@@ -66,6 +66,12 @@ from reteco.formats.label_store import (  # noqa: F401  (re-exported: the tempor
 )
 from reteco.formats.temporal_periods import QueryPeriods, read_periods
 from reteco.problems import InputError
+
+# The store's names, re-exported: callers of the temporal labels import them from here.
+__all__ = [
+    "LABEL_PERIODS", "LABEL_ROWS", "LABELS_DIR", "LABELS_FORMAT", "LABELS_MANIFEST", "LOCK_FILE", "LOCK_WAIT_S", "SOURCES",
+    "LabelRow", "LabelsBusyError", "TemporalLabels", "content_hash", "content_hash_or_none", "utc_now",
+]
 
 LABELS_FORMAT = "reteco-temporal-labels/1"
 LABELS_DIR = "temporal_labels"  # in a reference folder
