@@ -77,37 +77,41 @@ def phase_pool(folder: Path, topics: int) -> dict:
             "to_label": part["new"]}
 
 
+_SERVER = (
+    "import sys, time; sys.path.insert(0, sys.argv[1]); from support.fake_openai_server import FakeOpenAI; "
+    "server = FakeOpenAI(); print(server.start(), flush=True); time.sleep(1e9)"
+)
+
+
 def phase_label(folder: Path, limit: int | None) -> dict:
     """Label the pool, then label it again in a new round folder over the same cache (the same
-    server: the cache's request hash includes the endpoint)."""
-    from support.fake_openai_server import FakeOpenAI
+    server: the cache's request hash includes the endpoint). The fake server runs in its own
+    process, so the peak memory measured is reteco's alone (the server keeps every request)."""
+    import os
 
     from reteco.judge import load_judge_config
     from reteco.organizers.temporal_labelling.pool import read_pool
     from reteco.organizers.temporal_labelling.relevance import label_round, open_or_create_round
 
-    server = FakeOpenAI()
-    server.start()
+    server = subprocess.Popen([sys.executable, "-c", _SERVER, str(ROOT / "tests")], stdout=subprocess.PIPE, text=True)
     try:
+        base_url = server.stdout.readline().strip()
         config_path = folder / "judge.yaml"
-        config_path.write_text(f"prompt_version: 1\nmodel: fake-assessor\nbase_url: {server.base_url}\n"
+        config_path.write_text(f"prompt_version: 1\nmodel: fake-assessor\nbase_url: {base_url}\n"
                                "api_key_env: BENCH_KEY\nconcurrency: 8\n")
-        import os
-
         os.environ["BENCH_KEY"] = "sk-bench"
         pool = read_pool(folder / "pool.jsonl")[:limit]
         out = {"pairs": len(pool)}
         for name in ("round", "round_from_cache"):
             labels = open_or_create_round(folder / name)
-            calls = server.chat_calls
             start = time.perf_counter()
             report = label_round(labels, pool, load_judge_config(config_path), cache_dir=folder / "cache",
                                  progress=False)
             out[name] = {"seconds": time.perf_counter() - start, "labelled": report.labelled,
-                         "http_requests": report.http_requests, "judgment_requests": server.chat_calls - calls,
-                         "from_cache": report.cached_answers}
+                         "http_requests": report.http_requests, "from_cache": report.cached_answers}
     finally:
-        server.stop()
+        server.kill()
+        server.wait()
     return out
 
 
