@@ -321,8 +321,7 @@ def add_label_relevance_parser(subparsers):
                    help="the relevance round's folder (created the first time)")
     p.add_argument("--pool", type=Path, required=True, help="pool file from `reteco relevance-pool` (with texts)")
     add_judge_config_option(p, help_text="LLM configuration (default: the generation judge's judge.yaml)")
-    add_judge_cache_option(p, used_for=", where the labeller's requests and replies go beside the generation judge's",
-                           former="--cache-dir")
+    add_judge_cache_option(p, used_for=", where the labeller's requests and replies go beside the generation judge's")
     p.add_argument("--retry-invalid", action="store_true", help="ask again where the stored replies were unusable")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=cmd_label_relevance)
