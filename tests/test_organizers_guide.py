@@ -133,8 +133,21 @@ def download_phase(folder: Path) -> None:
     shutil.copyfile(folder / "cache" / "judge-cache.sqlite", folder / "outputs" / "123" / "judge_archive.sqlite")
 
 
+def review_round(folder: Path) -> None:
+    """The reviewer of the relevance round lowers the first pair at the boundary to 0, with a note."""
+    path = folder / "round-review.csv"
+    rows = list(csv.DictReader(path.open(encoding="utf-8")))
+    first = next(r for r in rows if r["why_reviewed"].startswith("boundary"))
+    first["relevance"], first["review_note"] = "0", "about another year"
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
 BY_HAND: dict[str, Callable[[Path], None]] = {
     "annotators fill their sheets": fill_sheets,
+    "the reviewer corrects the round's CSV": review_round,
     "download the phase's submissions and scoring outputs": download_phase,
 }
 

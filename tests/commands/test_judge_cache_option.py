@@ -25,6 +25,7 @@ JUDGE_CACHE_COMMANDS = {
     "judge": (["--items", "i.jsonl", "--out", "o.jsonl"], "--cache"),
     "judge-meta": (["--out", "o"], "--cache-dir"),
     "label-temporal": (["--ref", "r", "--pool", "p"], "--cache-dir"),
+    "label-relevance": (["--round", "r", "--pool", "p"], None),
     "score": (["--ref", "r", "--res", "s"], None),
     "human-sample": (["--ref", "r", "--n", "1", "--seed", "1", "--out", "o.csv"], None),
     "judge-submissions": (["--ref", "r", "--submissions", "s", "--out", "o"], None),

@@ -11,68 +11,25 @@ from __future__ import annotations
 
 import argparse
 import json
-import socket
 import sqlite3
-import subprocess
-import time
-import urllib.error
-import urllib.request
 
 import pytest
 from support.fake_openai_server import TEST_KEY
-from support.paths import SHARED
+from support.llama_server import needs_llama_server, running_llama_server
 
 from reteco.commands.judge import add_judge_parser
 from reteco.judge import JudgeItem, item_to_json
 from reteco.llm.cache import CACHE_FILE
 
-LLAMA_CPP = SHARED / "tools" / "llama.cpp"
-SERVER = LLAMA_CPP / "bin" / "llama-server"
-MODEL = LLAMA_CPP / "models" / "tiny-biased.gguf"
 ALIAS = "tiny-judge"
 
-pytestmark = pytest.mark.skipif(
-    not (SERVER.is_file() and MODEL.is_file()),
-    reason=f"no prebuilt llama-server and tiny model at {LLAMA_CPP} (../shared/tools/llama.cpp beside the repository)",
-)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+pytestmark = needs_llama_server
 
 
 @pytest.fixture(scope="module")
 def llama_server(tmp_path_factory):
-    port = free_port()
-    log = tmp_path_factory.mktemp("llama") / "server.log"
-    with open(log, "wb") as handle:
-        proc = subprocess.Popen(
-            [str(SERVER), "--model", str(MODEL), "--alias", ALIAS, "--host", "127.0.0.1", "--port", str(port)],
-            stdout=handle, stderr=subprocess.STDOUT,
-        )
-    try:
-        health = f"http://127.0.0.1:{port}/health"
-        until = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(health, timeout=2) as answer:  # noqa: S310 (127.0.0.1 only)
-                    if answer.status == 200:
-                        break
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                pass  # not listening yet, or 503 while the model loads
-            if proc.poll() is not None or time.monotonic() > until:
-                pytest.fail(f"llama-server did not become healthy: {log.read_text(errors='replace')[-2000:]}")
-            time.sleep(0.2)
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    with running_llama_server(ALIAS, tmp_path_factory.mktemp("llama") / "server.log") as url:
+        yield url
 
 
 def reteco_judge(*argv: str) -> int:

@@ -133,8 +133,13 @@ def user_text(body: dict) -> str:
 
 def fake_judge(body: dict) -> Reply:
     """A deterministic stand-in judge: the score is a hash of the first user message; the
-    reply has the keys the request's schema asks for (never flagging an injection)."""
-    score = 1 + int(hashlib.sha256(first_user_text(body).encode()).hexdigest(), 16) % 5
+    reply has the keys the request's schema asks for (never flagging an injection). A request
+    for a relevance round's grade (its schema's "relevance") gets a grade 0..3 from the same hash."""
+    digest = int(hashlib.sha256(first_user_text(body).encode()).hexdigest(), 16)
+    schema = body.get("response_format", {}).get("json_schema", {}).get("schema", {})
+    if "relevance" in schema.get("properties", {}):
+        return completion(json.dumps({"rationale": f"fake grade {digest % 4}", "relevance": digest % 4}))
+    score = 1 + digest % 5
     return judgment(score, f"fake judge gives {score}", injection=False if asks_injection_flag(body) else None)
 
 

@@ -50,6 +50,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "label-temporal": ("temporal_labels", "add_label_temporal_parser"),
     "label-export": ("temporal_labels", "add_label_export_parser"),
     "label-import": ("temporal_labels", "add_label_import_parser"),
+    "relevance-pool": ("temporal_labels", "add_relevance_pool_parser"),
+    "label-relevance": ("temporal_labels", "add_label_relevance_parser"),
     "leaderboard": ("leaderboard", "add_leaderboard_parser"),
     "bundle": ("bundle", "add_parser"),
     "check-bundle": ("check_bundle", "add_parser"),

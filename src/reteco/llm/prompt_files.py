@@ -105,3 +105,32 @@ def read_manifest(root: Path) -> dict[str, Any]:
     if not path.is_file():
         raise PromptIntegrityError(f"no {MANIFEST} in {root}: freeze the prompt version first")
     return json.loads(path.read_text(encoding="utf-8"))
+
+
+def check_frozen(root: Path, version: int, entry: dict[str, Any], what: str) -> None:
+    """PromptIntegrityError unless ``root/manifest.json`` records ``entry`` (files' and rendering's
+    sha256) for ``version``; the message names the changed files (``what``: "temporal prompt
+    version", ...)."""
+    recorded = read_manifest(Path(root)).get("versions", {}).get(str(version))
+    if recorded is None:
+        raise PromptIntegrityError(f"{what} {version} is not frozen in {Path(root) / MANIFEST}")
+    if recorded != entry:
+        changed = sorted(n for n, h in entry["files"].items() if recorded.get("files", {}).get(n) != h)
+        shown = ", ".join(changed) if changed else "the rendering of the messages"
+        raise PromptIntegrityError(
+            f"{what} {version} differs from its frozen manifest ({shown}); a frozen prompt never changes: write a "
+            "new version and freeze it"
+        )
+
+
+def record_frozen(root: Path, version: int, entry: dict[str, Any], what: str) -> dict[str, Any]:
+    """Record ``entry`` for ``version`` in ``root/manifest.json``; refuses to change a version
+    already frozen with other contents."""
+    path = Path(root) / MANIFEST
+    manifest = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"versions": {}}
+    existing = manifest["versions"].get(str(version))
+    if existing is not None and existing != entry:
+        raise PromptIntegrityError(f"{what} {version} is already frozen with other contents")
+    manifest["versions"][str(version)] = entry
+    path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return entry

@@ -1,4 +1,7 @@
-"""The organizers' workflow that freezes Track 1 temporal labels: pool, label, review.
+"""The organizers' workflow that freezes labels: pool, label, review. Two kinds of label share
+it (one label store, ``reteco.formats.label_store``): Track 1's temporal labels (below) and a
+relevance round's graded labels (``relevance``: ``reteco relevance-pool``, ``label-relevance``,
+``label-export --kind relevance``, ``label-import --kind relevance``).
 
     reteco pool --ref REF/1a --release RELEASE --out pool.jsonl RUN...     # pairs without a label
     reteco label-temporal --ref REF/1a --pool pool.jsonl                   # LLM verdicts, appended

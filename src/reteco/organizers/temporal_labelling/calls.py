@@ -58,7 +58,7 @@ from reteco.llm.calls import (
 from reteco.llm.compatibility import shape_request
 from reteco.llm.config import LLMConfig, Redactor, read_api_key
 
-__all__ = ["ERROR", "INVALID", "OK", "Answer", "Ask", "EndpointRefused", "NotAvailable", "run_asks"]
+__all__ = ["ERROR", "INVALID", "OK", "Answer", "Ask", "EndpointRefused", "NotAvailable", "chat_body", "run_asks"]
 
 NotAvailable = CallsNotAvailable  # no key, no usable endpoint, or the preflight refused: nothing was sent
 
@@ -85,6 +85,22 @@ class Answer:
     reported_model: str | None
     request_hashes: list[str] = field(default_factory=list)
     call_ids: list[int] = field(default_factory=list)
+
+
+def chat_body(config: LLMConfig, messages: list[dict[str, str]], response_format: dict[str, Any]) -> dict[str, Any]:
+    """A label's first request body: the messages and strict reply format, with the config's model,
+    token cap and (when set) temperature and seed."""
+    body: dict[str, Any] = {
+        "model": config.model,
+        "messages": messages,
+        "response_format": response_format,
+        config.token_limit_param: config.max_completion_tokens,
+    }
+    if config.temperature is not None:
+        body["temperature"] = config.temperature
+    if config.seed is not None:
+        body["seed"] = config.seed
+    return body
 
 
 def run_asks(

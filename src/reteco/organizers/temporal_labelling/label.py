@@ -25,7 +25,6 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from reteco.formats.reference import Reference
 from reteco.formats.temporal_labels import LABELS_MANIFEST, LabelRow, TemporalLabels, utc_now
@@ -33,9 +32,10 @@ from reteco.formats.temporal_periods import QueryPeriods
 from reteco.judge import JudgeConfig
 from reteco.llm.calls import CallStats
 from reteco.llm.config import public_url
-from reteco.organizers.temporal_labelling.calls import OK, Answer, Ask, run_asks
+from reteco.organizers.temporal_labelling.calls import OK, Answer, Ask, chat_body, run_asks
 from reteco.organizers.temporal_labelling.pool import query_periods
 from reteco.organizers.temporal_labelling.prompts import CURRENT_VERSION, LabelInput, TemporalPrompts, load_prompts
+from reteco.organizers.temporal_labelling.relevance_prompts import RelevancePrompts
 from reteco.problems import InputError
 
 RELEVANCE = "temporal_relevance"
@@ -69,8 +69,8 @@ def open_or_create_labels(reference: Reference, folder: Path) -> TemporalLabels:
     )
 
 
-def label_signature(prompts: TemporalPrompts, config: JudgeConfig) -> str:
-    """Who labels: the temporal prompts' signature, the model and the decoding settings."""
+def label_signature(prompts: TemporalPrompts | RelevancePrompts, config: JudgeConfig) -> str:
+    """Who labels: the prompts' signature (temporal or relevance), the model and the decoding settings."""
     payload = {
         "prompts": prompts.signature,
         "model": config.model,
@@ -188,19 +188,9 @@ def _period_text(period) -> str:
 
 
 def _ask(prompts: TemporalPrompts, config: JudgeConfig, task: str, data: LabelInput, period_ids: list[str]) -> Ask:
-    body: dict[str, Any] = {
-        "model": config.model,
-        "messages": prompts.messages(task, data),
-        "response_format": prompts.response_format(task, period_ids),
-        config.token_limit_param: config.max_completion_tokens,
-    }
-    if config.temperature is not None:
-        body["temperature"] = config.temperature
-    if config.seed is not None:
-        body["seed"] = config.seed
     return Ask(
         key=f"{data.query}\x1f{data.doc_id}\x1f{task}",
-        body=body,
+        body=chat_body(config, prompts.messages(task, data), prompts.response_format(task, period_ids)),
         parse=lambda content: prompts.parse(task, content, period_ids),
         reask=prompts.reask_message,
         cache_version=prompts.version,

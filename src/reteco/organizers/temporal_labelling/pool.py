@@ -104,33 +104,9 @@ def pool_runs(
     if depth < 1:
         raise InputError(f"--depth must be at least 1, got {depth}")
     periods = query_periods(reference, labels)
-    units = Units.of(reference)
     labelled = set(labels.effective) if labels is not None else set()
-    pairs: dict[tuple[str, str], dict] = {}
-    per_run = []
-    for path in runs:
-        opened = open_submission(Path(path), subtrack=reference.subtrack)
-        name = opened.find("run")
-        display = opened.display_name(name)
-        problems = Problems()
-        ranked = apply_rules(reference, read_trec_run(opened.read_bytes(name), display), problems)
-        within = np.flatnonzero(ranked.rows.position < depth)
-        unit = units.unit_of_topic[ranked.rows.topic[within]]
-        position = ranked.rows.position[within]
-        docs = ranked.vocabulary.take(pa.array(ranked.doc_position[within])).to_pylist()
-        run_pairs = set()
-        for u, p, doc in zip(unit.tolist(), position.tolist(), docs):
-            key = (units.keys[u], doc)
-            run_pairs.add(key)
-            entry = pairs.setdefault(key, {"runs": [], "best_rank": p + 1})
-            if display not in entry["runs"]:
-                entry["runs"].append(display)
-            entry["best_rank"] = min(entry["best_rank"], p + 1)
-        per_run.append(
-            {"run": display, "pairs": len(run_pairs), "new": sum(1 for k in run_pairs if k not in labelled),
-             "warnings": [str(w) for w in problems.warnings()]}
-        )
-
+    pairs, per_run = top_pairs(reference, runs, depth, labelled)
+    units = Units.of(reference)
     new = {k: v for k, v in pairs.items() if k not in labelled}
     domain_of = {k: d for k, d in zip(units.keys, units.domain)}
     wanted: dict[str, set[str]] = {}
@@ -170,6 +146,48 @@ def pool_runs(
     return PoolResult(records, summary)
 
 
+def top_pairs(
+    reference: Reference, runs: Iterable[Path], depth: int, labelled: set[tuple[str, str]], *, by_unit: bool = True
+) -> tuple[dict[tuple[str, str], dict], list[dict]]:
+    """The (unit key, doc id) pairs in the top ``depth`` of every run, read as scoring reads it;
+    with ``by_unit`` False, (topic key, doc id) pairs (a 1b step's own key, as the qrels key it).
+
+    Returns the pairs, each with the runs that retrieved it and its best rank, and per run its
+    display name, its pair count, how many are not in ``labelled`` and the reading's warnings.
+    Shared by the temporal pool and the relevance round's pool.
+    """
+    units = Units.of(reference)
+    if by_unit:
+        keys, key_of_topic = units.keys, units.unit_of_topic
+    else:
+        keys, key_of_topic = [t.key for t in reference.topics], np.arange(len(reference.topics))
+    pairs: dict[tuple[str, str], dict] = {}
+    per_run = []
+    for path in runs:
+        opened = open_submission(Path(path), subtrack=reference.subtrack)
+        name = opened.find("run")
+        display = opened.display_name(name)
+        problems = Problems()
+        ranked = apply_rules(reference, read_trec_run(opened.read_bytes(name), display), problems)
+        within = np.flatnonzero(ranked.rows.position < depth)
+        unit = key_of_topic[ranked.rows.topic[within]]
+        position = ranked.rows.position[within]
+        docs = ranked.vocabulary.take(pa.array(ranked.doc_position[within])).to_pylist()
+        run_pairs = set()
+        for u, p, doc in zip(unit.tolist(), position.tolist(), docs):
+            key = (keys[u], doc)
+            run_pairs.add(key)
+            entry = pairs.setdefault(key, {"runs": [], "best_rank": p + 1})
+            if not entry["runs"] or entry["runs"][-1] != display:
+                entry["runs"].append(display)
+            entry["best_rank"] = min(entry["best_rank"], p + 1)
+        per_run.append(
+            {"run": display, "pairs": len(run_pairs), "new": sum(1 for k in run_pairs if k not in labelled),
+             "warnings": [str(w) for w in problems.warnings()]}
+        )
+    return pairs, per_run
+
+
 def write_pool(path: Path, records: list[dict]) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -193,20 +211,22 @@ def read_pool(path: Path) -> list[dict]:
 
 
 def fetch_passages(
-    wanted: dict[str, set[str]], *, release: Path | None = None, documents: Iterable[Path] = ()
+    wanted: dict[str, set[str]], *, release: Path | None = None, documents: Iterable[Path] = (),
+    track_dir: str = rel.TRACK1_DIR,
 ) -> tuple[dict[tuple[str, str], str], list[Path]]:
     """Texts of the wanted (domain -> doc ids), streamed from the corpus files; (texts, files read).
 
-    With ``release``: ``track1_tempo/<domain>/documents.jsonl`` of each wanted domain (release
-    layout) or ``track1_tempo/documents.jsonl`` (flat sample). ``documents``: corpus files whose
-    ids are matched for every wanted domain.
+    With ``release``: ``<track_dir>/<domain>/documents.jsonl`` of each wanted domain (release
+    layout) or ``<track_dir>/documents.jsonl`` (flat sample); ``track_dir`` is ``track1_tempo``
+    unless given (the relevance round pools Track 2 too). ``documents``: corpus files whose ids
+    are matched for every wanted domain.
     """
     files: list[tuple[Path, set[str] | None]] = []  # (file, the domains it serves; None: all)
     if release is not None:
-        folder = Path(release) / rel.TRACK1_DIR
+        folder = Path(release) / track_dir
         layout = rel.detect_layout(folder)
         if layout is None:
-            raise InputError(f"no {rel.TRACK1_DIR}/ release files here", str(release))
+            raise InputError(f"no {track_dir}/ release files here", str(release))
         if layout == rel.RELEASE:
             dirs = rel.domain_dirs(folder)
             for domain in sorted(wanted):

@@ -30,13 +30,13 @@ from typing import Any
 import yaml
 
 from reteco.llm.prompt_files import (  # shared with the judge: one fencing, one reply check
-    MANIFEST,
     PromptIntegrityError,
     ReplyProblem,
+    check_frozen,
     fence_tag,
     neutralise,
-    read_manifest,
     read_version_files,
+    record_frozen,
     reply_object,
     sha256_text,
 )
@@ -163,16 +163,7 @@ def load_prompts(version: int = CURRENT_VERSION, root: Path = PACKAGED, *, verif
         version, directory, {n: sha256_text(texts[n]) for n in sorted(texts)}, texts, layout, schemas
     )
     if verify:
-        entry = read_manifest(Path(root)).get("versions", {}).get(str(version))
-        if entry is None:
-            raise PromptIntegrityError(f"temporal prompt version {version} is not frozen in {Path(root) / MANIFEST}")
-        if entry != manifest_entry(prompts):
-            changed = sorted(n for n in FILES if entry.get("files", {}).get(n) != prompts.file_hashes[n])
-            what = ", ".join(changed) if changed else "the rendering of the messages"
-            raise PromptIntegrityError(
-                f"temporal prompt version {version} differs from its frozen manifest ({what}); a frozen prompt never "
-                "changes: write a new version and freeze it"
-            )
+        check_frozen(Path(root), version, manifest_entry(prompts), "temporal prompt version")
     return prompts
 
 
@@ -230,16 +221,8 @@ def manifest_entry(prompts: TemporalPrompts) -> dict[str, Any]:
 
 def freeze(version: int, root: Path = PACKAGED) -> dict[str, Any]:
     """Record a version's hashes in the manifest; refuses to change an already frozen version."""
-    prompts = load_prompts(version, root, verify=False)
-    path = Path(root) / MANIFEST
-    manifest = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"versions": {}}
-    entry = manifest_entry(prompts)
-    existing = manifest["versions"].get(str(version))
-    if existing is not None and existing != entry:
-        raise PromptIntegrityError(f"temporal prompt version {version} is already frozen with other contents")
-    manifest["versions"][str(version)] = entry
-    path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    return entry
+    return record_frozen(Path(root), version, manifest_entry(load_prompts(version, root, verify=False)),
+                         "temporal prompt version")
 
 
 def main(argv: list[str] | None = None) -> int:

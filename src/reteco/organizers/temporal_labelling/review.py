@@ -1,4 +1,6 @@
 """Human review of frozen temporal labels through a CSV file (format ``reteco-temporal-review/1``).
+The reading of a reviewed file and its stale-row check (``read_review_rows``, ``stale_row``) serve
+the relevance round's review too (``relevance.import_review``).
 
 ``reteco label-export`` writes one row per labelled (query, document) pair with its current
 verdict; a reviewer edits ``temporally_relevant`` (1 or 0) and ``covers`` (period ids
@@ -42,7 +44,6 @@ COLUMNS = (
     "passage",
     "review_note",
 )
-REQUIRED = ("query", "doc_id", "temporally_relevant", "covers", "label_line")
 _TRUE = {"1", "true", "yes", "y"}
 _FALSE = {"0", "false", "no", "n"}
 
@@ -83,8 +84,10 @@ def export_csv(labels: TemporalLabels, path: Path, passages: dict[tuple[str, str
     return rows
 
 
-def import_csv(labels: TemporalLabels, path: Path, reviewer: str) -> dict:
-    """Append a human override for every changed verdict of a reviewed CSV; returns counts."""
+def read_review_rows(path: Path, reviewer: str, required: tuple[str, ...], problems: Problems):
+    """The rows of a reviewed CSV of either kind of label: (line, record, query, doc id) of each
+    row whose pair is filled in and not repeated (else an error in ``problems``). InputError when
+    the reviewer is unnamed, the file unreadable or a ``required`` column missing."""
     if not reviewer or not reviewer.strip():
         raise InputError("--reviewer must name the person who reviewed the labels", str(path))
     try:
@@ -94,26 +97,53 @@ def import_csv(labels: TemporalLabels, path: Path, reviewer: str) -> dict:
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", str(path)) from None
     reader = csv.DictReader(io.StringIO(text, newline=""))
-    missing = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
+    missing = [c for c in ("query", "doc_id", *required, "label_line") if c not in (reader.fieldnames or [])]
     if missing:
         raise InputError(f"missing column(s) {', '.join(missing)}; export the labels with `reteco label-export`", str(path))
-    problems = Problems()
-    new_rows: list[LabelRow] = []
     seen: set[tuple[str, str]] = set()
-    counts = {"rows": 0, "unchanged": 0, "overridden": 0, "added": 0}
-    now = utc_now()
     for line, record in enumerate(reader, 2):
-        counts["rows"] += 1
         query = (record.get("query") or "").strip()
         doc = (record.get("doc_id") or "").strip()
-        where = (str(path), line)
         if not query or not doc:
-            problems.error(*where, "query and doc_id must be filled")
+            problems.error(str(path), line, "query and doc_id must be filled")
+            yield line, record, None, None
             continue
         if (query, doc) in seen:
-            problems.error(*where, "the pair appears twice in the file")
+            problems.error(str(path), line, "the pair appears twice in the file")
+            yield line, record, None, None
             continue
         seen.add((query, doc))
+        yield line, record, query, doc
+
+
+def stale_row(current, record: dict, where: tuple[str, int], problems: Problems) -> bool:
+    """Whether a reviewed row shows another verdict than the pair's current one (an error added):
+    a file exported before a later change must not undo it."""
+    line_text = (record.get("label_line") or "").strip()
+    if current is not None and line_text != str(current.line):
+        problems.error(
+            *where,
+            f"the pair's verdict is now line {current.line} of labels.jsonl, the file shows line "
+            f"{line_text or '(none)'}: it was exported before a later change; export again",
+        )
+        return True
+    if current is None and line_text:
+        problems.error(*where, "label_line names a verdict, but the pair has none")
+        return True
+    return False
+
+
+def import_csv(labels: TemporalLabels, path: Path, reviewer: str) -> dict:
+    """Append a human override for every changed verdict of a reviewed CSV; returns counts."""
+    problems = Problems()
+    new_rows: list[LabelRow] = []
+    counts = {"rows": 0, "unchanged": 0, "overridden": 0, "added": 0}
+    now = utc_now()
+    for line, record, query, doc in read_review_rows(path, reviewer, ("temporally_relevant", "covers"), problems):
+        counts["rows"] += 1
+        if query is None:
+            continue
+        where = (str(path), line)
         periods = labels.periods.get(query)
         if periods is None:
             problems.error(*where, f"query {query!r} is not in the labels' periods.jsonl")
@@ -131,16 +161,7 @@ def import_csv(labels: TemporalLabels, path: Path, reviewer: str) -> dict:
             continue
         covers = [c for c in known if c in covers]  # the periods' own order
         current = labels.label_of(query, doc)
-        line_text = (record.get("label_line") or "").strip()
-        if current is not None and line_text != str(current.line):
-            problems.error(
-                *where,
-                f"the pair's verdict is now line {current.line} of labels.jsonl, the file shows line "
-                f"{line_text or '(none)'}: it was exported before a later change; export again",
-            )
-            continue
-        if current is None and line_text:
-            problems.error(*where, "label_line names a verdict, but the pair has none")
+        if stale_row(current, record, where, problems):
             continue
         if current is not None and current.temporally_relevant == relevant and list(current.covers) == covers:
             counts["unchanged"] += 1
