@@ -46,13 +46,13 @@ def judge_server():
         server.stop()
 
 
-def organizers_config(folder: Path, base_url: str) -> Path:
+def organizers_config(folder: Path, base_url: str, timeout_s: float = 10) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "key.txt").write_text(KEY + "\n")
     path = folder / "judge.yaml"
     # Few, short retries: the runs without network give up on the preflight quickly.
     path.write_text(f"prompt_version: 2\nmodel: fake-judge\nbase_url: {base_url}\napi_key_file: key.txt\n"
-                    "max_retries: 2\nbackoff_initial_s: 0.05\nbackoff_max_s: 0.1\ntimeout_s: 10\n")
+                    f"max_retries: 2\nbackoff_initial_s: 0.05\nbackoff_max_s: 0.1\ntimeout_s: {timeout_s}\n")
     return path
 
 
@@ -205,7 +205,10 @@ def test_a_server_that_stalls_past_the_deadline_leaves_the_judge_keys_absent_wit
         ref = run_root / "input" / "ref"
         phase = next(p for p in definition.PHASES if p.key == "evaluation")
         (ref / "phase.json").write_text(json.dumps(definition.phase_record(phase, "2b", platform_limit=STALL_LIMIT_S)))
-        setup = load_for_bundle(organizers_config(tmp_path / "organizers", stalling.base_url))
+        # Requests wait longer than the whole limit, so what stops the stalled judging is the run's
+        # deadline, as the test is about. With the bundle's 10 s a quiet machine gave up on the
+        # stalled service first ("did not answer in time"), before the deadline came.
+        setup = load_for_bundle(organizers_config(tmp_path / "organizers", stalling.base_url, timeout_s=2 * STALL_LIMIT_S))
         write_judge_setup(ref, setup, max_calls=call_budget(setup, count_turns(ref)))
         # What the program takes from the image, as the bundle's VENDOR.json says (scoring_check does the same).
         taken = json.loads((run_root / "program" / "vendor" / vendor.VENDOR_MANIFEST).read_text())["from_image"]
