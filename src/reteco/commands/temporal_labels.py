@@ -131,13 +131,7 @@ def cmd_label_import(args) -> int:
     if args.kind == RELEVANCE_KIND:
         return _round_import(args)
     labels = TemporalLabels.read(_label_root(args))
-    counts = import_csv(labels, args.csv, args.reviewer)
-    print(
-        f"{counts['rows']} rows: {counts['overridden']} verdicts overridden, {counts['added']} pairs labelled by hand, "
-        f"{counts['unchanged']} unchanged (labels {labels.content_hash[:16]})"
-    )
-    print(json.dumps(labels.counts(), sort_keys=True))
-    return 0
+    return _import_summary(import_csv(labels, args.csv, args.reviewer), labels, "verdicts", "labels")
 
 
 def _label_root(args) -> Path:
@@ -252,10 +246,14 @@ def _round_export(args) -> int:
 
 def _round_import(args) -> int:
     labels = RelevanceLabels.read(_round_folder(args))
-    counts = import_review(labels, args.csv, args.reviewer)
+    return _import_summary(import_review(labels, args.csv, args.reviewer), labels, "labels", "round")
+
+
+def _import_summary(counts: dict, labels, overridden: str, store: str) -> int:
+    """What label-import did, either kind: the counts, then the store's own."""
     print(
-        f"{counts['rows']} rows: {counts['overridden']} labels overridden, {counts['added']} pairs labelled by hand, "
-        f"{counts['unchanged']} unchanged (round {labels.content_hash[:16]})"
+        f"{counts['rows']} rows: {counts['overridden']} {overridden} overridden, {counts['added']} pairs labelled by hand, "
+        f"{counts['unchanged']} unchanged ({store} {labels.content_hash[:16]})"
     )
     print(json.dumps(labels.counts(), sort_keys=True))
     return 0

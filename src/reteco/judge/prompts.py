@@ -33,7 +33,7 @@ from reteco.llm.prompt_files import (
     MANIFEST,
     PromptIntegrityError,
     ReplyProblem,
-    fence_tag,
+    fenced_blocks,
     neutralise,
     read_manifest,
     read_version_files,
@@ -133,10 +133,7 @@ class PromptSet:
             else:
                 value = neutralise(getattr(item, name)).strip()
                 blocks.append((conf["intro"], conf["label"], value or conf["empty"]))
-        tag = fence_tag([content for _, _, content in blocks])
-        parts = [self.layout["header"].format(tag=tag)]
-        for intro, label, content in blocks:
-            parts.append(f"{intro}\n<<<BEGIN {label} {tag}>>>\n{content}\n<<<END {label} {tag}>>>")
+        parts = fenced_blocks(self.layout["header"], blocks)
         if closing:
             parts.append(self.layout["closing"].format(dimension=spec.title))
         return "\n\n".join(parts) + "\n"

@@ -74,6 +74,16 @@ def fence_tag(contents: Sequence[str]) -> str:
     return h.hexdigest()[:10].upper()
 
 
+def fenced_blocks(header: str, blocks: Sequence[tuple[str, str, str]]) -> list[str]:
+    """A message's parts: ``header`` (its ``{tag}`` filled) then each ``(intro, label, content)``
+    block between ``<<<BEGIN label TAG>>>`` and ``<<<END label TAG>>>`` lines, TAG the blocks'
+    ``fence_tag``. The contents must be neutralised already."""
+    tag = fence_tag([content for _, _, content in blocks])
+    return [header.format(tag=tag)] + [
+        f"{intro}\n<<<BEGIN {label} {tag}>>>\n{content}\n<<<END {label} {tag}>>>" for intro, label, content in blocks
+    ]
+
+
 def file_text(path: Path) -> str:
     """A prompt file's text with line endings normalised (a CRLF checkout is the same prompt)."""
     return path.read_bytes().decode("utf-8").replace("\r\n", "\n")

@@ -5,7 +5,7 @@ Beside the official ranking (untouched), per ranked system: ``ndcg_10_augmented`
 unjudged documents removed) with their percentile bootstrap intervals (the leaderboard's own
 resamples and seed, so the same units are drawn as for the official interval), its rank under
 each, ``unjudged_10`` and ``round_labelled_10`` (the share of its top 10 only the round judged).
-For the phase: Kendall's tau-b (``scipy.stats.kendalltau``) between the official figures and
+For the phase: Kendall's tau-b (``reteco.metrics.rank_agreement.kendall_tau_b``) between the official figures and
 each other figure over the ranked systems, and the systems that *move*: whose rank under the
 other figure lies outside their official 95% rank interval (``rank_low``..``rank_high``, the
 leaderboard's bootstrap), i.e. a change the official interval does not explain.
@@ -22,11 +22,10 @@ leaderboard's worker, and ``round_comparison`` compares the systems of a built l
 from __future__ import annotations
 
 import json
-import math
 
 import numpy as np
 
-from reteco.metrics.rank_agreement import tau_ap
+from reteco.metrics.rank_agreement import kendall_tau_b, tau_ap
 from reteco.metrics.significance import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_ci
 
 ALTERNATIVES = ("ndcg_10_augmented", "ndcg_10_condensed")
@@ -60,8 +59,6 @@ def round_comparison(board: dict, unjudged_by_name: dict[str, dict | None], *, r
     """The ``round`` section of leaderboard.json for a built ``board`` (its ranked systems) and
     each system's ``unjudged_figures`` by name. Systems without the round's figures (their
     scoring had no round) are listed under ``absent``."""
-    from scipy import stats
-
     systems = [s for s in board["systems"] if (unjudged_by_name.get(s["name"]) or {}).get("units", {}).get(ALTERNATIVES[0])]
     absent = [s["name"] for s in board["systems"] if s not in systems]
     out: dict = {"systems": [], "agreement": {}, "moved": {}, "definitions": {"moved": MOVED}, "absent_systems": absent}
@@ -96,12 +93,12 @@ def round_comparison(board: dict, unjudged_by_name: dict[str, dict | None], *, r
                               "official_rank_interval": [low, high]})
         out["moved"][key] = moved
         if len(systems) >= 2:
-            tau = float(stats.kendalltau(official, values, variant="b").statistic)
-            agreement = {"kendall_tau_b": tau} if math.isfinite(tau) else {
-                "kendall_tau_b_absent": "undefined: every system has the same figure under one of the two"}
-            ap, defined = tau_ap(np.array([official], dtype=np.float64), np.array([values], dtype=np.float64))
-            agreement |= {"tau_ap": float(ap[0])} if defined[0] else {
-                "tau_ap_absent": "undefined: every system has the same figure under one of the two"}
+            pair = np.array([official], dtype=np.float64), np.array([values], dtype=np.float64)
+            agreement = {}
+            for name, figure in (("kendall_tau_b", kendall_tau_b), ("tau_ap", tau_ap)):
+                value, defined = figure(*pair)
+                agreement |= {name: float(value[0])} if defined[0] else {
+                    f"{name}_absent": "undefined: every system has the same figure under one of the two"}
             out["agreement"][key] = agreement
         else:
             out["agreement"][key] = {"absent": "one ranked system: no ranking to compare"}

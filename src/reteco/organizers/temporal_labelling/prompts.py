@@ -33,7 +33,7 @@ from reteco.llm.prompt_files import (  # shared with the judge: one fencing, one
     PromptIntegrityError,
     ReplyProblem,
     check_frozen,
-    fence_tag,
+    fenced_blocks,
     neutralise,
     read_version_files,
     record_frozen,
@@ -141,10 +141,7 @@ class TemporalPrompts:
                 f"document id: {neutralise(data.doc_id)}\n\n{neutralise(data.passage).strip() or layout['passage']['empty']}",
             ),
         ]
-        tag = fence_tag([content for _, content in blocks])
-        parts = [layout["header"].format(tag=tag)]
-        for conf, content in blocks:
-            parts.append(f"{conf['intro']}\n<<<BEGIN {conf['label']} {tag}>>>\n{content}\n<<<END {conf['label']} {tag}>>>")
+        parts = fenced_blocks(layout["header"], [(conf["intro"], conf["label"], content) for conf, content in blocks])
         parts.append(layout["closing"][task])
         return "\n\n".join(parts) + "\n"
 
