@@ -11,6 +11,7 @@ What a prompt says and how its messages are assembled belongs to its user (``ret
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import re
@@ -144,3 +145,15 @@ def record_frozen(root: Path, version: int, entry: dict[str, Any], what: str) ->
     manifest["versions"][str(version)] = entry
     path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return entry
+
+
+def freeze_command(argv: list[str] | None, prog: str, manifest: str, freeze) -> int:
+    """``python -m <prompts module> freeze N``: record version N's hashes (``freeze(N)``, which
+    refuses to change a frozen version) in ``manifest`` and print the entry."""
+    parser = argparse.ArgumentParser(prog=prog)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("freeze", help=f"record a prompt version's hashes in {manifest}").add_argument("version", type=int)
+    args = parser.parse_args(argv)
+    print(json.dumps(freeze(args.version), indent=2, sort_keys=True))
+    return 0
+

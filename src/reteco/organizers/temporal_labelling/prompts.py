@@ -17,7 +17,6 @@ its own ``neutralise`` and ``fence_tag``: no text can open or close a block.
 
 from __future__ import annotations
 
-import argparse
 import copy
 import hashlib
 import json
@@ -34,6 +33,7 @@ from reteco.llm.prompt_files import (  # shared with the judge: one fencing, one
     ReplyProblem,
     check_frozen,
     fenced_blocks,
+    freeze_command,
     neutralise,
     read_version_files,
     record_frozen,
@@ -223,14 +223,7 @@ def freeze(version: int, root: Path = PACKAGED) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m reteco.organizers.temporal_labelling.prompts")
-    sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("freeze", help="record a prompt version's hashes in prompts/manifest.json")
-    p.add_argument("version", type=int)
-    args = parser.parse_args(argv)
-    entry = freeze(args.version)
-    print(json.dumps(entry, indent=2, sort_keys=True))
-    return 0
+    return freeze_command(argv, "python -m reteco.organizers.temporal_labelling.prompts", "prompts/manifest.json", freeze)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ The data are fenced as the generation judge and the temporal labeller fence thei
 
 from __future__ import annotations
 
-import argparse
 import copy
 import hashlib
 import json
@@ -34,6 +33,7 @@ from reteco.llm.prompt_files import (
     ReplyProblem,
     check_frozen,
     fenced_blocks,
+    freeze_command,
     neutralise,
     read_version_files,
     record_frozen,
@@ -157,13 +157,7 @@ def freeze(version: int, root: Path = PACKAGED) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m reteco.organizers.temporal_labelling.relevance_prompts")
-    sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("freeze", help="record a prompt version's hashes in relevance_prompts/manifest.json").add_argument(
-        "version", type=int)
-    args = parser.parse_args(argv)
-    print(json.dumps(freeze(args.version), indent=2, sort_keys=True))
-    return 0
+    return freeze_command(argv, "python -m reteco.organizers.temporal_labelling.relevance_prompts", "relevance_prompts/manifest.json", freeze)
 
 
 if __name__ == "__main__":
