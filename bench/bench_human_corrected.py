@@ -4,7 +4,7 @@
     PYTHONPATH=src .venv/bin/python bench/bench_human_corrected.py [--systems 60] [--units 2000]
         [--resamples 10000] [--items 1200] [--out bench/out/human_corrected]
 
-Synthetic judged outcomes (what ``reteco.organizers.leaderboard.score_one`` returns for 2b: per-turn
+Synthetic judged outcomes (what ``reteco.workbench.leaderboard.standings.score_one`` returns for 2b: per-turn
 judge scores 1..5 on the five dimensions, 5% of turns unanswered) and a human sample of ITEMS
 (system, turn) items spread evenly over the systems, rated by two humans a point below the judge
 now and then. Then, in one child process (wall time of each step; peak RSS, ``ru_maxrss``, of the
@@ -27,8 +27,8 @@ from pathlib import Path
 def outcomes_and_ratings(systems: int, units: int, items: int, seed: int = 11):
     import numpy as np
 
-    from reteco.organizers.human_corrected import HumanScores
-    from reteco.organizers.leaderboard import Entry
+    from reteco.workbench.leaderboard.human_corrected import HumanScores
+    from reteco.workbench.leaderboard.standings import Entry
     from reteco.subtracks import DIMENSIONS, JUDGE_MEAN
 
     rng = np.random.default_rng(seed)
@@ -61,9 +61,9 @@ def outcomes_and_ratings(systems: int, units: int, items: int, seed: int = 11):
 
 
 def run(systems: int, units: int, resamples: int, items: int, out: str, queue) -> None:
-    from reteco.organizers.human_corrected import human_corrected
-    from reteco.organizers.leaderboard import build_leaderboard
-    from reteco.outputs.leaderboard_tables import write_tables
+    from reteco.workbench.leaderboard.human_corrected import human_corrected
+    from reteco.workbench.leaderboard.standings import build_leaderboard
+    from reteco.workbench.leaderboard.tables import write_tables
 
     entries, outcomes, keys, ratings = outcomes_and_ratings(systems, units, items)
     start = time.perf_counter()

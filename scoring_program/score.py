@@ -26,7 +26,7 @@ from importlib import metadata
 from pathlib import Path
 
 VENDOR = Path(__file__).resolve().parent / "vendor"
-VENDOR_MANIFEST = VENDOR / "VENDOR.json"  # reteco.codabench.bundle.vendor.VENDOR_MANIFEST
+VENDOR_MANIFEST = VENDOR / "VENDOR.json"  # reteco.workbench.codabench.bundle.vendor.VENDOR_MANIFEST
 WORDNET = VENDOR / "nltk_data" / "corpora" / "wordnet"  # the bundle's WordNet 3.0 (METEOR)
 
 # reteco.problems.EXIT_INTERNAL, which cannot be imported when reteco itself cannot.

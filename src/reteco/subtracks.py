@@ -12,7 +12,7 @@ A sub-track row says what a participant submits, what a run's topic is, what the
 averages over, and which keys ``scores.json`` holds for the sub-track, official figure first.
 A key's row says its leaderboard title, what it measures (in the participants' words), and,
 for a key that may be absent from a successful scoring run, when that happens. The leaderboard
-columns (``reteco.codabench.bundle.leaderboards``), the reference manifest, the scorers, the scoring
+columns (``reteco.workbench.codabench.bundle.leaderboards``), the reference manifest, the scorers, the scoring
 program's check of absent keys, the bundle, the detailed results page and the demo read these
 rows; adding a key is an edit of this table and of the scorer that computes it.
 

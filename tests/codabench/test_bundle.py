@@ -21,10 +21,10 @@ import yaml
 from support.bundle_edits import PYTHON, only_first_task, rewrite, zip_bytes
 from support.paths import REPO_ROOT
 
-from reteco.codabench.bundle import competition as definition
-from reteco.codabench.bundle import leaderboards
-from reteco.codabench.bundle.builder import BuildOptions, write_reference_data
-from reteco.codabench.check.check_bundle import check_bundle
+from reteco.workbench.codabench.bundle import competition as definition
+from reteco.workbench.codabench.bundle import leaderboards
+from reteco.workbench.codabench.bundle.builder import BuildOptions, write_reference_data
+from reteco.workbench.codabench.check.check_bundle import check_bundle
 from reteco.problems import InputError
 from reteco.subtracks import SUBTRACK_IDS
 from reteco.subtracks import JUDGE, TEXT

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from support.judged_program import EVALUATION, judge_yaml, judged_input
 
-from reteco.codabench.bundle.leaderboards import columns
+from reteco.workbench.codabench.bundle.leaderboards import columns
 from reteco.codabench.program import scoring_program
 from reteco.commands import main
 from reteco.problems import EXIT_INCOMPLETE, EXIT_OK

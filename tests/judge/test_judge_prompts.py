@@ -11,7 +11,7 @@ import pytest
 from support.paths import REPO_ROOT
 
 from reteco.judge import DIMENSIONS, JudgeItem, build_request, load_judge_config
-from reteco.judge.golden import load_golden_cases
+from reteco.workbench.judge_audit.golden import load_golden_cases
 from reteco.judge.prompts import PACKAGED_PROMPTS, VERSION_FILES, freeze, injection_flag, load_prompt_set, manifest_entry
 from reteco.llm.prompt_files import PromptIntegrityError, ReplyProblem, read_manifest
 from reteco.problems import InputError

@@ -21,7 +21,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from reteco.formats.ratings import DIMENSIONS, Rating, Ratings, read_ratings
 from reteco.metrics.agreement import agreement, conversation_resamples, round_half_up
-from reteco.outputs.agreement_page import render
+from reteco.workbench.judge_audit.agreement_page import render
 from reteco.problems import InputError
 
 HEADER = "item_id,conversation_id,dimension,rater,score"

@@ -19,7 +19,7 @@ from reteco.metrics.text_overlap import (
     rouge_l_f1,
     rouge_l_values,
 )
-from reteco.organizers import wordnet_setup as wd
+from reteco.formats import wordnet_setup as wd
 
 # ---------------------------------------------------------------------------------------------
 # ROUGE-L

@@ -17,7 +17,7 @@ from support.judged_program import judge_yaml
 from support.paths import SAMPLES
 
 from reteco.commands import main
-from reteco.organizers import judge_submissions as js
+from reteco.workbench.leaderboard import judge_submissions as js
 from reteco.problems import InputError
 
 ALICE = "15_alice_PhaseId4_2027-01-21_02-00_final.zip"

@@ -19,9 +19,9 @@ from support.fake_openai_server import TEST_KEY
 
 from reteco.commands import main
 from reteco.formats.reference import Reference
-from reteco.organizers.prepare import prepare_release
-from reteco.organizers.synthetic.release import write_synthetic_release
-from reteco.organizers.synthetic.sample_answers import write_sample_answers
+from reteco.release.prepare import prepare_release
+from reteco.release.synthetic.release import write_synthetic_release
+from reteco.release.synthetic.sample_answers import write_sample_answers
 from reteco.scoring.submission import score_submission
 from reteco.subtracks import DIMENSIONS, JUDGE_MEAN
 
@@ -255,8 +255,8 @@ def test_judge_report_discloses_the_system_scores_under_their_judge(corrected, t
 
 def _tiny_inputs():
     """Six turns: t0..t4 answered, t5 unanswered; t0 and t1 rated by the humans."""
-    from reteco.organizers.human_corrected import HumanScores
-    from reteco.organizers.leaderboard import Entry
+    from reteco.workbench.leaderboard.human_corrected import HumanScores
+    from reteco.workbench.leaderboard.standings import Entry
 
     f = [1.0, 0.5, 0.5, 0.0, 0.75, 0.0]
     keys = [f"t{i}" for i in range(6)]
@@ -274,7 +274,7 @@ def test_a_tiny_system_by_hand():
     # f = 0.55 / 4 = 0.1375; lambda = 0.0625 / ((1 + 2/3) 0.1375) = 3/11;
     # theta_A = (3/11)(5/12) + 0.5 - (3/11)(3/4) = 9/22; one of six judged turns is unanswered
     # (0 by rule): the estimate is (5/6)(9/22) = 15/44; the judge's mean 2.75/6; humans (5/6) 0.5.
-    from reteco.organizers.human_corrected import human_corrected
+    from reteco.workbench.leaderboard.human_corrected import human_corrected
 
     entry, outcome, ratings = _tiny_inputs()
     block = human_corrected("2c", {"systems": []}, [entry], [outcome], ratings, n_units=6, confidence=0.95,
@@ -289,7 +289,7 @@ def test_a_tiny_system_by_hand():
 
 
 def test_the_rankings_bootstrap_equals_a_plain_loop():
-    from reteco.organizers.human_corrected import _Sample, bootstrap_estimates
+    from reteco.workbench.leaderboard.human_corrected import _Sample, bootstrap_estimates
 
     rng = np.random.default_rng(8)
     n_units, resamples, seed = 30, 200, 5

@@ -21,7 +21,7 @@ from reteco.codabench.program import scoring_program
 from reteco.commands import main
 from reteco.formats.reference import Reference
 from reteco.judge import load_judge_config
-from reteco.organizers import judge_submissions as js
+from reteco.workbench.leaderboard import judge_submissions as js
 from reteco.scoring.submission import score_submission
 from reteco.subtracks import JUDGE, SUBTRACKS
 

@@ -21,7 +21,7 @@ from support.paths import REPO_ROOT, SAMPLES
 
 from reteco.commands import main
 from reteco.llm.cache import CACHE_FILE, JudgeCache
-from reteco.organizers import judge_submissions as js
+from reteco.workbench.leaderboard import judge_submissions as js
 from reteco.subtracks import JUDGE
 
 

@@ -1,6 +1,6 @@
 """The overview paper's tables at a real participant count (issue 25): 180 systems (60 teams x
 3 runs) and 9, every sub-track's keys, built by ``build_leaderboard`` from synthetic per-unit
-figures and rendered by ``reteco.outputs.leaderboard_tables``.
+figures and rendered by ``reteco.workbench.leaderboard.tables``.
 
 The LaTeX width check re-implements the documented estimate (``leaderboard_tables``: Times-Roman
 advance widths at 9 pt, each character at the upper bound of its class, 2 x 4 pt between
@@ -17,10 +17,10 @@ import re
 
 import pytest
 
-from reteco.organizers import leaderboard as lb
-from reteco.organizers.synthetic.leaderboard_outcomes import synthetic_outcomes
-from reteco.outputs.leaderboard_latex import LONG_ROWS, SHORT_TITLES, TEXT_WIDTH_PT, render_latex
-from reteco.outputs.leaderboard_tables import render_csv, render_html, render_pairs_csv
+from reteco.workbench.leaderboard import standings as lb
+from reteco.workbench.leaderboard.synthetic_outcomes import synthetic_outcomes
+from reteco.workbench.leaderboard.latex import LONG_ROWS, SHORT_TITLES, TEXT_WIDTH_PT, render_latex
+from reteco.workbench.leaderboard.tables import render_csv, render_html, render_pairs_csv
 from reteco.subtracks import SUBTRACKS
 
 UNITS = 18  # synthetic_outcomes' default: 1a's test queries, where Holm over all pairs cannot be significant

@@ -16,8 +16,8 @@ def add_parser(subparsers) -> None:
 
 
 def cmd_synth(args) -> int:
-    from reteco.organizers.synthetic.release import write_synthetic_release
-    from reteco.organizers.synthetic.sample_runs import write_sample_runs
+    from reteco.release.synthetic.release import write_synthetic_release
+    from reteco.release.synthetic.sample_runs import write_sample_runs
 
     check_output_folder(args.out, "--out")
     if args.samples:
@@ -26,7 +26,7 @@ def cmd_synth(args) -> int:
     release = write_synthetic_release(args.out, **kwargs)
     print(f"synthetic release written to {release}")
     if args.samples:
-        from reteco.organizers.synthetic.sample_answers import write_sample_answers
+        from reteco.release.synthetic.sample_answers import write_sample_answers
 
         write_sample_runs(release, args.samples)
         write_sample_answers(release, args.samples)

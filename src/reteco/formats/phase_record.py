@@ -1,7 +1,7 @@
 """``phase.json``: which Codabench phase a reference folder serves, and what it may show.
 
 The compute worker tells a scoring program nothing about the phase, so the bundle builder writes
-a record into each phase's reference data (``reteco.codabench.bundle.competition.phase_record``):
+a record into each phase's reference data (``reteco.workbench.codabench.bundle.competition.phase_record``):
 ``{"format", "phase", "name", "split", "per_topic", "time_limit_s"}``. ``per_topic`` decides
 whether per-topic figures are written (details.json, the detailed results page). Without a
 record they are withheld: the safe side on hidden labels. ``time_limit_s`` is the run's

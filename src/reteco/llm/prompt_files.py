@@ -6,7 +6,7 @@ without a new version. This module holds what both users need: reading a version
 (line endings normalised), hashing, the manifest, fencing of data inside a message (so no data
 can open or close a block), and the strict check of a JSON reply against its schema's keys.
 What a prompt says and how its messages are assembled belongs to its user (``reteco.judge.prompts``,
-``reteco.organizers.temporal_labelling.prompts``).
+``reteco.workbench.labels.prompts``).
 """
 
 from __future__ import annotations

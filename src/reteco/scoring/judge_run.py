@@ -39,7 +39,7 @@ _PASSAGES_SHOWN = {"evidence": "the passages the system had", "gold_evidence": "
 
 def judge_items(turn: TurnRecord, answer: str, evidence, gold_evidence, dimensions=DIMENSIONS) -> list:
     """The judge's items of one answered turn, one per dimension: the one builder of generation
-    scoring and of the human sample (``reteco.organizers.human_sample``), so the same answer
+    scoring and of the human sample (``reteco.workbench.judge_audit.human_sample``), so the same answer
     makes the same requests and finds the same cache rows. ``evidence``: the passages the system
     had (2b: the gold ones; 2c: the run's top 5); ``gold_evidence``: the turn's gold passages."""
     from reteco.judge import JudgeItem
@@ -93,7 +93,7 @@ def run_judge_on_answers(turns, answer_texts, evidence, gold_evidence, options: 
         "cached": cached,
         "new": len(outcomes) - cached,
     }
-    from reteco.judge.report import judge_provenance, model_mismatch_warning
+    from reteco.workbench.judge_audit.report import judge_provenance, model_mismatch_warning
 
     # Who answered: endpoint, configured and reported models, fingerprints, with counts.
     info["provenance"] = judge_provenance(outcomes, config)

@@ -1,0 +1,126 @@
+"""``reteco human-sample``: the seeded stratified sample of answers that humans rate, blind.
+
+    reteco human-sample --ref REF/2b|2c (--submissions DIR | ANSWERS ...) --n N --seed S --out DIR
+                        [--annotators N|NAME,NAME...] [--dimensions d1,d2] [--judge-out judge.csv
+                        [--judge-config FILE] [--judge-cache DIR] [--cache-only]]
+
+What is sampled, how, and what each file holds (``DIR/annotators/<name>/``: the blind sheet, the
+context file, which holds reference data, and the guide, for that annotator only; ``DIR/key.csv``
+and ``DIR/sample.json`` for the organizers): ``reteco.workbench.judge_audit.human_sample``. Exit 1 when an
+input cannot be used (``--out`` not a folder too); 2 on a wrong command line (``--judge-out``
+the same file as one of DIR's, through another spelling or a symbolic link too); 4 when
+``--judge-out`` was asked and some judgments failed (the file holds the others; run again to
+finish).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from reteco.commands.argument_types import count_argument
+from reteco.commands.judge_options import add_judge_cache_option, add_judge_config_option
+from reteco.problems import EXIT_INCOMPLETE, EXIT_OK, InputError
+
+
+def add_human_sample_parser(subparsers) -> argparse.ArgumentParser:
+    """Add the ``human-sample`` command to an argparse subparsers object; returns its parser."""
+    p = subparsers.add_parser(
+        "human-sample",
+        help="seeded stratified blind sample of 2b/2c answers for human rating: per annotator a sheet, context and "
+        "guide; the organizers' key",
+        description="Sample (system, turn) items stratified by domain, turn depth and system; write for each annotator "
+        "a blind rating sheet (item codes only, in an order of their own), its context file and the guide, and for the "
+        "organizers the key (item code -> system, submission) that `reteco agreement --key` joins through, and the "
+        "sample record.",
+    )
+    p.add_argument("--ref", type=Path, required=True, help="reference folder of sub-track 2b or 2c")
+    p.add_argument("--submissions", type=Path, help="folder holding one submission (file, zip or folder) per system")
+    p.add_argument("answers", type=Path, nargs="*", help="more submissions (answers files, zips or folders)")
+    p.add_argument("--n", type=count_argument(1), required=True, help="items to sample (all when fewer are available)")
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--out", type=Path, required=True,
+                   help="folder for the annotators' files (annotators/<name>/), the key and the sample record")
+    p.add_argument("--annotators", default="1",
+                   help="the annotators: a count N (annotator-1 ... annotator-N) or comma-separated names (default: 1); "
+                   "each gets the items in an order of their own")
+    p.add_argument("--dimensions", help="comma-separated dimensions to rate (default: all five)")
+    p.add_argument("--judge-out", type=Path, help="also write the judge's ratings of the same items (agreement format)")
+    add_judge_config_option(p, help_text="judge config YAML for --judge-out (default: judge.yaml)")
+    add_judge_cache_option(p, used_for=" for --judge-out")
+    p.add_argument("--cache-only", action="store_true", help="--judge-out from the cache only: no HTTP request")
+    p.set_defaults(func=cmd_human_sample)
+    return p
+
+
+def cmd_human_sample(args) -> int:
+    """Run the command (module docstring)."""
+    from reteco.commands.output_folder import check_distinct_outputs, check_output_folder
+    from reteco.formats.reference import Reference
+    from reteco.judge.config import judge_available, load_judge_config
+    from reteco.workbench.judge_audit import human_sample as hs
+    from reteco.workbench.judge_audit.annotator_guide import annotator_guide
+
+    check_output_folder(args.out, "--out")
+    annotators = hs.annotator_names(args.annotators)
+    outputs = {f"--out's {hs.KEY}": args.out / hs.KEY, f"--out's {hs.RECORD}": args.out / hs.RECORD}
+    for name in annotators:
+        outputs.update({f"{name}'s {file}": args.out / hs.ANNOTATORS_FOLDER / name / file
+                        for file in (hs.SHEET, hs.CONTEXT, hs.GUIDE)})
+    check_distinct_outputs({**outputs, "--judge-out": args.judge_out})
+    reference = Reference.read(args.ref)
+    dimensions = hs.check_dimensions([d.strip() for d in args.dimensions.split(",") if d.strip()]) \
+        if args.dimensions else list(hs.DIMENSIONS)
+    config = load_judge_config(args.judge_config)  # its prompts say what each dimension shows, and the rubric
+    systems, problems = hs.read_systems(reference, hs.submission_paths(args.submissions, args.answers))
+    for line in problems.lines():
+        print(line, file=sys.stderr)
+    items, record = hs.sample(reference, systems, args.n, args.seed)
+    inputs = {d: config.prompts.dimensions[d].inputs for d in dimensions}
+    record["dimensions"] = dimensions
+    record["annotators"] = annotators
+    record["prompt_version"] = config.prompts.version
+    guide = annotator_guide(config.prompts, dimensions)
+    try:
+        for name in annotators:
+            folder = args.out / hs.ANNOTATORS_FOLDER / name
+            folder.mkdir(parents=True, exist_ok=True)
+            ordered = hs.annotator_order(items, args.seed, name)
+            rows = hs.write_sheet(folder / hs.SHEET, ordered, dimensions, name)
+            hs.write_context(folder / hs.CONTEXT, ordered, reference, dimensions, inputs)
+            (folder / hs.GUIDE).write_text(guide, encoding="utf-8")
+        hs.write_key(args.out / hs.KEY, items)
+        (args.out / hs.RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write here ({exc.strerror or exc})", str(exc.filename or args.out)) from None
+    print(f"{record['sampled']} of {record['candidates']} answered (system, turn) items of {len(systems)} systems in "
+          f"{len(record['strata'])} strata (seed {args.seed}): {rows} rows per sheet")
+    print(f"for each of {len(annotators)} annotator(s), a sheet, its context (holds reference data: do not publish) and "
+          f"the guide (prompt version {config.prompts.version}) -> {args.out / hs.ANNOTATORS_FOLDER}/<name>/")
+    print(f"the key (item code -> system, submission; organizers only) -> {args.out / hs.KEY}")
+    print(f"sample record -> {args.out / hs.RECORD}")
+    if args.judge_out is None:
+        return EXIT_OK
+    ok, why = judge_available(config)
+    if not ok:
+        raise InputError(f"the judge cannot run: {why}; the judge's ratings were not written", "--judge-out")
+    from reteco.llm.cache import JudgeCacheError
+
+    try:
+        ratings, counts, stats = hs.judge_ratings(reference, items, dimensions, config, args.judge_cache,
+                                                  0 if args.cache_only else None)
+    except JudgeCacheError as exc:
+        raise InputError(str(exc), "--judge-cache") from None
+    if stats.calls.preflight == "failed":
+        raise InputError(f"the judge did not run: {stats.calls.preflight_detail}", "--judge-out")
+    hs.write_ratings(args.judge_out, ratings)
+    print(f"judge {config.signature}: {len(ratings)} ratings -> {args.judge_out} ({stats.from_cache} from the cache, "
+          f"{stats.http_requests} HTTP requests; {counts['invalid']} invalid and {counts['error']} failed judgments "
+          "have no row)")
+    if counts["error"]:
+        print(f"error: {counts['error']} judgments failed; run again to finish them"
+              + (" (without --cache-only to ask the judge)" if args.cache_only else ""), file=sys.stderr)
+        return EXIT_INCOMPLETE
+    return EXIT_OK
