@@ -122,6 +122,25 @@ def test_bundle_holds_phase_records_and_vendored_scoring_program(built):
         assert "README.md" in kit.namelist() and "reteco/pyproject.toml" in kit.namelist()
 
 
+def test_the_bundles_carry_the_scorer_alone(built_all):
+    """What the worker and the starting kit get of reteco is the scorer: no module of the
+    organizers' workbench in the scoring program's vendor/, the ingestion program's or the kit's
+    source (issue 36); the scorer's layers are all there."""
+    bundles, _ = built_all
+    scorer = {"formats", "metrics", "llm", "judge", "scoring", "outputs", "release", "codabench", "commands", "api"}
+    for bundle in bundles.values():
+        with zipfile.ZipFile(bundle.path) as archive:
+            copies = {"scoring_program.zip": "vendor/reteco/", "starting_kit.zip": "reteco/src/reteco/"}
+            if "ingestion_program.zip" in archive.namelist():
+                copies["ingestion_program.zip"] = "vendor/reteco/"
+            for member, prefix in copies.items():
+                names = zipfile.ZipFile(io.BytesIO(archive.read(member))).namelist()
+                package = [n[len(prefix):] for n in names if n.startswith(prefix)]
+                assert [n for n in package if n.startswith("workbench")] == [], (bundle.path.name, member)
+                assert scorer <= {n.split("/")[0] for n in package if "/" in n}, (bundle.path.name, member)
+                assert "codabench/program/scoring_program.py" in package
+
+
 def test_bundle_pages_are_the_participants_pages_of_the_repository(built):
     """The rules are written once, in pages/; every bundle carries them as they are."""
     bundle, _ = built

@@ -165,8 +165,8 @@ def build_report(config: Any, *, details: list[tuple[str, dict]] = (), golden: l
 
 
 def _system_scores(name: str, board: dict, configured_signature: str) -> dict[str, Any]:
-    """judge_mean per system from a leaderboard's ``human_corrected`` block (reteco.organizers.
-    human_corrected): judge-only, prediction-powered and human-only figures with their intervals,
+    """judge_mean per system from a leaderboard's ``human_corrected`` block (reteco.workbench.
+    leaderboard.human_corrected): judge-only, prediction-powered and human-only figures with their intervals,
     n rated and the effective sample size, under the judge signatures the block records."""
     block = board["human_corrected"]
     keep = ("judge", "judge_ci_low", "judge_ci_high", "estimate", "ci_low", "ci_high", "human", "human_ci_low",
