@@ -520,3 +520,12 @@ def test_the_deferred_import_check_finds_an_unlisted_import(tmp_path):
     assert unlisted_deferred_imports(deferred_imports(package), rules) == (
         ["reteco.scoring.generation:2 json"], ["reteco.outputs.*"]
     )
+
+
+def test_the_public_api_imports_no_command():
+    # The API and the CLI are two entry points over one scorer: what both need (the phase rules,
+    # `formats.phase_record.phase_rules`) lives below them, so `import reteco.api` loads no CLI.
+    graph = import_graph(PACKAGE_DIR)
+    reached = sorted(m for m in closure(graph, "reteco.api") | closure(graph, "reteco.api.evaluation")
+                     if m.startswith("reteco.commands"))
+    assert reached == []

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from reteco.commands.judge_options import add_judge_cache_option, add_judge_config_option
 from reteco.commands.output_folder import check_output_folder
-from reteco.formats.phase_record import PHASE_FILE, local_phase, read_phase
+from reteco.formats.phase_record import PHASE_FILE, phase_rules
 from reteco.formats.relevance_round import RelevanceRound
 from reteco.problems import EXIT_INCOMPLETE, EXIT_INPUT, InputError, UsageError, printable
 from reteco.subtracks import BENCHMARKS, KEYS, PLAIN_QRELS_BENCHMARK_IDS
@@ -379,17 +379,6 @@ def _topics_covered(result, total: int) -> int:
     from reteco.scoring.submission import topics_covered
 
     return topics_covered(result.details, total)
-
-
-def phase_rules(reference, *, no_per_topic: bool = False) -> dict:
-    """The phase rules this scoring applies: the reference's phase.json (as the platform reads
-    it) when it has one, else local scoring (per-topic figures written); ``--no-per-topic``
-    withholds them either way. The Python API (``reteco.api``) applies the same."""
-    has_record = reference.root is not None and (reference.root / PHASE_FILE).is_file()
-    phase = read_phase(reference.root)[0] if has_record else local_phase(reference.manifest.get("split"))
-    if no_per_topic:
-        phase = {**phase, "per_topic": False}
-    return phase
 
 
 def cmd_validate(args) -> int:

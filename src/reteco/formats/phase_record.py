@@ -44,6 +44,17 @@ def read_phase(ref: Path) -> tuple[dict, str | None]:
     return {**NO_PHASE, **record}, None
 
 
+def phase_rules(reference, *, no_per_topic: bool = False) -> dict:
+    """The phase rules this scoring applies: the reference's phase.json (as the platform reads
+    it) when it has one, else local scoring (per-topic figures written); ``--no-per-topic``
+    withholds them either way. ``reteco score`` and the Python API (``reteco.api``) both apply it."""
+    has_record = reference.root is not None and (reference.root / PHASE_FILE).is_file()
+    phase = read_phase(reference.root)[0] if has_record else local_phase(reference.manifest.get("split"))
+    if no_per_topic:
+        phase = {**phase, "per_topic": False}
+    return phase
+
+
 def time_limit(record: dict) -> int:
     """The record's ``time_limit_s`` (a positive whole number of seconds), else
     ``DEFAULT_TIME_LIMIT_S``."""
