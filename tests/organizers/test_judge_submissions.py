@@ -21,17 +21,18 @@ from reteco.codabench.program import scoring_program
 from reteco.commands import main
 from reteco.formats.reference import Reference
 from reteco.judge import load_judge_config
+from reteco.workbench.leaderboard import bulk_download as bd
 from reteco.workbench.leaderboard import judge_submissions as js
 from reteco.scoring.submission import score_submission
 from reteco.subtracks import JUDGE, SUBTRACKS
 
 
 def test_a_bulk_name_gives_id_owner_phase_time_and_file():
-    parts = js.parse_bulk_name("123_team_a_b_PhaseId7_2027-01-20_05-33_my_answers_PhaseId2.zip")
+    parts = bd.parse_bulk_name("123_team_a_b_PhaseId7_2027-01-20_05-33_my_answers_PhaseId2.zip")
     assert parts == {"id": 123, "owner": "team_a_b", "phase": 7, "date": "2027-01-20", "time": "05-33",
                      "file": "my_answers_PhaseId2.zip"}
-    assert js.parse_bulk_name("answers.zip") is None
-    assert js.parse_bulk_name("12_alice_PhaseId7_2027-01-20:05-33_a.zip") is None  # ':' is replaced by the browser
+    assert bd.parse_bulk_name("answers.zip") is None
+    assert bd.parse_bulk_name("12_alice_PhaseId7_2027-01-20:05-33_a.zip") is None  # ':' is replaced by the browser
 
 
 def _bulk(path: Path, files: dict[str, bytes]) -> Path:
@@ -42,26 +43,26 @@ def _bulk(path: Path, files: dict[str, bytes]) -> Path:
 
 
 def test_a_bulk_download_is_read_with_what_it_could_not_fetch(tmp_path):
-    source = _bulk(tmp_path / js.BULK_ZIP, {
+    source = _bulk(tmp_path / bd.BULK_ZIP, {
         "5_alice_PhaseId7_2027-01-20_05-33_a.zip": b"x",
         "9_alice_PhaseId7_2027-01-22_10-02_b.zip": b"x",
         "3_bob_PhaseId7_2027-01-19_59-59_answers.jsonl": b"x",
         "notes.txt": b"x",
-        js.FAILED_LIST: b"The following submissions failed to download:\n\n8_carol_PhaseId7_x.zip (HTTP 403)\n",
+        bd.FAILED_LIST: b"The following submissions failed to download:\n\n8_carol_PhaseId7_x.zip (HTTP 403)\n",
     })
-    bulk = js.read_bulk_download(source, tmp_path / "work")
+    bulk = bd.read_bulk_download(source, tmp_path / "work")
     assert [(s.submission_id, s.owner, s.uploaded) for s in bulk.submissions] == [
         (3, "bob", "2027-01-19 59-59"), (5, "alice", "2027-01-20 05-33"), (9, "alice", "2027-01-22 10-02")]
     assert bulk.skipped == ["notes.txt"] and bulk.not_fetched == ["8_carol_PhaseId7_x.zip (HTTP 403)"]
-    kept, superseded = js.last_per_team(bulk.submissions)
-    assert [(s.owner, s.submission_id) for s in kept] == [("alice", 9), ("bob", 3)]
-    assert [(s.submission_id, by) for s, by in superseded] == [(5, 9)]
+    selection = bd.select(bulk, lambda path: None, source=source.name)  # every submission passes its checks
+    assert [(s.owner, s.submission_id) for s in selection.kept] == [("alice", 9), ("bob", 3)]
+    assert [(s.submission_id, by) for s, by in selection.superseded] == [(5, 9)]
     with pytest.raises(Exception, match="no submission named as Codabench's bulk download names them"):
-        js.read_bulk_download(_bulk(tmp_path / "empty.zip", {"readme.md": b"x"}), tmp_path / "work2")
+        bd.read_bulk_download(_bulk(tmp_path / "empty.zip", {"readme.md": b"x"}), tmp_path / "work2")
 
 
 def test_the_table_ranks_by_judge_mean_ties_sharing_a_rank():
-    subs = [js.BulkSubmission(Path(f"{i}"), f"{i}_{o}_PhaseId1_2027-01-01_00-00_a.zip", i, o, 1, "2027-01-01 00-00", "a.zip")
+    subs = [bd.BulkSubmission(Path(f"{i}"), f"{i}_{o}_PhaseId1_2027-01-01_00-00_a.zip", i, o, 1, "2027-01-01 00-00", "a.zip")
             for i, o in enumerate(["dora", "alice", "carl", "bob", "eve"], 1)]
     figure = {k: 0.5 for k in SUBTRACKS["2b"].keys}
     outcomes = [
@@ -79,7 +80,7 @@ def test_the_table_ranks_by_judge_mean_ties_sharing_a_rank():
     assert table[0]["judge_mean"] == "0.6" and table[3]["judge_mean"] == "" and "not scored: answers.jsonl:3" in table[4]["notes"]
     # The answers the judge flagged, per submission (empty where the judge was not asked).
     assert [r["flagged_answers"] for r in table] == ["0", "", "2", "", ""]
-    markdown = js.render_markdown("2b", rows, superseded=[], bulk=js.BulkDownload([], [], [], []), judge="test")
+    markdown = js.render_markdown("2b", rows, selection=None, judge="test")
     assert markdown.startswith("# 2b Gold-passage generation: submissions") and "| flagged |" in markdown
 
 
@@ -92,9 +93,11 @@ def _bulk_of_samples(tmp_path: Path, sub: str) -> Path:
         buffer = io.BytesIO()
         with zipfile.ZipFile(buffer, "w") as z:
             z.writestr("answers.jsonl", "".join(lines))
+            if (SAMPLES / sub / "run.txt").is_file():  # 2c: the run too, or the input checks fail it
+                z.writestr("run.txt", (SAMPLES / sub / "run.txt").read_text())
         return buffer.getvalue()
 
-    return _bulk(tmp_path / js.BULK_ZIP, {
+    return _bulk(tmp_path / bd.BULK_ZIP, {
         "11_alice_PhaseId4_2027-01-20_01-00_early.zip": zipped(answers[:1]),
         "15_alice_PhaseId4_2027-01-21_02-00_final.zip": zipped(answers),
         "12_bob_PhaseId4_2027-01-20_03-00_bob.zip": zipped(answers[:-10]),

@@ -18,11 +18,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 from pathlib import Path
 
 from reteco.commands.argument_types import count_argument
 from reteco.commands.judge_options import add_judge_cache_option, add_judge_config_option
-from reteco.problems import EXIT_INCOMPLETE, EXIT_OK, InputError
+from reteco.problems import EXIT_INCOMPLETE, EXIT_OK, InputError, UsageError
 
 
 def add_human_sample_parser(subparsers) -> argparse.ArgumentParser:
@@ -37,7 +38,11 @@ def add_human_sample_parser(subparsers) -> argparse.ArgumentParser:
         "sample record.",
     )
     p.add_argument("--ref", type=Path, required=True, help="reference folder of sub-track 2b or 2c")
-    p.add_argument("--submissions", type=Path, help="folder holding one submission (file, zip or folder) per system")
+    p.add_argument("--submissions", type=Path, help="the phase's bulk download (bulk_submissions.zip or its files' "
+                   "folder: the submissions the platform shows, named by owner), or a folder holding one submission "
+                   "(file, zip or folder) per system")
+    p.add_argument("--team-names", type=Path, metavar="CSV",
+                   help="with a bulk download: owner,team CSV, the team name each owner's system carries")
     p.add_argument("answers", type=Path, nargs="*", help="more submissions (answers files, zips or folders)")
     p.add_argument("--n", type=count_argument(1), required=True, help="items to sample (all when fewer are available)")
     p.add_argument("--seed", type=int, required=True)
@@ -57,11 +62,19 @@ def add_human_sample_parser(subparsers) -> argparse.ArgumentParser:
 
 def cmd_human_sample(args) -> int:
     """Run the command (module docstring)."""
+    import contextlib
+
+    with contextlib.ExitStack() as stack:
+        return _human_sample(args, stack)
+
+
+def _human_sample(args, stack) -> int:
     from reteco.commands.output_folder import check_distinct_outputs, check_output_folder
     from reteco.formats.reference import Reference
     from reteco.judge.config import judge_available, load_judge_config
     from reteco.workbench.judge_audit import human_sample as hs
     from reteco.workbench.judge_audit.annotator_guide import annotator_guide
+    from reteco.workbench.leaderboard import bulk_download
 
     check_output_folder(args.out, "--out")
     annotators = hs.annotator_names(args.annotators)
@@ -74,10 +87,30 @@ def cmd_human_sample(args) -> int:
     dimensions = hs.check_dimensions([d.strip() for d in args.dimensions.split(",") if d.strip()]) \
         if args.dimensions else list(hs.DIMENSIONS)
     config = load_judge_config(args.judge_config)  # its prompts say what each dimension shows, and the rubric
-    systems, problems = hs.read_systems(reference, hs.submission_paths(args.submissions, args.answers))
+    selection = None
+    if args.submissions is not None and bulk_download.is_bulk_download(args.submissions):
+        # A phase's bulk download: the submissions the platform shows, named by owner (bulk_download).
+        if args.answers:
+            raise UsageError("a bulk download is the whole phase: give no answers files beside it")
+        work = stack.enter_context(tempfile.TemporaryDirectory(prefix="reteco-bulk-"))
+        teams = bulk_download.read_team_names(args.team_names) if args.team_names else None
+        selection = bulk_download.select_download(args.submissions, reference, Path(work), teams=teams)
+        print(selection.summary(), file=sys.stderr)
+        for s, why in selection.failed:
+            print(f"{s.name}: failed the input checks, not selected: {why}", file=sys.stderr)
+        for s in selection.kept:
+            if s.problem is not None:
+                print(f"{s.name}: not sampled: {s.problem}", file=sys.stderr)
+        readable = [s for s in selection.kept if s.problem is None]
+        systems, problems = hs.read_systems(reference, [s.path for s in readable],
+                                            [selection.team(s.owner) for s in readable])
+    else:
+        systems, problems = hs.read_systems(reference, hs.submission_paths(args.submissions, args.answers))
     for line in problems.lines():
         print(line, file=sys.stderr)
     items, record = hs.sample(reference, systems, args.n, args.seed)
+    if selection is not None:
+        record["selection"] = selection.record()
     inputs = {d: config.prompts.dimensions[d].inputs for d in dimensions}
     record["dimensions"] = dimensions
     record["annotators"] = annotators

@@ -82,6 +82,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=count_argument(1), default=1, help="scoring processes (default 1: the judge's own "
                    "concurrency does the waiting)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--team-names", type=Path, metavar="CSV",
+                   help="owner,team CSV: the team name each owner's system carries beside the owner's user name")
     p.add_argument("--repeat-seed", type=count_argument(0), metavar="S",
                    help="judge a seeded subset of the judged answers again with sampling seed S (another signature: "
                    "the cache cannot answer it) and write rejudging_<sub>.json: per-item agreement and the tau of the "
@@ -113,10 +115,12 @@ def _share(text: str) -> float:
 
 
 def cmd_judge_submissions(args) -> int:
+    from reteco.formats.reference import Reference
     from reteco.judge import judge_available, load_judge_config
-    from reteco.workbench.leaderboard import judge_submissions as js
-    from reteco.workbench.leaderboard.standings import ScoringOptions, find_subtracks
     from reteco.subtracks import SUBTRACKS
+    from reteco.workbench.leaderboard import judge_submissions as js
+    from reteco.workbench.leaderboard.bulk_download import read_team_names, select_download
+    from reteco.workbench.leaderboard.standings import ScoringOptions, find_subtracks
 
     if args.teams is not None and not args.estimate:
         raise UsageError("--teams goes with --estimate")
@@ -131,6 +135,7 @@ def cmd_judge_submissions(args) -> int:
         raise UsageError("--repeat-share goes with --repeat-seed or --second-judge-config")
     subtracks = find_subtracks(args.ref)
     config = load_judge_config(args.judge_config)
+    teams = read_team_names(args.team_names) if args.team_names else None
     if args.estimate:
         return _print_estimates(args, subtracks, config)
     check_output_folder(args.out, "--out")
@@ -159,23 +164,27 @@ def cmd_judge_submissions(args) -> int:
     with tempfile.TemporaryDirectory(prefix="reteco-bulk-") as tmp:
         bulks = []
         for n, (sub, ref_dir, source) in enumerate(plan):
-            bulk = js.read_bulk_download(source, Path(tmp) / str(n))
-            bulks.append((sub, ref_dir, bulk, *js.last_per_team(bulk.submissions)))
+            selection = select_download(source, Reference.read(ref_dir), Path(tmp) / str(n), teams=teams)
+            print(f"{sub}: {selection.summary()}", file=sys.stderr)
+            bulks.append((sub, ref_dir, selection))
         if config.use_batch_api:
             if not _phase_batches(bulks, options, config, args, progress):
                 return EXIT_INCOMPLETE
             # Everything the batches answered is in the cache; what they could not answer (failed
             # lines, re-asks) is asked live, never in a batch of its own per team.
             options = dataclasses.replace(options, judge_overrides=(("use_batch_api", False),))
-        for sub, ref_dir, bulk, kept, superseded in bulks:
+        for sub, ref_dir, selection in bulks:
+            bulk, kept = selection.bulk, selection.kept
             for name in bulk.skipped:
                 print(f"{sub}: skipped {name}: not named as Codabench's bulk download names submissions", file=sys.stderr)
             for name, why in bulk.refused:
                 print(f"{sub}: refused {quoted(name)}: {why}", file=sys.stderr)
             for line in bulk.not_fetched:
                 print(f"{sub}: warning: not in the download (Codabench could not fetch it): {line}", file=sys.stderr)
-            rows = js.judge_bulk(sub, ref_dir, kept, options, jobs=args.jobs, progress=progress)
-            written = js.write_tables(args.out, sub, rows, superseded=superseded, bulk=bulk, judge=judge)
+            for s, why in selection.failed:
+                print(f"{sub}: {s.name}: failed the input checks, not selected: {why}", file=sys.stderr)
+            rows = js.judge_bulk(sub, ref_dir, kept, options, jobs=args.jobs, progress=progress, selection=selection)
+            written = js.write_tables(args.out, sub, rows, selection=selection, judge=judge)
             judged = SUBTRACKS[sub].judged
             for row in rows:
                 if row["errors"]:
@@ -189,7 +198,8 @@ def cmd_judge_submissions(args) -> int:
             if judged and others:
                 incomplete += _write_stability(args, sub, ref_dir, kept, rows, config, others, progress)
             ranked = sum(1 for r in rows if r["rank"] is not None)
-            print(f"{sub}: {len(kept)} teams ({ranked} ranked), {len(superseded)} earlier submissions superseded -> "
+            print(f"{sub}: {len(kept)} teams ({ranked} ranked), {len(selection.superseded)} earlier submissions "
+                  f"superseded, {len(selection.failed)} failed the input checks -> "
                   f"{', '.join(os.fspath(p) for p in written)}")
     return EXIT_INCOMPLETE if incomplete else EXIT_OK
 
@@ -224,8 +234,9 @@ def _write_stability(args, sub, ref_dir, kept, rows, config, others, progress) -
     from reteco.formats.jsonl_records import atomic_write
     from reteco.workbench.judge_audit.rejudging import DEFAULT_SHARE, KINDS, rejudge, summary_lines
 
-    scored = {row["file"] for row in rows if not row["errors"]}
+    scored = {row["file"]: row["team"] for row in rows if not row["errors"]}
     paths = [s.path for s in kept if s.name in scored]
+    names = [scored[s.name] for s in kept if s.name in scored]
     if not paths:
         print(f"{sub}: warning: no scored submission: nothing to judge again", file=sys.stderr)
         return len(others)
@@ -235,7 +246,7 @@ def _write_stability(args, sub, ref_dir, kept, rows, config, others, progress) -
     for kind, other in others:
         try:
             result = rejudge(ref_dir, paths, config, other, kind=kind, share=share, seed=seed,
-                             cache_dir=args.judge_cache, progress=progress)
+                             cache_dir=args.judge_cache, progress=progress, names=names)
         except InputError as exc:  # e.g. no item has a verdict of both judges: the tables above stand
             print(f"{sub}: warning: {KINDS[kind]} not compared: {'; '.join(exc.problems.lines())}", file=sys.stderr)
             failed += 1
@@ -261,8 +272,8 @@ def _phase_batches(bulks, options, config, args, progress: bool) -> bool:
     with JudgeCache(cache_dir) as cache:
         cache.clear_batch_queue()
     queueing = dataclasses.replace(options, judge_overrides=(("batch_queue_only", True),))
-    for sub, ref_dir, _bulk, kept, _superseded in bulks:
-        js.judge_bulk(sub, ref_dir, kept, queueing, jobs=args.jobs, progress=progress)
+    for sub, ref_dir, selection in bulks:
+        js.judge_bulk(sub, ref_dir, selection.kept, queueing, jobs=args.jobs, progress=progress)
     done = send_phase_batches(config, cache_dir)
     resumed = f", {len(done.resumed)} resumed ({', '.join(done.resumed)})" if done.resumed else ""
     print(f"judge: Batch API: {done.requests:,} requests in {len(done.resumed) + len(done.submitted)} batch(es): "
@@ -276,9 +287,10 @@ def _phase_batches(bulks, options, config, args, progress: bool) -> bool:
 
 def _print_estimates(args, subtracks, config) -> int:
     """``--estimate``: per sub-track, what judging its teams' last submissions would cost."""
+    from reteco.formats.reference import Reference
     from reteco.workbench.judge_audit.estimate import estimate_lines
-    from reteco.workbench.leaderboard import judge_submissions as js
     from reteco.workbench.judge_audit.judge_cost import estimate_phase
+    from reteco.workbench.leaderboard.bulk_download import select_download
 
     single = len(subtracks) == 1 and args.ref.resolve() == subtracks[0][1].resolve()
     with tempfile.TemporaryDirectory(prefix="reteco-bulk-") as tmp:
@@ -288,7 +300,7 @@ def _print_estimates(args, subtracks, config) -> int:
                 source = args.submissions if single else _subtrack_source(args.submissions, sub)
                 if source is None:
                     continue
-                teams = len(js.last_per_team(js.read_bulk_download(source, Path(tmp) / str(n)).submissions)[0])
+                teams = len(select_download(source, Reference.read(ref_dir), Path(tmp) / str(n)).kept)
             total, _ = estimate_phase(ref_dir, config, teams)
             what = (f"{sub}: {teams} teams' last submissions, every turn answered (answers as long as the reference "
                     f"answers), judge {config.model}, prompt version {config.prompt_version}")

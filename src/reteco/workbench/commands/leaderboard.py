@@ -90,9 +90,13 @@ def add_leaderboard_parser(subparsers) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--ref", type=Path, required=True, help="a sub-track's reference folder, or a folder of them")
-    p.add_argument("--submissions", type=Path, required=True, help="folder of submissions (a zip, folder or file each)")
+    p.add_argument("--submissions", type=Path, required=True,
+                   help="the phase's bulk download (bulk_submissions.zip or its files' folder; with several sub-tracks a "
+                   "folder of <sub-track>.zip or <sub-track>/), or a folder of submissions (a zip, folder or file each)")
     p.add_argument("--out", type=Path, required=True, help="output folder")
     p.add_argument("--manifest", type=Path, help="CSV file,team,run naming the submissions")
+    p.add_argument("--team-names", type=Path, metavar="CSV",
+                   help="with a bulk download: owner,team CSV, the team name each owner's system carries")
     p.add_argument("--jobs", type=count_argument(1), default=os.cpu_count() or 1,
                    help="scoring processes (default: the CPU count)")
     p.add_argument("--procedure", choices=PROCEDURES, default=DEFAULT_PROCEDURE,
@@ -147,7 +151,17 @@ def _latex_columns(text: str, keys) -> list[str]:
 
 
 def cmd_leaderboard(args) -> int:
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="reteco-bulk-") as work:
+        return _leaderboard(args, Path(work))
+
+
+def _leaderboard(args, work: Path) -> int:
     from reteco.formats.reference import MANIFEST, Reference
+    from reteco.problems import UsageError
+    from reteco.workbench.leaderboard import bulk_download as bd
+    from reteco.workbench.leaderboard.judge_submissions import score_selection
     from reteco.workbench.leaderboard import standings as lb
     from reteco.workbench.leaderboard.plots import write_plots
     from reteco.workbench.leaderboard.tables import write_tables
@@ -156,9 +170,11 @@ def cmd_leaderboard(args) -> int:
     subtracks = lb.find_subtracks(args.ref)
     several = not (args.ref / MANIFEST).is_file()
     human = _human_ratings(args, subtracks, several)  # bad ratings stop us before anything is scored
-    if not args.submissions.is_dir():
-        raise InputError("no such submissions folder", str(args.submissions))
-    names = lb.read_manifest(args.manifest, args.submissions) if args.manifest else {}
+    if not args.submissions.is_dir() and not (not several and bd.is_bulk_download(args.submissions)):
+        raise InputError("no such submissions folder, nor a Codabench bulk download (bulk_submissions.zip)",
+                         str(args.submissions))
+    names = lb.read_manifest(args.manifest, args.submissions) if args.manifest and args.submissions.is_dir() else {}
+    teams = bd.read_team_names(args.team_names) if args.team_names else None
     round_topics: set[str] = set()
     if args.relevance_round is not None:
         from reteco.formats.relevance_round import RelevanceRound
@@ -174,23 +190,39 @@ def cmd_leaderboard(args) -> int:
     # Every sub-track's submissions are found (and their names checked) before any is scored.
     plan = []
     references = {sub: Reference.read(ref_dir) for sub, ref_dir in subtracks}  # a broken one stops us here
+    selections = {}
     for sub, ref_dir in subtracks:
-        folder = args.submissions / sub if several else args.submissions
-        if several and not folder.is_dir():
-            print(f"{sub}: skipped: no folder {folder} of its submissions", file=sys.stderr)
+        folder = bulk_source(args.submissions, sub) if several else args.submissions
+        if several and folder is None:
+            print(f"{sub}: skipped: no folder {args.submissions / sub} of its submissions (nor {sub}.zip)",
+                  file=sys.stderr)
+            continue
+        out = args.out / sub if several else args.out
+        if bd.is_bulk_download(folder):
+            if args.manifest:
+                raise UsageError("--manifest names the files of a folder of submissions; a bulk download's systems "
+                                 "are named by owner (--team-names CSV owner,team adds the teams' names)")
+            selection = bd.select_download(folder, references[sub], work / sub, teams=teams)
+            print(f"{sub}: {selection.summary()}", file=sys.stderr)
+            for s, why in selection.failed:
+                print(f"{sub}: {s.name}: failed the input checks, not selected: {why}", file=sys.stderr)
+            selections[sub] = selection
+            plan.append((sub, ref_dir, selection.kept, out))
             continue
         skip = (args.manifest,) if args.manifest else ()
         entries = lb.discover_submissions(folder, names, prefix=f"{sub}/" if several else "", skip=skip)
-        plan.append((sub, ref_dir, entries, args.out / sub if several else args.out))
+        plan.append((sub, ref_dir, entries, out))
     if not plan:
         raise InputError(f"no sub-track folder ({', '.join(s for s, _ in subtracks)}) holds submissions here",
                          str(args.submissions))
     if human is not None:
         from reteco.workbench.leaderboard.human_corrected import check_items
 
-        _, _, entries, _ = plan[0]
+        sub, _, entries, _ = plan[0]
+        if sub in selections:
+            entries = [lb.Entry(s.path, s.name, selections[sub].team(s.owner), "") for s in entries]
         check_items(human, entries, lb.expected_unit_keys(references[plan[0][0]]), str(args.submissions))
-    used = {e.file for _, _, entries, _ in plan for e in entries}
+    used = {e.file for sub, _, entries, _ in plan if sub not in selections for e in entries}
     for file in sorted(set(names) - used):
         print(f"{args.manifest}: warning: {file} is not a submission of any sub-track scored here", file=sys.stderr)
 
@@ -203,7 +235,12 @@ def cmd_leaderboard(args) -> int:
             # A round labels one sub-track's topics: the others are ranked without it, and say so.
             print(f"{sub}: the round labels none of its topics: no round figures", file=sys.stderr)
             sub_options = dataclasses.replace(options, relevance_round=None)
-        outcomes = lb.score_entries(ref_dir, entries, sub_options, jobs=args.jobs, progress=progress, label=sub)
+        selection = selections.get(sub)
+        if selection is not None:  # the kept submissions, named by owner (and team)
+            entries, outcomes = score_selection(sub, ref_dir, entries, sub_options, jobs=args.jobs, progress=progress,
+                                                name=selection.team)
+        else:
+            outcomes = lb.score_entries(ref_dir, entries, sub_options, jobs=args.jobs, progress=progress, label=sub)
         info = {"fingerprint": reference.fingerprint(), "split": reference.manifest.get("split")}
         views = [(entries, outcomes, out)]
         if args.per_team == "best":
@@ -215,6 +252,8 @@ def cmd_leaderboard(args) -> int:
                 resamples=args.resamples, seed=args.seed, reference_info=info, procedure=args.procedure,
                 alpha=args.alpha,
             )
+            if selection is not None:
+                board["selection"] = selection.record()
             if sub_options.relevance_round is not None:
                 from reteco.workbench.leaderboard.round_report import round_comparison
 
@@ -297,3 +336,12 @@ def _corrected_summary(block: dict) -> str:
         differs = ranking["order_differs"]
         line += f"; the corrected ranking differs from the judge's for {len(differs)} systems"
     return line
+
+
+def bulk_source(folder: Path, sub: str) -> Path | None:
+    """A sub-track's submissions inside a folder of several: ``<sub>/`` (a folder of submissions or
+    of a bulk download's files) or ``<sub>.zip`` (its bulk download); None when neither is there."""
+    for candidate in (folder / sub, folder / f"{sub}.zip"):
+        if candidate.exists():
+            return candidate
+    return None

@@ -269,7 +269,8 @@ def add_relevance_pool_parser(subparsers):
     )
     p.add_argument("--ref", type=Path, required=True, help="a sub-track's reference folder, or a folder of them")
     p.add_argument("--submissions", type=Path, required=True,
-                   help="the phase's submissions (DIR/<sub-track>/ when --ref holds several)")
+                   help="the phase's bulk download (bulk_submissions.zip or its files' folder: the runs the platform "
+                   "shows), or a folder of submissions (DIR/<sub-track>/ or DIR/<sub-track>.zip when --ref holds several)")
     p.add_argument("--round", dest="round_folder", type=Path, required=True,
                    help="the relevance round's folder (its labelled pairs are left out; it need not exist yet)")
     p.add_argument("--release", type=Path, help="release folder: passages from <track>/<domain>/documents.jsonl")
@@ -281,13 +282,37 @@ def add_relevance_pool_parser(subparsers):
 
 
 def cmd_relevance_pool(args) -> int:
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="reteco-bulk-") as work:
+        return _relevance_pool(args, Path(work))
+
+
+def _relevance_pool(args, work: Path) -> int:
+    from reteco.workbench.leaderboard import bulk_download
+
     labels = RelevanceLabels.read(args.round_folder) if (args.round_folder / LABELS_MANIFEST).is_file() else None
-    phase = phase_runs(
-        lb.find_subtracks(args.ref), args.submissions,
-        lambda folder, prefix: [e.path for e in lb.discover_submissions(folder, prefix=prefix)],
-    )
+    selections = {}
+
+    def runs_of(source: Path, prefix: str, reference) -> list[Path]:
+        if not bulk_download.is_bulk_download(source):
+            return [e.path for e in lb.discover_submissions(source, prefix=prefix)]
+        # A phase's bulk download: the runs the platform shows (bulk_download's selection).
+        selection = bulk_download.select_download(source, reference, work / reference.subtrack)
+        selections[reference.subtrack] = selection.record()
+        print(f"{reference.subtrack}: {selection.summary()}", file=sys.stderr)
+        for s in selection.kept:
+            if s.problem is not None:
+                print(f"{reference.subtrack}: {s.name}: not pooled: {s.problem}", file=sys.stderr)
+        return [s.path for s in selection.kept if s.problem is None]
+
+    phase = phase_runs(lb.find_subtracks(args.ref), args.submissions, runs_of)
     result = pool_round(phase, labels, depth=args.depth, release=args.release, documents=args.documents)
     write_pool(args.out, result.records)
+    if selections:
+        selection_file = args.out.with_name(args.out.name + ".selection.json")
+        selection_file.write_text(json.dumps(selections, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"the runs selected from the bulk download -> {selection_file}", file=sys.stderr)
     s = result.summary
     for sub, part in s["subtracks"].items():
         for run in part["runs"]:

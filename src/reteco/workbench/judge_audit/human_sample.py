@@ -144,14 +144,16 @@ def submission_paths(folder: Path | None, files: Sequence[Path]) -> list[Path]:
     return paths
 
 
-def read_systems(reference: Reference, paths: Sequence[Path]) -> tuple[list[System], Problems]:
+def read_systems(reference: Reference, paths: Sequence[Path],
+                 names: Sequence[str] | None = None) -> tuple[list[System], Problems]:
     """Each submission read with the scoring code's rules (answers; 2c: also the run, ranked);
-    InputError naming every file that cannot be used, or two submissions with one name."""
+    InputError naming every file that cannot be used, or two submissions with one name. A
+    system is named ``names[i]`` where given (a bulk download's owner), else from its path."""
     problems, failures = Problems(), Problems()
     systems: list[System] = []
     seen: dict[str, Path] = {}
-    for path in paths:
-        name = system_name(path)
+    for i, path in enumerate(paths):
+        name = names[i] if names is not None else system_name(path)
         if name in seen:
             failures.error(str(path), None, f"system name {quoted(name)} is also the name of {seen[name]}; rename one")
             continue

@@ -51,12 +51,14 @@ def repeat_config(config, seed: int):
 
 
 def rejudge(reference_dir: Path, paths: list[Path], first, other, *, kind: str, share: float, seed: int,
-            cache_dir: Path | None, progress: bool = False, resamples: int = DEFAULT_RESAMPLES) -> dict:
+            cache_dir: Path | None, progress: bool = False, resamples: int = DEFAULT_RESAMPLES,
+            names: list[str] | None = None) -> dict:
     """Judge the seeded subset of the submissions ``paths`` by ``first`` (from its cache) and by
     ``other`` (the repeat or the second judge), and compare them (module docstring); returns the
-    JSON-ready result. ``kind``: "repeat" or "second_judge"."""
+    JSON-ready result. ``kind``: "repeat" or "second_judge"; ``names``: the systems' names (a
+    bulk download's owners), else from the paths."""
     reference = Reference.read(reference_dir)
-    systems, _ = read_systems(reference, paths)
+    systems, _ = read_systems(reference, paths, names)
     turns = len(read_turns(reference))
     answered = sum(1 for s in systems for i in range(turns) if s.answers.get(i) is not None)
     n = max(1, round(share * answered))

@@ -90,17 +90,22 @@ SAMPLE_SEED = 2027
 
 
 def phase_runs(references: list[tuple[str, Path]], submissions: Path, runs_of) -> list[tuple[Reference, list[Path]]]:
-    """(reference, run submissions) per sub-track whose submissions hold runs; ``runs_of(folder,
-    prefix)`` lists a folder's submissions (``leaderboard.discover_submissions``' paths)."""
+    """(reference, run submissions) per sub-track whose submissions hold runs; ``runs_of(source,
+    prefix, reference)`` lists the submissions of a folder (``leaderboard.discover_submissions``'
+    paths) or of a bulk download (the selection's). With several sub-tracks, a sub-track's are
+    ``<sub>/`` or ``<sub>.zip`` (its bulk download)."""
     several = len(references) > 1
     out = []
     for sub, ref_dir in references:
         if RUN not in SUBTRACKS[sub].submission:
             continue
-        folder = Path(submissions) / sub if several else Path(submissions)
-        if several and not folder.is_dir():
-            continue
-        out.append((Reference.read(ref_dir), runs_of(folder, f"{sub}/" if several else "")))
+        source = Path(submissions)
+        if several:
+            source = next((c for c in (source / sub, source / f"{sub}.zip") if c.exists()), None)
+            if source is None:
+                continue
+        reference = Reference.read(ref_dir)
+        out.append((reference, runs_of(source, f"{sub}/" if several else "", reference)))
     if not out:
         raise InputError("no sub-track with runs has submissions here", str(submissions))
     return out
