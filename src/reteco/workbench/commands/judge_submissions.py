@@ -9,12 +9,14 @@ BULK is ``bulk_submissions.zip`` as Codabench's "download" of selected submissio
 or a folder of its files (``reteco.workbench.leaderboard.judge_submissions`` names the layout and where in
 Codabench's source it comes from). REF is the sub-track's reference folder (the one the phase
 scores against, e.g. ``build/bundle/reference/test/2b``), or a folder of them: then BULK is a
-folder holding ``<sub-track>.zip`` or ``<sub-track>/`` per sub-track. Each team's last
-submission is scored through ``reteco.workbench.leaderboard.standings``'s scoring path, the judge with
+folder holding ``<sub-track>.zip`` or ``<sub-track>/`` per sub-track. The submissions the
+platform shows (``bulk_download.select``: per owner the last that passes the input checks; a
+broken last one never replaces a valid earlier one) are scored through ``reteco.workbench.leaderboard.standings``'s scoring path, the judge with
 the cache (``--judge-cache``; import the platform's archives first with ``reteco judge
 --import-archive`` so nothing judged there is paid twice), and OUT gets, per sub-track,
 ``judged_submissions_<sub>.csv`` and ``.md``: rank, team, submission, every leaderboard figure of
-the sub-track, judge columns included, and why a figure is absent.
+the sub-track, judge columns included, and why a figure is absent; and ``selection_<sub>.json``,
+what was kept, superseded or failed, with why (also in the Markdown).
 
 ``--repeat-seed S`` judges a seeded subset of the judged answers (``--repeat-share``, default
 10%) again with sampling seed S (another signature, so the cache cannot answer it), and

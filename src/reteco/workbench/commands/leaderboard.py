@@ -9,7 +9,11 @@
 REF is one sub-track's reference folder (``build/reference/2a``: DIR holds its submissions and
 OUT gets the files), or a folder of them (``build/reference``: DIR/<sub-track>/ holds each
 sub-track's submissions, OUT/<sub-track>/ gets its files; a sub-track without a folder in DIR
-is skipped and said so). Per sub-track: leaderboard.json, .csv, .html, .tex, pairs.csv and
+is skipped and said so). DIR may be the phase's bulk download (``bulk_submissions.zip`` or the
+folder of its files; with several sub-tracks ``DIR/<sub-track>.zip`` or ``DIR/<sub-track>/``):
+then the systems are the platform's selection, each owner's last submission that passes the
+input checks, named by owner (``reteco.workbench.leaderboard.bulk_download``), and the selection
+goes into leaderboard.json (``selection``) and the page. Per sub-track: leaderboard.json, .csv, .html, .tex, pairs.csv and
 plots/*.png, *.svg (``reteco.workbench.leaderboard.standings``, ``reteco.workbench.leaderboard.tables``,
 ``reteco.workbench.leaderboard.plots``); with ``--per-team best`` also best_per_team/, the same
 files for each team's best run (the paper's main table; its statistics over those runs).
@@ -52,6 +56,10 @@ BEST_FOLDER = "best_per_team"
 TOPIC_SPLITS = 1000  # reteco.metrics.topic_stability.DEFAULT_SPLITS (a test keeps them equal)
 
 _EPILOG = """\
+bulk download: DIR as Codabench's bulk_submissions.zip (or its files' folder): per owner the last
+  submission that passes the input checks (the platform's Force_Last leaderboard), named by owner;
+  --team-names owner,team adds the teams' names; with --manifest the files it names are ranked
+  instead (several runs per team), without the platform's selection.
 names: a manifest CSV with the header file,team,run names the submissions it lists (file relative
   to DIR: teamA-run1.zip, or 2a/teamA-run1.zip when REF holds several sub-tracks); any other
   submission is named from its file name less .zip/.gz/.txt/.run/.trec/.tsv/.jsonl:
@@ -159,7 +167,6 @@ def cmd_leaderboard(args) -> int:
 
 def _leaderboard(args, work: Path) -> int:
     from reteco.formats.reference import MANIFEST, Reference
-    from reteco.problems import UsageError
     from reteco.workbench.leaderboard import bulk_download as bd
     from reteco.workbench.leaderboard.judge_submissions import score_selection
     from reteco.workbench.leaderboard import standings as lb
@@ -198,10 +205,11 @@ def _leaderboard(args, work: Path) -> int:
                   file=sys.stderr)
             continue
         out = args.out / sub if several else args.out
-        if bd.is_bulk_download(folder):
-            if args.manifest:
-                raise UsageError("--manifest names the files of a folder of submissions; a bulk download's systems "
-                                 "are named by owner (--team-names CSV owner,team adds the teams' names)")
+        if args.manifest and bd.is_bulk_download(folder):
+            # The organizers name the runs they chose (several per team, say): the platform's selection is theirs.
+            print(f"{sub}: the manifest names the runs: the platform's selection (each owner's last valid "
+                  "submission) is not applied", file=sys.stderr)
+        elif bd.is_bulk_download(folder):
             selection = bd.select_download(folder, references[sub], work / sub, teams=teams)
             print(f"{sub}: {selection.summary()}", file=sys.stderr)
             for s, why in selection.failed:
