@@ -203,3 +203,79 @@ def test_a_folder_of_the_downloads_files_is_the_same_download(refs, tmp_path):
     assert bd.is_bulk_download(folder) and not bd.is_bulk_download(SAMPLES / "1a")
     s = _selection(folder, refs / "1a", tmp_path / "w")
     assert [(k.owner, k.submission_id) for k in s.kept] == [("alice", 105), ("bob", 103), ("team_53", 106)]
+
+
+PRICES = {"input": 2.5, "cached_input": 1.25, "output": 10.0}
+
+
+def _money(usages) -> float:
+    return sum((p - c) * PRICES["input"] + c * PRICES["cached_input"] + o * PRICES["output"] for p, c, o in usages) / 1e6
+
+
+def test_the_run_prints_what_the_server_received_and_reported_and_a_rerun_pays_nothing(refs, tmp_path, capsys):
+    """The money line is the server's: its request count, its reported usage (preflight
+    included) at the config's prices; the per-team attribution beside it, labelled; a rerun
+    from the cache is 0 requests and $0."""
+    from support.fake_openai_server import FakeOpenAI
+
+    server = FakeOpenAI(count_tokens=True)
+    server.start()
+    preflights: list[tuple[int, int, int]] = []
+
+    def preflight(body):
+        reply = server.default_preflight(body)
+        usage = reply.body["usage"]
+        preflights.append((usage["prompt_tokens"], 0, usage["completion_tokens"]))
+        return reply
+
+    server.preflight = preflight
+    try:
+        config = judge_yaml(tmp_path, server.base_url, price_per_million=PRICES)
+        bulk_2b = _bulk_2b(tmp_path)
+        base = ["--ref", str(refs / "2b"), "--submissions", str(bulk_2b), "--judge-config", str(config),
+                "--judge-cache", str(tmp_path / "cache")]
+        assert main(["judge-submissions", *base, "--out", str(tmp_path / "j1")]) == 0
+        out = capsys.readouterr().out
+        usages = server.usage_reported + preflights
+        requests = server.all_chat_calls
+        tokens = sum(p + o for p, _, o in usages)
+        cached = sum(c for _, c, _ in usages)
+        line = (f"2b: judge, this run: {requests:,} requests, {tokens:,} tokens (cached {cached:,}), "
+                f"${_money(usages):,.2f} at the judge config's prices")
+        assert line in out.splitlines(), out
+        assert requests > 0 and cached > 0
+        # Beside it, the attribution per submission, labelled as such: alice's two submissions
+        # share turns with bob's, so it counts more calls than were sent.
+        attribution = next(x for x in out.splitlines() if x.startswith("2b: Per-team attribution"))
+        calls = int(attribution.split(" submissions, ")[1].split(" calls")[0].replace(",", ""))
+        assert calls > requests - len(preflights)
+        assert line.removeprefix("2b: judge, ") in (tmp_path / "j1" / "judged_submissions_2b.md").read_text()
+
+        assert main(["leaderboard", *base, "--out", str(tmp_path / "lb"), "--jobs", "1", "--resamples", "100"]) == 0
+        assert "2b: judge, this run: 0 requests, 0 tokens (cached 0), $0.00 at the judge config's prices" in (
+            capsys.readouterr().out)
+        assert main(["judge-submissions", *base, "--out", str(tmp_path / "j2")]) == 0
+        assert "2b: judge, this run: 0 requests, 0 tokens (cached 0), $0.00" in capsys.readouterr().out
+        assert server.all_chat_calls == requests
+    finally:
+        server.stop()
+
+
+def test_the_leaderboard_writes_the_runs_exact_figures(refs, tmp_path, capsys):
+    from support.fake_openai_server import FakeOpenAI
+
+    server = FakeOpenAI(count_tokens=True)
+    server.start()
+    try:
+        config = judge_yaml(tmp_path, server.base_url, price_per_million=PRICES)
+        assert main(["leaderboard", "--ref", str(refs / "2b"), "--submissions", str(_bulk_2b(tmp_path)), "--out",
+                     str(tmp_path / "lb"), "--judge-config", str(config), "--judge-cache", str(tmp_path / "cache"),
+                     "--jobs", "1", "--resamples", "100"]) == 0
+        run = json.loads((tmp_path / "lb" / "leaderboard.json").read_text())["judge_this_run"]
+        assert run["http_requests"] == server.all_chat_calls
+        answered = server.usage_reported
+        assert run["usage"]["completion_tokens"] >= sum(o for _, _, o in answered)  # the preflight's beside them
+        assert run["usage"]["cached_tokens"] == sum(c for _, c, _ in answered)
+        assert "this run:" in (tmp_path / "lb" / "leaderboard.html").read_text()
+    finally:
+        server.stop()

@@ -122,7 +122,8 @@ def test_the_command_judges_each_teams_last_submission(ref_root, tmp_path, serve
     assert calls > 0 and int(table[0]["prompt_tokens"]) == 100 * calls and int(table[0]["completion_tokens"]) == 20 * calls
     assert table[0]["money_usd"] == "" and table[0]["calls_usage_not_recorded"] == "0"
     markdown = (out / "judged_submissions_2b.md").read_text()
-    assert "Judge usage of these 2 submissions' verdicts:" in markdown and "no prices in the judge config" in markdown
+    assert "Per-team attribution (each submission's verdicts" in markdown and "no prices in the judge config" in markdown
+    assert "Judge, this run: " in markdown
     assert "| 1 | alice | 15 |" in markdown and "11_alice_PhaseId4_2027-01-20_01-00_early.zip: superseded by submission 15" in markdown
     assert KEY not in markdown and KEY not in capsys.readouterr().out
 

@@ -121,6 +121,7 @@ def cmd_judge_submissions(args) -> int:
     from reteco.judge import judge_available, load_judge_config
     from reteco.subtracks import SUBTRACKS
     from reteco.workbench.leaderboard import judge_submissions as js
+    from reteco.workbench.leaderboard import usage
     from reteco.workbench.leaderboard.bulk_download import read_team_names, select_download
     from reteco.workbench.leaderboard.standings import ScoringOptions, find_subtracks
 
@@ -163,6 +164,7 @@ def cmd_judge_submissions(args) -> int:
     judge = f"{config.model}, prompt version {config.prompt_version}, signature {config.signature}"
     print(f"judge: {judge}; cache: {describe_judge_cache(args.judge_cache)}", file=sys.stderr)
     incomplete = 0
+    runs = []
     with tempfile.TemporaryDirectory(prefix="reteco-bulk-") as tmp:
         bulks = []
         for n, (sub, ref_dir, source) in enumerate(plan):
@@ -199,10 +201,20 @@ def cmd_judge_submissions(args) -> int:
                     print(f"{sub}: {row['file']}: judge figures missing: {missing}", file=sys.stderr)
             if judged and others:
                 incomplete += _write_stability(args, sub, ref_dir, kept, rows, config, others, progress)
+            if judged:
+                run = usage.run_usage(rows)
+                runs.append(run)
+                print(f"{sub}: judge, {usage.run_text(run)}")
+                attribution = js.usage_lines(rows)
+                if attribution:
+                    print(f"{sub}: {attribution[-1]}")
             ranked = sum(1 for r in rows if r["rank"] is not None)
             print(f"{sub}: {len(kept)} teams ({ranked} ranked), {len(selection.superseded)} earlier submissions "
                   f"superseded, {len(selection.failed)} failed the input checks -> "
                   f"{', '.join(os.fspath(p) for p in written)}")
+    if len(runs) > 1:
+        total = usage.run_usage([{"judge_run": r} for r in runs])
+        print(f"judge, all sub-tracks, {usage.run_text(total)}")
     return EXIT_INCOMPLETE if incomplete else EXIT_OK
 
 

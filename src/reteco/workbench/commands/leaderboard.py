@@ -168,7 +168,9 @@ def cmd_leaderboard(args) -> int:
 def _leaderboard(args, work: Path) -> int:
     from reteco.formats.reference import MANIFEST, Reference
     from reteco.workbench.leaderboard import bulk_download as bd
+    from reteco.subtracks import SUBTRACKS
     from reteco.workbench.leaderboard.judge_submissions import score_selection
+    from reteco.workbench.leaderboard.usage import run_text, run_usage
     from reteco.workbench.leaderboard import standings as lb
     from reteco.workbench.leaderboard.plots import write_plots
     from reteco.workbench.leaderboard.tables import write_tables
@@ -249,6 +251,11 @@ def _leaderboard(args, work: Path) -> int:
                                                 name=selection.team)
         else:
             outcomes = lb.score_entries(ref_dir, entries, sub_options, jobs=args.jobs, progress=progress, label=sub)
+        run = None
+        if SUBTRACKS[sub].judged and not args.no_judge:
+            # What this command sent and paid, from the server's usage (each verdict once, by the run that asked).
+            run = run_usage(outcomes)
+            print(f"{sub}: judge, {run_text(run)}")
         info = {"fingerprint": reference.fingerprint(), "split": reference.manifest.get("split")}
         views = [(entries, outcomes, out)]
         if args.per_team == "best":
@@ -262,6 +269,8 @@ def _leaderboard(args, work: Path) -> int:
             )
             if selection is not None:
                 board["selection"] = selection.record()
+            if run is not None:
+                board["judge_this_run"] = run
             if sub_options.relevance_round is not None:
                 from reteco.workbench.leaderboard.round_report import round_comparison
 

@@ -36,7 +36,7 @@ from reteco.workbench.leaderboard.standings import (
 )
 from reteco.workbench.leaderboard.bulk_download import BulkSubmission, Selection
 # What each submission's verdicts cost (empty: not judged, or no prices): the leaderboard's figures.
-from reteco.workbench.leaderboard.usage import USAGE_COLUMNS
+from reteco.workbench.leaderboard.usage import USAGE_COLUMNS, run_text, run_usage
 from reteco.problems import InputError, quoted
 from reteco.subtracks import KEYS, SUBTRACKS
 
@@ -82,6 +82,7 @@ def table_rows(subtrack: str, kept: list[BulkSubmission], outcomes: list[dict], 
                 "uploaded": s.uploaded, "file": s.name, "scores": {}, "absent": {}, "errors": [],
                 "flagged": outcome.get("flagged_answers")}
         row["judge_usage"] = outcome.get("judge_usage") if outcome["ok"] else None
+        row["judge_run"] = outcome.get("judge_run") if outcome["ok"] else None
         if outcome["ok"]:
             row["scores"] = {k: outcome["scores"][k] for k in keys if k in outcome["scores"]}
             row["absent"] = {k: _absent_reason(k, outcome) for k in keys if k not in row["scores"]}
@@ -116,7 +117,8 @@ def render_csv(subtrack: str, rows: list[dict]) -> str:
 
 
 def usage_lines(rows: list[dict]) -> list[str]:
-    """What the table's verdicts cost, summed over the submissions (the CSV has each one's)."""
+    """What the table's verdicts cost, attributed per submission and summed (the CSV has each
+    one's): a verdict two submissions share counts in both, so this is no spend (``run_lines``)."""
     usages = [r["judge_usage"] for r in rows if r.get("judge_usage")]
     if not usages:
         return []
@@ -124,17 +126,21 @@ def usage_lines(rows: list[dict]) -> list[str]:
     priced = all(u.get("money_usd") is not None for u in usages)
     money = f"${total['money_usd']:,.2f} at the judge config's prices" if priced else "no prices in the judge config"
     missing = f"; {total['calls_usage_not_recorded']:,} calls' usage not recorded" if total["calls_usage_not_recorded"] else ""
-    return ["", f"Judge usage of these {len(usages)} submissions' verdicts: {total['calls']:,} calls, "
+    return ["", f"Per-team attribution (each submission's verdicts, whichever run paid; a verdict several submissions "
+                f"share counts in each; not what was paid): {len(usages)} submissions, {total['calls']:,} calls, "
                 f"{total['prompt_tokens']:,} prompt tokens ({total['cached_tokens']:,} cached), "
                 f"{total['completion_tokens']:,} completion tokens{missing}; {money}."]
 
 
+def run_lines(rows: list[dict]) -> list[str]:
+    """What this command's run sent and paid, from the server's usage (``usage.run_usage``)."""
+    return [f"Judge, {run_text(run_usage(rows))} (the requests sent now, as the server reported them)."]
 
 
-def render_markdown(subtrack: str, rows: list[dict], *, selection: Selection | None, judge: str,
-                    money: list[str] = ()) -> str:
-    """The table as Markdown (figures to 4 decimals), with who judged, what this run cost
-    (``money``), and the selection: what was kept, superseded, failed, not fetched or skipped."""
+def render_markdown(subtrack: str, rows: list[dict], *, selection: Selection | None, judge: str) -> str:
+    """The table as Markdown (figures to 4 decimals), with who judged, what this run paid and the
+    per-team attribution, and the selection: what was kept, superseded, failed, not fetched or
+    skipped."""
     sub = SUBTRACKS[subtrack]
     keys = sub.keys
     ranked_by = ranking_candidate(subtrack)
@@ -151,8 +157,8 @@ def render_markdown(subtrack: str, rows: list[dict], *, selection: Selection | N
                  _md(row["uploaded"]), *(_figure(row["scores"].get(k)) for k in keys),
                  "" if row["flagged"] is None else str(row["flagged"]), _md(_notes(row))]
         lines.append("| " + " | ".join(cells) + " |")
-    if money:
-        lines += ["", *money]
+    if subtrack_judged(subtrack):
+        lines += ["", *run_lines(rows)]
     lines += usage_lines(rows)
     if selection is not None:
         lines += ["", *selection.lines(_md)]
@@ -172,6 +178,10 @@ def write_tables(out: Path, subtrack: str, rows: list[dict], **markdown) -> list
         path.write_text(text, encoding="utf-8", newline="")
         written.append(path)
     return written
+
+
+def subtrack_judged(subtrack: str) -> bool:
+    return SUBTRACKS[subtrack].judged
 
 
 def _notes(row: dict) -> str:

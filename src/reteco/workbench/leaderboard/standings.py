@@ -326,6 +326,8 @@ def _extract(reference: Reference, scores: dict, details: dict, problems: Proble
         "judge_reason": generation.get("judge", {}).get("reason"),
         # What the submission's verdicts cost (calls, tokens, money at the config's prices): reteco.llm.usage.
         "judge_usage": generation.get("judge", {}).get("run", {}).get("usage_of_verdicts"),
+        # What this scoring's judge run sent and paid (the server's usage): reteco.workbench.leaderboard.usage.run_usage.
+        "judge_run": _judge_run(generation.get("judge", {}).get("run")),
         "unit_values_absent": None,
         "unjudged": unjudged_figures(details),  # holes in the qrels (reteco.workbench.leaderboard.round_report)
     }
@@ -358,6 +360,13 @@ def _extract(reference: Reference, scores: dict, details: dict, problems: Proble
         out["judge_turns"] = judge_scores_per_turn(generation["per_turn"])
         out["judge_signature"] = generation.get("judge", {}).get("signature")
     return out
+
+
+def _judge_run(run: dict | None) -> dict | None:
+    """The requests a submission's judge run sent and their usage as the server reported it."""
+    if not run:
+        return None
+    return {"http_requests": int(run.get("http_requests") or 0), "usage": run.get("usage_this_run")}
 
 
 def judge_scores_per_turn(per_turn: list[dict]) -> dict:

@@ -16,6 +16,7 @@ theirs).
 
 from __future__ import annotations
 
+from reteco.llm.usage import this_run_line
 from reteco.outputs.charts import escape
 from reteco.subtracks import SUBTRACKS
 
@@ -46,6 +47,23 @@ def summed(usages: list[dict | None]) -> dict | None:
     out["money_usd"] = round(sum(u["money_usd"] for u in recorded), 6) if priced else None
     out["submissions_not_recorded"] = len(usages) - len(recorded)
     return out
+
+
+def run_usage(outcomes: list[dict]) -> dict:
+    """What this command's judge runs sent and paid, summed over the submissions scored now:
+    ``http_requests`` and the server's usage of the answered ones (``usage``: a usage record,
+    ``money_usd`` None without prices). Unlike the per-submission attribution, a verdict is paid
+    once, by the run that asked for it; a rerun from the cache is 0 requests and $0."""
+    runs = [o.get("judge_run") for o in outcomes if o and o.get("judge_run")]
+    requests = sum(r["http_requests"] for r in runs)
+    usage = summed([r.get("usage") for r in runs]) or {}
+    usage.pop("submissions_not_recorded", None)
+    return {"http_requests": requests, "usage": usage or None}
+
+
+def run_text(run: dict) -> str:
+    """``run_usage``'s line: "this run: N requests, T tokens (cached C), $X"."""
+    return this_run_line(run["http_requests"], run["usage"])
 
 
 def _scored(board: dict) -> list[dict]:
@@ -95,9 +113,12 @@ def render_html(board: dict) -> str:
         return ""
     e = escape
     head = "".join(f"<th>{e(TITLES[c])}</th>" for c in USAGE_COLUMNS)
-    out = ["<h2>What the judge cost</h2><p class='small'>Tokens as the judge's server reported them; money at the "
-           "judge config's prices (none: tokens only). A submission's figures count each of its verdicts once; a team's "
-           "and the phase's are sums over submissions.</p><div class='scroll'><table>"
+    run = board.get("judge_this_run")
+    paid = f"<p>Judge, {e(run_text(run))} (the requests this leaderboard's run sent).</p>" if run else ""
+    out = [f"<h2>What the judge cost</h2>{paid}<p class='small'>Per-team attribution, not the spend: tokens as the "
+           "judge's server reported them; money at the judge config's prices (none: tokens only). A submission's "
+           "figures count each of its verdicts once, whichever run paid for it; a verdict several submissions share "
+           "counts in each; a team's and the phase's are sums over submissions.</p><div class='scroll'><table>"
            f"<tr><th class='pin pin1'>Submission</th>{head}</tr>"]
     for system in _scored(board):
         out.append(f"<tr><td class='pin pin1'>{e(system['name'])}</td>{_cells(system.get('judge_usage'))}</tr>")
