@@ -279,3 +279,26 @@ def test_the_leaderboard_writes_the_runs_exact_figures(refs, tmp_path, capsys):
         assert "this run:" in (tmp_path / "lb" / "leaderboard.html").read_text()
     finally:
         server.stop()
+
+
+def test_the_estimate_gives_the_money_range_and_the_hours_at_the_configs_concurrency(refs, tmp_path, capsys,
+                                                                                     monkeypatch):
+    from reteco.workbench.judge_audit.estimate import LATENCY_S
+    from reteco.workbench.judge_audit.judge_cost import estimate_phase
+    from reteco.judge import load_judge_config
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    config = judge_yaml(tmp_path, "http://127.0.0.1:9/v1", price_per_million=PRICES, concurrency=8)
+    total, one = estimate_phase(refs / "2b", load_judge_config(config), 60)
+    assert total.calls == 60 * one.calls and total.cacheable_tokens > 0
+    hit = ((total.input_tokens - total.cacheable_tokens) * PRICES["input"] + total.cacheable_tokens
+           * PRICES["cached_input"] + total.output_tokens * PRICES["output"]) / 1e6
+    miss = (total.input_tokens * PRICES["input"] + total.output_tokens * PRICES["output"]) / 1e6
+    assert total.money_usd == pytest.approx(hit, rel=1e-9) and total.money_no_cache_usd == pytest.approx(miss, rel=1e-9)
+    assert total.hours() == (total.calls * LATENCY_S[0] / 8 / 3600, total.calls * LATENCY_S[1] / 8 / 3600)
+    assert main(["judge-submissions", "--ref", str(refs / "2b"), "--teams", "60", "--estimate",
+                 "--judge-config", str(config)]) == 0
+    out = capsys.readouterr().out
+    assert f"money: ${hit:,.2f} (every cacheable token a cache hit) to ${miss:,.2f} (no cache hit)" in out
+    low, high = total.hours()
+    assert f"time: {low:,.1f} to {high:,.1f} hours at concurrency 8 (1 to 4 s a request" in out

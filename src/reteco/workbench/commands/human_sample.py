@@ -72,6 +72,7 @@ def _human_sample(args, stack) -> int:
     from reteco.commands.output_folder import check_distinct_outputs, check_output_folder
     from reteco.formats.reference import Reference
     from reteco.judge.config import judge_available, load_judge_config
+    from reteco.llm.usage import this_run_line
     from reteco.workbench.judge_audit import human_sample as hs
     from reteco.workbench.judge_audit.annotator_guide import annotator_guide
     from reteco.workbench.leaderboard import bulk_download
@@ -152,6 +153,7 @@ def _human_sample(args, stack) -> int:
     print(f"judge {config.signature}: {len(ratings)} ratings -> {args.judge_out} ({stats.from_cache} from the cache, "
           f"{stats.http_requests} HTTP requests; {counts['invalid']} invalid and {counts['error']} failed judgments "
           "have no row)")
+    print(f"judge, {this_run_line(stats.http_requests, stats.calls.usage.as_dict(config.prices()))}")
     if counts["error"]:
         print(f"error: {counts['error']} judgments failed; run again to finish them"
               + (" (without --cache-only to ask the judge)" if args.cache_only else ""), file=sys.stderr)

@@ -279,6 +279,7 @@ def _archive_files(given: Path, tmp: Path) -> list[tuple[str, Path]]:
 
 
 def _print_provenance(stats) -> None:
+    from reteco.llm.usage import this_run_line
     from reteco.workbench.judge_audit.report import model_mismatch_warning
 
     p = stats.provenance
@@ -286,6 +287,7 @@ def _print_provenance(stats) -> None:
         or "none (no verdict came from a reply)"
     print(f"endpoint {p['endpoint']}: configured model {p['configured_model']}; reported: {models}; "
           f"{stats.http_requests} HTTP requests (preflight {stats.calls.preflight})", file=sys.stderr)
+    print(f"judge, {this_run_line(stats.http_requests, stats.calls.usage.as_dict(stats.prices))}", file=sys.stderr)
     mismatch = model_mismatch_warning(p)
     if mismatch:
         print(f"WARNING: {mismatch} (reported_model)", file=sys.stderr)

@@ -18,6 +18,7 @@ from reteco.formats.reference import Reference
 from reteco.formats.relevance_labels import RelevanceLabels
 from reteco.formats.temporal_labels import LABELS_MANIFEST, TemporalLabels
 from reteco.judge import JudgeCacheError, load_judge_config
+from reteco.llm.usage import this_run_line
 from reteco.workbench.leaderboard import standings as lb
 from reteco.workbench.labels.calls import NotAvailable
 from reteco.workbench.labels.label import label_pool, open_or_create_labels
@@ -195,6 +196,7 @@ def _labelling(command: str, run):
         f"now, {len(report.faults)} left unlabelled after faults ({report.http_requests} HTTP requests, "
         f"{report.cached_answers} answers from the cache)"
     )
+    print(f"{command}: {this_run_line(report.http_requests, report.usage)}")
     return report
 
 

@@ -20,7 +20,12 @@ prompts, the same deduplication of identical requests) and counts, without a net
 - output tokens: ``EXPECTED_COMPLETION_TOKENS`` a request (a rationale of at most 60 words and the
   JSON around it), never more than the config's cap;
 - money, at the config's prices (``reteco.llm.usage``), through the Batch API at its factor when
-  the config uses it; none without prices.
+  the config uses it; none without prices. A range: from every cacheable token a cache hit (the
+  cached-input price) to no cache hit at all (a provider's cache is best-effort: requests sent
+  far apart, or by many workers, miss it);
+- time: the calls over the config's ``concurrency``, each request taking ``LATENCY_S`` (1 to 4 s
+  for a reply of about 95 tokens from a hosted model; a local server may be slower: time one with
+  ``reteco judge-probe``); through the Batch API the provider's window (``BATCH_WINDOW_H``) instead.
 
 Checked in tests/judge/test_judge_estimate.py within 25% of what the fake server counts by the
 same rule; ``bench/bench_judge_cost.py`` compares it with llama-server's own usage.
@@ -42,6 +47,10 @@ from reteco.llm.usage import TokenUsage
 
 #: What a reply takes: a rationale of at most 60 words (about 80 tokens) and the JSON around it.
 EXPECTED_COMPLETION_TOKENS = 95
+#: Seconds one request takes, low and high (module docstring): the hours' range.
+LATENCY_S = (1.0, 4.0)
+#: The Batch API's completion window (OpenAI: 24 h).
+BATCH_WINDOW_H = 24
 OPENAI_CACHE_MIN_TOKENS = 1024
 OPENAI_CACHE_STEP_TOKENS = 128
 METHOD = (f"characters per token: ASCII characters / {CHARS_PER_TOKEN} plus one token per other character, "
@@ -62,38 +71,64 @@ def prompt_of(body: dict[str, Any]) -> str:
 @dataclass(frozen=True)
 class Estimate:
     """What a run would send: calls, input, cacheable input and output tokens, money (None: no
-    prices), and how they were counted."""
+    prices) with every cacheable token a cache hit and with none, the config's concurrency, and
+    how they were counted."""
 
     calls: int
     input_tokens: int
     cacheable_tokens: int
     output_tokens: int
-    money_usd: float | None
+    money_usd: float | None  # every cacheable token a cache hit
     batch: bool
     method: str = METHOD
+    money_no_cache_usd: float | None = None  # no cache hit at all
+    concurrency: int = 16
 
     def scaled(self, factor: float) -> Estimate:
         """The estimate for ``factor`` times as many answers alike (a phase's expected size)."""
+        def times(money):
+            return None if money is None else money * factor
+
         return Estimate(round(self.calls * factor), round(self.input_tokens * factor),
                         round(self.cacheable_tokens * factor), round(self.output_tokens * factor),
-                        None if self.money_usd is None else self.money_usd * factor, self.batch, self.method)
+                        times(self.money_usd), self.batch, self.method, times(self.money_no_cache_usd), self.concurrency)
+
+    def hours(self) -> tuple[float, float]:
+        """(low, high) hours the calls take at the config's concurrency (``LATENCY_S``)."""
+        return tuple(self.calls * s / max(self.concurrency, 1) / 3600 for s in LATENCY_S)
 
     def as_dict(self) -> dict[str, Any]:
         """The figures as JSON-ready values."""
+        low, high = self.hours()
         return {"calls": self.calls, "input_tokens": self.input_tokens, "cacheable_input_tokens": self.cacheable_tokens,
                 "output_tokens": self.output_tokens,
                 "money_usd": None if self.money_usd is None else round(self.money_usd, 4),
+                "money_usd_no_cache_hit": None if self.money_no_cache_usd is None else round(self.money_no_cache_usd, 4),
+                "concurrency": self.concurrency, "hours": None if self.batch else [round(low, 4), round(high, 4)],
                 "batch_api": self.batch, "method": self.method}
 
     def lines(self) -> list[str]:
         """The estimate as a person reads it."""
-        money = "no prices in the judge config (price_per_million): tokens only" if self.money_usd is None else (
-            f"${self.money_usd:,.2f}" + (" (Batch API price)" if self.batch else ""))
+        batch = " (Batch API price)" if self.batch else ""
+        if self.money_usd is None:
+            money = "no prices in the judge config (price_per_million): tokens only"
+        elif self.money_no_cache_usd is None or abs(self.money_no_cache_usd - self.money_usd) < 0.005:
+            money = f"${self.money_usd:,.2f}{batch}"
+        else:
+            money = (f"${self.money_usd:,.2f} (every cacheable token a cache hit) to ${self.money_no_cache_usd:,.2f} "
+                     f"(no cache hit){batch}")
+        if self.batch:
+            time = f"time: within the Batch API's window ({BATCH_WINDOW_H} h), whatever the concurrency"
+        else:
+            low, high = self.hours()
+            time = (f"time: {low:,.1f} to {high:,.1f} hours at concurrency {self.concurrency} "
+                    f"({LATENCY_S[0]:g} to {LATENCY_S[1]:g} s a request; time yours with reteco judge-probe)")
         return [
             f"calls: {self.calls:,} (plus the preflight, and re-asks or retries if any)",
             f"input tokens: {self.input_tokens:,}, of which cacheable (a shared prefix): {self.cacheable_tokens:,}",
             f"output tokens: {self.output_tokens:,}",
             f"money: {money}",
+            time,
             f"method: {self.method}",
         ]
 
@@ -135,8 +170,12 @@ def estimate_judging(items: Sequence[JudgeItem], config: JudgeConfig, *, min_cac
             cached = 0 if cached < min_cached_tokens else cached // OPENAI_CACHE_STEP_TOKENS * OPENAI_CACHE_STEP_TOKENS
         usage = usage + TokenUsage.of_call((tokens, cached, completion), batch=config.use_batch_api)
     prices = config.prices()
+    uncached = TokenUsage(usage.calls, usage.prompt_tokens, 0, usage.completion_tokens, 0,
+                          usage.batch_prompt_tokens, 0, usage.batch_completion_tokens)
     return Estimate(usage.calls, usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens,
-                    None if prices is None else prices.money(usage), config.use_batch_api)
+                    None if prices is None else prices.money(usage), config.use_batch_api,
+                    money_no_cache_usd=None if prices is None else prices.money(uncached),
+                    concurrency=config.concurrency)
 
 
 def estimate_lines(estimate: Estimate, what: str) -> Iterable[str]:

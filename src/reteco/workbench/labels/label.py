@@ -51,6 +51,7 @@ class LabelReport:
     no_passage: int = 0
     faults: list[dict] = field(default_factory=list)  # pairs left unlabelled, with why
     http_requests: int = 0
+    usage: dict | None = None  # the server's usage of this run's requests, priced (TokenUsage.as_dict)
     cached_answers: int = 0
     content_hash: str = ""
 
@@ -141,6 +142,7 @@ def label_pool(
                        on_stats=stats.append) if asks else []
     # Every request the run sent, the preflight included (the answers' attempts leave it out).
     report.http_requests = stats[0].http_requests if stats else 0
+    report.usage = stats[0].usage.as_dict(config.prices()) if stats else None
     by_pair: dict[int, dict[str, Answer]] = {}
     for (n, task), answer in zip(index, answers):
         by_pair.setdefault(n, {})[task] = answer

@@ -210,6 +210,7 @@ class RoundReport:
     no_text: int = 0  # no passage or no topic text in the pool record
     faults: list[dict] = field(default_factory=list)  # pairs left unlabelled, with why
     http_requests: int = 0
+    usage: dict | None = None  # the server's usage of this run's requests, priced (TokenUsage.as_dict)
     cached_answers: int = 0
     content_hash: str = ""
 
@@ -262,6 +263,7 @@ def label_round(
     answers = run_asks(asks, config, cache_dir=cache_dir, retry_invalid=retry_invalid, progress=progress,
                        on_stats=stats.append) if asks else []
     report.http_requests = stats[0].http_requests if stats else 0  # the preflight included
+    report.usage = stats[0].usage.as_dict(config.prices()) if stats else None
     signature = label_signature(prompts, config)
     rows = []
     for data, answer in zip(todo, answers):
