@@ -29,8 +29,10 @@ gives byte-identical files.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+from reteco.release.synthetic.invented_text import SPLITS
 from reteco.release.synthetic.track1_tempo import TRACK1_DOMAINS, track1_domain_files
 from reteco.release.synthetic.track2_recor import TRACK2_DOMAINS, conversation_plan, track2_domain_files
 
@@ -39,8 +41,12 @@ TRACK1_DIR = "track1_tempo"
 TRACK2_DIR = "track2_recor"
 
 
-def write_synthetic_release(out: Path, seed: int = DEFAULT_SEED) -> Path:
-    """Write a small synthetic train/dev/test release in the v1.1 layout under ``out``.
+def write_synthetic_release(out: Path, seed: int = DEFAULT_SEED, scale: int = 1) -> Path:
+    """Write a small synthetic train/dev/test release in the v1.1 layout under ``out``;
+    ``scale`` N gives N times the queries and conversations per domain and split (a rehearsal
+    at the test set's real size: ``reteco synth --scale``), with ids that never collide (every
+    id is drawn against those taken; ``check_unique_ids``). Scale 1 is the default release, byte
+    for byte.
 
     ``out/track1_tempo/<domain>/`` holds documents, examples, steps, guidance, qrels, step
     qrels and a duplicate map per split; ``out/track2_recor/<domain>/`` holds documents,
@@ -51,11 +57,45 @@ def write_synthetic_release(out: Path, seed: int = DEFAULT_SEED) -> Path:
     out = Path(out)
     taken_qids: set[str] = set()
     for spec in TRACK1_DOMAINS:
-        _write_files(out / TRACK1_DIR / spec.name, track1_domain_files(spec, seed, taken_qids))
-    plan = conversation_plan(seed)
+        _write_files(out / TRACK1_DIR / spec.name, track1_domain_files(spec, seed, taken_qids, scale))
+    plan = conversation_plan(seed, scale)
     for spec in TRACK2_DOMAINS:
         _write_files(out / TRACK2_DIR / spec.folder, track2_domain_files(spec, seed, plan[spec.folder]))
     return out
+
+
+def release_sizes(release: Path) -> dict[str, tuple[int, int]]:
+    """Per split, (Track 1 queries, Track 2 turns) of a release written here."""
+    sizes = {}
+    for split in SPLITS:
+        queries = sum(1 for p in sorted((Path(release) / TRACK1_DIR).glob(f"*/examples_{split}.jsonl"))
+                      for line in p.read_text(encoding="utf-8").splitlines() if line.strip())
+        turns = sum(len(conversation["turns"]) for p in sorted((Path(release) / TRACK2_DIR).glob(f"*/benchmark_{split}.json"))
+                    for conversation in json.loads(p.read_text(encoding="utf-8")))
+        sizes[split] = (queries, turns)
+    return sizes
+
+
+def check_unique_ids(release: Path) -> list[str]:
+    """What collides in a release written here (empty: nothing): per domain, document ids; per
+    split, Track 1 query ids and Track 2 turn keys (domain, conversation, turn)."""
+    problems = []
+    for track in (TRACK1_DIR, TRACK2_DIR):
+        for documents in sorted((Path(release) / track).glob("*/documents.jsonl")):
+            ids = [json.loads(line).get("id", json.loads(line).get("doc_id"))
+                   for line in documents.read_text(encoding="utf-8").splitlines() if line.strip()]
+            if len(ids) != len(set(ids)):
+                problems.append(f"{documents}: {len(ids) - len(set(ids))} repeated document ids")
+    for split in SPLITS:
+        qids = [json.loads(line)["id"] for p in sorted((Path(release) / TRACK1_DIR).glob(f"*/examples_{split}.jsonl"))
+                for line in p.read_text(encoding="utf-8").splitlines() if line.strip()]
+        if len(qids) != len(set(qids)):
+            problems.append(f"{split}: {len(qids) - len(set(qids))} repeated Track 1 query ids")
+        keys = [(p.parent.name, c["id"], t["turn_id"]) for p in sorted((Path(release) / TRACK2_DIR).glob(f"*/benchmark_{split}.json"))
+                for c in json.loads(p.read_text(encoding="utf-8")) for t in c["turns"]]
+        if len(keys) != len(set(keys)):
+            problems.append(f"{split}: {len(keys) - len(set(keys))} repeated Track 2 turns")
+    return problems
 
 
 def _write_files(folder: Path, files: dict[str, str]) -> None:

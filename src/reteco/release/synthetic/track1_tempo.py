@@ -156,12 +156,13 @@ def _query_id(rng: random.Random, taken: set[str]) -> str:
             return qid
 
 
-def _track1_queries(rng: random.Random, spec: Track1Domain, coiner: Coiner, taken: set[str]) -> dict[str, list[_Query]]:
+def _track1_queries(rng: random.Random, spec: Track1Domain, coiner: Coiner, taken: set[str],
+                    scale: int = 1) -> dict[str, list[_Query]]:
     first, last = spec.years
     by_split: dict[str, list[_Query]] = {}
     for split in SPLITS:
         queries = []
-        for _ in range(QUERIES_PER_SPLIT):
+        for _ in range(QUERIES_PER_SPLIT * scale):
             qid = _query_id(rng, taken)
             entity = coiner.word().capitalize()
             topic_words = rng.sample(spec.lexicon, 3)
@@ -313,10 +314,11 @@ def _assign_track1_ids(rng: random.Random, domain: str, docs: list[_Doc], duplic
     return dict(sorted(removed.items()))
 
 
-def track1_domain_files(spec: Track1Domain, seed: int, taken_qids: set[str]) -> dict[str, str]:
+def track1_domain_files(spec: Track1Domain, seed: int, taken_qids: set[str], scale: int = 1) -> dict[str, str]:
+    """A Track 1 domain's files; ``scale`` times the queries per split (``release.write_synthetic_release``)."""
     rng = random.Random(f"{seed}/track1/{spec.name}")
     coiner = Coiner(rng, spec.lexicon)
-    by_split = _track1_queries(rng, spec, coiner, taken_qids)
+    by_split = _track1_queries(rng, spec, coiner, taken_qids, scale)
     all_queries = [q for split in SPLITS for q in by_split[split]]
     for query in all_queries:
         _track1_gold(rng, spec, query)

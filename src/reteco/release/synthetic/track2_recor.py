@@ -68,15 +68,17 @@ class _Conversation:
     turns: int
 
 
-def conversation_plan(seed: int) -> dict[str, dict[str, list[_Conversation]]]:
-    """Conversation ids and turn counts of every Track 2 domain and split.
+def conversation_plan(seed: int, scale: int = 1) -> dict[str, dict[str, list[_Conversation]]]:
+    """Conversation ids and turn counts of every Track 2 domain and split; ``scale`` times the
+    conversations of each (the integer ids drawn from ``scale`` times the range, so they never
+    run out; the "ex_" ids are checked against those taken).
 
     Decided for the whole release at once because the traps span domains: the BRIGHT-derived
     domains share some integer ids within a split, and every split must reach turn depth 5+.
     """
     rng = random.Random(f"{seed}/track2/plan")
     bright = [d.folder for d in TRACK2_DOMAINS if d.bright]
-    pool = [n for n in range(60) if n != 2]
+    pool = [n for n in range(60 * scale) if n != 2]
     rng.shuffle(pool)
     ids: dict[str, dict[str, list[str]]] = {d.folder: {} for d in TRACK2_DOMAINS}
     taken_ex: set[str] = set()
@@ -84,13 +86,13 @@ def conversation_plan(seed: int) -> dict[str, dict[str, list[_Conversation]]]:
         # Conversation "2" of dev exists in two domains, as it does upstream.
         shared = [2, pool.pop()] if split == "dev" else [pool.pop()]
         for folder in bright:
-            own = [pool.pop() for _ in range(rng.choice((3, 4)) - len(shared))]
+            own = [pool.pop() for _ in range(rng.choice((3, 4)) * scale - len(shared))]
             ids[folder][split] = [str(n) for n in sorted(shared + own)]
         for spec in TRACK2_DOMAINS:
             if spec.bright:
                 continue
             conv_ids = []
-            for _ in range(rng.choice((3, 4))):
+            for _ in range(rng.choice((3, 4)) * scale):
                 while (conv_id := f"ex_{rng.randint(1000, 140000)}") in taken_ex:
                     pass
                 taken_ex.add(conv_id)
