@@ -570,11 +570,13 @@ def rank_intervals(means: np.ndarray, confidence: float = DEFAULT_CONFIDENCE) ->
     return low.astype(np.int64), high.astype(np.int64)
 
 
+LETTER_ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
 def letter_token(column: int) -> str:
     """The name of group ``column``: a..z, A..Z, then a2..z2, A2..Z2, a3... ."""
-    alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-    cycle, index = divmod(column, len(alphabet))
-    return alphabet[index] + (str(cycle + 1) if cycle else "")
+    cycle, index = divmod(column, len(LETTER_ALPHABET))
+    return LETTER_ALPHABET[index] + (str(cycle + 1) if cycle else "")
 
 
 def compact_letter_display(n_systems: int, significant: Sequence[tuple[int, int]]) -> list[list[int]]:

@@ -1,9 +1,14 @@
-"""``leaderboard.tex`` of a sub-track: booktabs tables for the overview paper.
+"""``leaderboard.tex`` and ``leaderboard_appendix.tex`` of a sub-track: booktabs tables for the
+overview paper.
 
-A main table that fits a two-column ACL page (rank with its bootstrap interval, the system, the
-ranking figure with its interval, the significance group, three chosen figures, the answers the
-judge flagged), the diagnostics (every other figure) in tables that each fit the page, and the
-per-domain and turn-depth breakdowns; a table longer than ``LONG_ROWS`` is a longtable. Names
+``leaderboard.tex`` holds the main table alone, a ``table*`` that fits a two-column ACL page and
+can be ``\\input`` in its body (rank with its bootstrap interval, the system, the ranking figure
+with its interval, the significance group where the letters read, chosen figures, the answers
+the judge flagged); ``leaderboard_appendix.tex`` the diagnostics (every other figure) in tables
+that each fit the page, and the per-domain and turn-depth breakdowns; there a table longer than
+``LONG_ROWS`` is a longtable, which needs one-column mode. Columns that carry no information
+(letters at many systems, a figure the same for every system, no flagged answer) are dropped
+with a note in the caption. Names
 are escaped (``latex_escape``) and shortened by rule (``system_text``); figures to 4 decimals as
 on Codabench. Whether a table fits is estimated from the font's glyph widths
 (``text_width_pt``; pdflatex is not part of the toolchain), and a table estimated too wide gets
@@ -12,6 +17,9 @@ a comment saying so.
 
 from __future__ import annotations
 
+import re
+
+from reteco.metrics.significance import LETTER_ALPHABET
 from reteco.workbench.leaderboard import text as shared
 from reteco.workbench.leaderboard import topic_stability_tables
 from reteco.subtracks import SUBTRACKS
@@ -39,6 +47,9 @@ _EM_THOUSANDTHS = {"m": 778, "w": 722, "M": 889, "W": 944, "@": 921, "%": 833, "
 # More rows than this do not fit one float page (\footnotesize rows at 11 pt in a 24.7 cm text
 # height, with the caption): such a table is a longtable, which breaks across pages.
 LONG_ROWS = 50
+# Group letters longer than this (a system in many groups: "a-cHk") do not read in a table.
+MAX_LETTERS_CHARS = 6
+READABLE_GROUPS = 26  # a..z
 SYSTEM_CHARS = 18  # "team/run" is cut to this many characters (the last an ellipsis)
 # Column heads of the paper's tables, shorter than the keys' titles; each table's caption spells
 # out the ones it uses.
@@ -114,37 +125,75 @@ def latex_columns(board: dict, chosen: list[str] | None = None) -> list[str]:
     return [k for k in wanted if k in keys and k != board["ranked_by"] and any(k in s for s in board["systems"])]
 
 
-def render_latex(board: dict, *, columns: list[str] | None = None, top: int | None = None) -> str:
-    """booktabs tables for the overview paper: the main table (rank with its interval, system,
-    the ranking figure, its interval, the significance group, the chosen figures, the answers
-    the judge flagged), the top ``top`` systems when given; then the diagnostics (every other
-    figure) in tables that each fit the page; then the per-domain and turn-depth breakdowns. A
-    table longer than ``LONG_ROWS`` is a longtable."""
+def _preamble(board: dict, what: str) -> list[str]:
     x = latex_escape
-    titles = shared.titles_of(board)
-    figure = board["ranked_by"]
-    sub = board["subtrack"]
-    out = [f"% RETECO leaderboard, sub-track {x(board['title'])}: written by reteco {board['scorer']['version']}.",
-           "% Needs \\usepackage{booktabs} (and \\usepackage{longtable} for a long table, which must sit in "
-           "one-column mode: \\onecolumn, e.g. in an appendix).",
+    out = [f"% RETECO leaderboard, sub-track {x(board['title'])}: {what}, written by reteco {board['scorer']['version']}.",
            "% Every figure at full precision, and full names: leaderboard.json / leaderboard.csv."]
     if board["failed"]:
         out.append(f"% {len(board['failed'])} submission(s) could not be scored and are not in the tables: "
                    "see leaderboard.html or leaderboard.json.")
     for warning in board.get("warnings", []):
         out.append(f"% WARNING: {x(warning)}")
+    return out
+
+
+def letters_readable(letters: list[str]) -> bool:
+    """Whether group letters read as letters: every system in the first 26 groups (a..z: no
+    capital or numbered token such as "X" or "c2") and none written in more than
+    ``MAX_LETTERS_CHARS`` characters. At many systems (180: 50-114 groups, "a-X", "P-c2") they do
+    not, unless the table shows the top few."""
+    return all(len(text) <= MAX_LETTERS_CHARS and group_count([text]) <= READABLE_GROUPS for text in letters)
+
+
+def group_count(letters: list[str]) -> int:
+    """How many significance groups the letters name: groups are numbered from "a" in order
+    (``reteco.metrics.significance.letter_token``), so the highest token's number plus one."""
+    highest = -1
+    for text in letters:
+        for letter, cycle in re.findall(r"([A-Za-z])(\d*)", text):
+            number = LETTER_ALPHABET.index(letter) + len(LETTER_ALPHABET) * (int(cycle) - 1 if cycle else 0)
+            highest = max(highest, number)
+    return highest + 1
+
+
+def render_latex(board: dict, *, columns: list[str] | None = None, top: int | None = None) -> str:
+    """``leaderboard.tex``: the main table alone, a ``table*`` that a two-column paper can
+    ``\\input`` (rank with its interval, system, the ranking figure, its interval, the
+    significance group, the chosen figures, the answers the judge flagged), the top ``top``
+    systems when given. A column that carries no information is dropped with a note in the
+    caption: the group letters when they do not read as letters (``letters_readable``), the
+    flagged answers when none was flagged. More than ``LONG_ROWS`` systems do not fit one page:
+    a comment says to give ``--top``. The other tables: ``render_latex_appendix``."""
+    x = latex_escape
+    titles = shared.titles_of(board)
+    figure = board["ranked_by"]
+    sub = board["subtrack"]
+    out = _preamble(board, "the main table")
+    out.append("% One table* (two-column safe): \\usepackage{booktabs}; \\input{leaderboard} in the body.")
     if not board["systems"]:
         out.append(f"% {x(shared.ranking_sentence(board))}")
         return "\n".join(out) + "\n"
     systems = board["systems"][:top] if top else board["systems"]
     chosen = latex_columns(board, columns)
+    notes = []
+    letters = [s.get("letters", "--") for s in systems]
+    show_letters = letters_readable(letters)
+    if not show_letters:
+        groups = group_count([s.get("letters", "") for s in board["systems"]])
+        notes.append(f"Group letters omitted: the {len(board['systems'])} systems fall into {groups} significance "
+                     "groups, too many to read as letters (give --top; every group is in leaderboard.csv, every test "
+                     "in pairs.csv).")
     flagged = any("flagged_answers" in s for s in board["systems"])
-    head = ["Rank", "System", _head(figure, titles), f"{shared.confidence_percent(board)}% CI", "Group",
-            *(_head(k, titles) for k in chosen)] + (["Fl."] if flagged else [])
+    if flagged and not any(s.get("flagged_answers") for s in systems):
+        flagged = False
+        notes.append("No answer was flagged as an attempt to influence the judge.")
+    head = ["Rank", "System", _head(figure, titles), f"{shared.confidence_percent(board)}% CI",
+            *(["Group"] if show_letters else []), *(_head(k, titles) for k in chosen)] + (["Fl."] if flagged else [])
     rows = []
     for s in systems:
         rank = str(s["rank"]) + (f" ({shared.rank_interval_text(s)})" if "rank_low" in s else "")
-        cells = [rank, system_text(s), shared.fixed(s[figure]), shared.interval_text(s) or "--", s.get("letters", "--")]
+        cells = [rank, system_text(s), shared.fixed(s[figure]), shared.interval_text(s) or "--"]
+        cells += [s.get("letters", "--")] if show_letters else []
         cells += [shared.fixed(s.get(k)) or "--" for k in chosen]
         if flagged:
             cells.append(str(s["flagged_answers"]) if "flagged_answers" in s else "--")
@@ -152,22 +201,59 @@ def render_latex(board: dict, *, columns: list[str] | None = None, top: int | No
     shown = f"the top {len(systems)} of {len(board['systems'])} ranked systems" if len(systems) < len(board["systems"]) \
         else f"{len(systems)} ranked systems"
     caption = (f"Sub-track {board['title']}: {shown}, ranked by {titles[figure]} over {board['units']} units; rank "
-               f"(its {shared.confidence_percent(board)}% bootstrap interval); {shared.confidence_percent(board)}% percentile bootstrap interval of "
-               f"the figure; systems sharing a group letter are not significantly different ({_procedure_words(board)}, "
-               f"alpha {shared.alpha_of(board)}); -- absent (reasons in leaderboard.json).")
+               f"(its {shared.confidence_percent(board)}% bootstrap interval); {shared.confidence_percent(board)}% "
+               "percentile bootstrap interval of the figure; ")
+    if show_letters:
+        caption += (f"systems sharing a group letter are not significantly different ({_procedure_words(board)}, "
+                    f"alpha {shared.alpha_of(board)}); ")
+    caption += "-- absent (reasons in leaderboard.json)."
     caption += _abbreviations([figure, *chosen], titles)
     if flagged:
         caption += " Fl.: answers the judge flagged as attempts to influence it."
-    out += _latex_table(head, "rlrrl" + "r" * (len(head) - 5), rows, caption, f"tab:reteco-{sub}")
+    caption += "".join(f" {note}" for note in notes)
+    if len(rows) > LONG_ROWS:
+        out.append(f"% WARNING: {len(rows)} rows do not fit one page: give --top N (the appendix lists every system)")
+    spec = "rlrr" + ("l" if show_letters else "") + "r" * (len(head) - 4 - show_letters)
+    out += _latex_table(head, spec, rows, caption, f"tab:reteco-{sub}", float_only=True)
+    return "\n".join(out) + "\n"
+
+
+def render_latex_appendix(board: dict, *, columns: list[str] | None = None, top: int | None = None) -> str:
+    """``leaderboard_appendix.tex``: every other table (2c's generation side, the diagnostics,
+    the per-domain and turn-depth breakdowns, the topic-set stability), every ranked system; a
+    table longer than ``LONG_ROWS`` is a longtable, which needs one-column mode (the file's
+    first comment says so). A diagnostic figure whose every cell is the same is dropped with a
+    note."""
+    titles = shared.titles_of(board)
+    figure = board["ranked_by"]
+    sub = board["subtrack"]
+    out = _preamble(board, "the appendix tables")
+    out.append("% \\usepackage{booktabs,longtable}; a longtable needs one-column mode: \\onecolumn (or an appendix "
+               "set in one column) before \\input{leaderboard_appendix}.")
+    if not board["systems"]:
+        return "\n".join(out) + "\n"
+    chosen = latex_columns(board, columns)
     out += _generation_table(board, top)
     diagnostics = [k for k in shared.keys_of(board) if k != figure and k not in chosen and any(k in s for s in board["systems"])]
+    constant = {}
+    for k in diagnostics:
+        cells = {shared.fixed(s.get(k)) or "--" for s in board["systems"]}
+        if len(board["systems"]) > 1 and len(cells) == 1:
+            constant[k] = cells.pop()
+    diagnostics = [k for k in diagnostics if k not in constant]
     heads = [_head(k, titles) for k in diagnostics]
     for part, keys in enumerate(_fitting_chunks(board["systems"], heads, keys_list=diagnostics), start=1):
         rows = [[str(s["rank"]), system_text(s)] + [shared.fixed(s.get(k)) or "--" for k in keys] for s in board["systems"]]
         caption = f"Sub-track {board['title']}: diagnostics ({part}), every ranked system in rank order."
         caption += _abbreviations(keys, titles)
+        if part == 1 and constant:
+            caption += " Not shown, the same for every system: " + "; ".join(
+                f"{_head(k, titles)} {value}" for k, value in constant.items()) + "."
         out += _latex_table(["Rank", "System", *(_head(k, titles) for k in keys)], "rl" + "r" * len(keys), rows,
                             caption, f"tab:reteco-{sub}-diagnostics-{part}")
+    if constant and not diagnostics:
+        out.append("% Diagnostics not shown, the same for every system: " + latex_escape("; ".join(
+            f"{_head(k, titles)} {value}" for k, value in constant.items())))
     for name, title, groups in (("per_domain", "per domain", board["domains"]),
                                 ("per_depth", "per turn depth", board["depth_groups"])):
         for part, chunk in enumerate(_fitting_chunks(board["systems"], groups, keys_list=groups), start=1):
@@ -240,16 +326,18 @@ def _fitting_chunks(systems: list[dict], heads: list[str], *, keys_list: list[st
     return chunks
 
 
-def _latex_table(columns: list[str], spec: str, body: list[list[str]], caption: str, label: str) -> list[str]:
+def _latex_table(columns: list[str], spec: str, body: list[list[str]], caption: str, label: str, *,
+                 float_only: bool = False) -> list[str]:
     """A booktabs table of plain cells (escaped here): a table* float, or a longtable past
-    ``LONG_ROWS`` rows; a comment when the width estimate exceeds the page."""
+    ``LONG_ROWS`` rows unless ``float_only`` (the main table, two-column safe); a comment when the
+    width estimate exceeds the page."""
     x = latex_escape
     width = table_width_pt(columns, body)
     head = " & ".join(x(c) for c in columns) + " \\\\"
     rows = [" & ".join(x(c) for c in row) + " \\\\" for row in body]
     note = [] if width <= TEXT_WIDTH_PT else [
         f"% WARNING: estimated {width:.0f} pt wide, more than the page's {TEXT_WIDTH_PT} pt: choose fewer columns"]
-    if len(body) > LONG_ROWS:
+    if len(body) > LONG_ROWS and not float_only:
         return ["", *note, "\\begingroup\\footnotesize\\setlength{\\tabcolsep}{4pt}",
                 f"\\begin{{longtable}}{{{spec}}}", f"\\caption{{{x(caption)}}}\\label{{{label}}}\\\\", "\\toprule",
                 head, "\\midrule", "\\endfirsthead", "\\toprule", head, "\\midrule", "\\endhead",

@@ -1,4 +1,4 @@
-"""``leaderboard.json``, ``.csv``, ``.html``, ``.tex`` and ``pairs.csv`` of a sub-track.
+"""``leaderboard.json``, ``.csv``, ``.html``, ``.tex``, ``_appendix.tex`` and ``pairs.csv`` of a sub-track.
 
 Each renders the leaderboard dict of ``reteco.workbench.leaderboard.standings.build_leaderboard``:
 
@@ -12,7 +12,8 @@ Each renders the leaderboard dict of ``reteco.workbench.leaderboard.standings.bu
   per-domain and turn-depth breakdowns, the adjacent pairs' tests (every pair too while they
   are at most ``PAIRS_SHOWN``; else in pairs.csv), the unranked and failed submissions with
   their messages, the method in sentences;
-- LaTeX: booktabs tables for the overview paper (``reteco.workbench.leaderboard.latex``).
+- LaTeX: booktabs tables for the overview paper (``reteco.workbench.leaderboard.latex``): the main
+  table alone in ``leaderboard.tex`` (a table*), the others in ``leaderboard_appendix.tex``.
 
 No file holds a per-unit figure: the tables may be published, and per-topic figures on the
 hidden test labels would reveal them; only the aggregates, per-domain and turn-depth figures are
@@ -30,7 +31,7 @@ from reteco.workbench.leaderboard import human_corrected_tables as corrected
 from reteco.workbench.leaderboard import usage as leaderboard_usage
 from reteco.workbench.leaderboard import topic_stability_tables
 from reteco.outputs.charts import escape
-from reteco.workbench.leaderboard.latex import render_latex
+from reteco.workbench.leaderboard.latex import render_latex, render_latex_appendix
 from reteco.workbench.leaderboard.round_html import html_round
 from reteco.workbench.leaderboard.text import (
     DECIMALS,
@@ -50,19 +51,21 @@ GENERATION_COLUMNS = ("rank", "ci_low", "ci_high", "rank_low", "rank_high", "let
 JSON_FILE = "leaderboard.json"
 CSV_FILE = "leaderboard.csv"
 HTML_FILE = "leaderboard.html"
-TEX_FILE = "leaderboard.tex"
+TEX_FILE = "leaderboard.tex"  # the main table alone, a table* (two-column safe)
+APPENDIX_TEX_FILE = "leaderboard_appendix.tex"  # every other table (longtables: one-column mode)
 PAIRS_FILE = "pairs.csv"
 
 
 def write_tables(board: dict, folder: Path, *, latex_columns: list[str] | None = None,
                  top: int | None = None) -> list[Path]:
-    """Write the five files into ``folder``; return their paths. ``latex_columns`` and ``top``
+    """Write the six files into ``folder``; return their paths. ``latex_columns`` and ``top``
     shape the LaTeX main table (``reteco.workbench.leaderboard.latex.render_latex``)."""
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     files = [(JSON_FILE, render_json(board)), (CSV_FILE, render_csv(board)),
              (PAIRS_FILE, render_pairs_csv(board)), (HTML_FILE, render_html(board)),
-             (TEX_FILE, render_latex(board, columns=latex_columns, top=top))]
+             (TEX_FILE, render_latex(board, columns=latex_columns, top=top)),
+             (APPENDIX_TEX_FILE, render_latex_appendix(board, columns=latex_columns, top=top))]
     if "topic_stability" in board:
         files.append((topic_stability_tables.TEXT_FILE,
                       topic_stability_tables.render_text(board["topic_stability"], f"RETECO {board['title']}")))
@@ -248,7 +251,11 @@ def render_html(board: dict) -> str:
         # not a column: one line says why, and the CSV keeps its empty column with the reasons.
         dropped = [k for k in keys if not any(k in s for s in systems)]
         keys = [k for k in keys if k not in dropped]
-        head = [f"{confidence_percent(board)}% CI", "Rank CI", "Group", "p<sub>adj</sub> vs next"]
+        # The adjacent pair's p-value carries nothing when it is the same for every system (1.0000
+        # in 179 rows at 180 systems): one line says so instead of the column.
+        next_values = {fixed(v) for v in next_p.values()}
+        show_next = len(next_values) > 1 or len(next_p) < 2
+        head = [f"{confidence_percent(board)}% CI", "Rank CI", "Group"] + (["p<sub>adj</sub> vs next"] if show_next else [])
         head += [e(titles[k]) for k in keys if k != figure] + (["Flagged answers"] if flagged else [])
         out.append(f"<h2>Ranking</h2><p class='small'>{len(systems)} systems; systems sharing a group letter are not significantly "
                    f"different (adjusted p &gt; {alpha}); every figure in leaderboard.csv.</p>"
@@ -258,13 +265,16 @@ def render_html(board: dict) -> str:
         for s in systems:
             cells = [f"<td class='n pin pin1'>{s['rank']}</td>", f"<td class='pin pin2'>{e(s['name'])}</td>",
                      _html_value(s, figure, "n key"), _html_interval(s),
-                     f"<td class='n'>{e(rank_interval_text(s))}</td>", f"<td>{e(s.get('letters', ''))}</td>",
-                     f"<td class='n'>{fixed(next_p.get(s['name']))}</td>"]
+                     f"<td class='n'>{e(rank_interval_text(s))}</td>", f"<td>{e(s.get('letters', ''))}</td>"]
+            cells += [f"<td class='n'>{fixed(next_p.get(s['name']))}</td>"] if show_next else []
             cells += [_html_value(s, k, "n") for k in keys if k != figure]
             if flagged:
                 cells.append(f"<td class='n'>{s.get('flagged_answers', '')}</td>")
             out.append("<tr>" + "".join(cells) + "</tr>")
         out.append("</table></div>")
+        if not show_next:
+            out.append(f"<p class='small'>Adjusted p against the next system: {e(next_values.pop())} for every "
+                       "system (no adjacent pair is told apart); every pair's test is in pairs.csv.</p>")
         if dropped:
             reasons = "; ".join(f"{titles[k]}: {systems[0].get('absent', {}).get(k, 'absent')}" for k in dropped)
             out.append(f"<p class='absent'>Not reported (no ranked system has it): {e(reasons)}.</p>")
