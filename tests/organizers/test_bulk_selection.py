@@ -302,3 +302,22 @@ def test_the_estimate_gives_the_money_range_and_the_hours_at_the_configs_concurr
     assert f"money: ${hit:,.2f} (every cacheable token a cache hit) to ${miss:,.2f} (no cache hit)" in out
     low, high = total.hours()
     assert f"time: {low:,.1f} to {high:,.1f} hours at concurrency 8 (1 to 4 s a request" in out
+
+
+def test_the_details_judge_submissions_writes_are_what_judge_report_reads(refs, tmp_path, server, capsys):
+    config = judge_yaml(tmp_path, server.base_url)
+    details = tmp_path / "details"
+    assert main(["judge-submissions", "--ref", str(refs / "2b"), "--submissions", str(_bulk_2b(tmp_path)), "--out",
+                 str(tmp_path / "judged"), "--judge-config", str(config), "--judge-cache", str(tmp_path / "cache"),
+                 "--details-out", str(details)]) == 0
+    files = sorted(details.glob("*/details.json"))
+    assert [f.parent.name for f in files] == ["202_team_53_PhaseId9_2027-01-20_02-00_t.zip",
+                                              "203_bob_PhaseId9_2027-01-20_03-00_b.zip",
+                                              "206_alice_PhaseId9_2027-01-21_04-00_a2.zip"]
+    assert main(["judge-report", "--out", str(tmp_path / "report"), "--judge-config", str(config),
+                 "--details", *map(str, files)]) == 0
+    report = (tmp_path / "report" / "judge-report.md").read_text()
+    summary = [line for line in report.splitlines() if line.startswith("| 2b |")]
+    assert len(summary) == 1 and summary[0].startswith("| 2b | 3 | 3 | 3 |")  # one row for the sub-track
+    appendix = (tmp_path / "report" / "judge-report-appendix.md").read_text()
+    assert sum("/details.json |" in line for line in appendix.splitlines()) == 6  # the files' table and the usage table

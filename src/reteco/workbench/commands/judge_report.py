@@ -5,7 +5,9 @@
                         [--sample sample.json] [--stability rejudging_2b.json ...]
                         [--leaderboard leaderboard.json]
 
-Writes ``DIR/judge-report.md`` and ``DIR/judge-report.json`` (``reteco.workbench.judge_audit.report``): the
+Writes ``DIR/judge-report.md`` and ``DIR/judge-report.json`` (``reteco.workbench.judge_audit.report``;
+with details files also ``DIR/judge-report-appendix.md``, one row per file, where the report has
+one summary row per sub-track): the
 prompts and their signature (prompt version, sha256 of every prompt file), the configured model
 and endpoint, decoding, the retry procedure (settings and what is and is not retried); from the
 details.json of scored 2b/2c submissions, each file's judge (signature, whether it is the
@@ -75,7 +77,12 @@ def cmd_judge_report(args) -> int:
     """Run the command (module docstring)."""
     from reteco.commands.output_folder import check_output_folder
     from reteco.judge.config import load_judge_config
-    from reteco.workbench.judge_audit.report import build_report, no_input_of_the_configured_judge, render_markdown
+    from reteco.workbench.judge_audit.report import (
+        build_report,
+        no_input_of_the_configured_judge,
+        render_appendix_markdown,
+        render_markdown,
+    )
 
     check_output_folder(args.out, "--out")
     config = load_judge_config(args.judge_config)
@@ -95,8 +102,11 @@ def cmd_judge_report(args) -> int:
         raise InputError(mismatch, "judge-report")
     try:
         args.out.mkdir(parents=True, exist_ok=True)
-        for name, text in (("judge-report.json", json.dumps(report, indent=2, allow_nan=False) + "\n"),
-                           ("judge-report.md", render_markdown(report))):
+        files = [("judge-report.json", json.dumps(report, indent=2, allow_nan=False) + "\n"),
+                 ("judge-report.md", render_markdown(report))]
+        if "judgments" in report:  # the per-file tables, for the paper's appendix
+            files.append(("judge-report-appendix.md", render_appendix_markdown(report)))
+        for name, text in files:
             atomic_write(args.out / name, text)
     except OSError as exc:
         raise InputError(f"cannot write here ({exc.strerror or exc})", str(exc.filename or args.out)) from None

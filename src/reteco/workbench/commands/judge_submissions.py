@@ -16,7 +16,9 @@ the cache (``--judge-cache``; import the platform's archives first with ``reteco
 --import-archive`` so nothing judged there is paid twice), and OUT gets, per sub-track,
 ``judged_submissions_<sub>.csv`` and ``.md``: rank, team, submission, every leaderboard figure of
 the sub-track, judge columns included, and why a figure is absent; and ``selection_<sub>.json``,
-what was kept, superseded or failed, with why (also in the Markdown).
+what was kept, superseded or failed, with why (also in the Markdown). ``--details-out DIR``
+also writes each scored submission's ``details.json`` (``DIR/<entry name>/details.json``), which
+``reteco judge-report --details`` reads: no separate ``reteco score`` of every submission.
 
 ``--repeat-seed S`` judges a seeded subset of the judged answers (``--repeat-share``, default
 10%) again with sampling seed S (another signature, so the cache cannot answer it), and
@@ -84,6 +86,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=count_argument(1), default=1, help="scoring processes (default 1: the judge's own "
                    "concurrency does the waiting)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--details-out", type=Path, metavar="DIR",
+                   help="also write each scored submission's details.json (DIR/<entry name>/details.json, as reteco "
+                   "score writes it): what reteco judge-report --details reads")
     p.add_argument("--team-names", type=Path, metavar="CSV",
                    help="owner,team CSV: the team name each owner's system carries beside the owner's user name")
     p.add_argument("--repeat-seed", type=count_argument(0), metavar="S",
@@ -157,7 +162,8 @@ def cmd_judge_submissions(args) -> int:
         plan.append((sub, ref_dir, source))
     if not plan:
         raise InputError("no sub-track's submissions here", str(args.submissions))
-    options = ScoringOptions(run_judge_now=True, judge_config=args.judge_config, cache_dir=args.judge_cache)
+    options = ScoringOptions(run_judge_now=True, judge_config=args.judge_config, cache_dir=args.judge_cache,
+                             details_dir=args.details_out)
     if args.judge_cache is not None:
         check_judge_cache(args.judge_cache)  # a cache that cannot be used stops the command before any judging
     progress = sys.stderr.isatty() and not args.no_progress

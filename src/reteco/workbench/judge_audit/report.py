@@ -481,7 +481,7 @@ def _judgments_markdown(jd: dict) -> list[str]:
     if ran == 0:
         given = "the 1 details file given (the reason is" if len(files) == 1 else f"any of the {len(files)} details " \
             "files given (each file's reason is"
-        empty = f"Nothing to count: the judge did not run for {given} in the table below)."
+        empty = f"Nothing to count: the judge did not run for {given} in judge-report-appendix.md)."
     else:
         empty = (f"Nothing to count: the {ran} details file{'s' if ran > 1 else ''} in which the judge ran "
                  "record no judgments per dimension.")
@@ -496,16 +496,65 @@ def _judgments_markdown(jd: dict) -> list[str]:
             out += _table(["dimension", *_COUNTS], [[d] + [str(c[k]) for k in _COUNTS] for d, c in counts.items()], empty)
             out += ["", _flagged_sentence(jd, subtrack), ""]
         out.pop()
+    return out + ["", *_files_summary_markdown(files)]
+
+
+def _files_summary_markdown(files: list[dict]) -> list[str]:
+    """One row per sub-track over its scored files: how many, in how many the judge ran, whether
+    each was the configured judge, the endpoints, models and fingerprints the servers reported,
+    the flagged answers and what the verdicts cost (attributed per file); the per-file rows are
+    the appendix's (``render_appendix_markdown``)."""
+    groups: dict[str, list[dict]] = {}
+    for f in files:
+        groups.setdefault(f.get("subtrack") or "(judge not run)", []).append(f)
+    rows = []
+    for subtrack, group in groups.items():
+        ran = [f for f in group if f["ran"]]
+        models: Counter = Counter()
+        prints: set[str] = set()
+        for f in ran:
+            models.update(f.get("reported_models") or {})
+            prints.update(str(fp) for fp in f.get("system_fingerprints") or {})
+        signatures = sorted({f.get("signature", "-") for f in group})
+        flagged = [f["flagged_answers"] for f in ran if f.get("flagged_answers") is not None]
+        usages = [f.get("usage") for f in ran]
+        recorded = [u for u in usages if u]
+        money = ("-" if not recorded or any(u.get("money_usd") is None for u in recorded)
+                 else f"${sum(u['money_usd'] for u in recorded):,.2f}")
+        calls = f"{sum(u['calls'] for u in recorded):,}" if recorded else "not recorded"
+        if recorded and len(recorded) < len(usages):
+            calls += f" ({len(usages) - len(recorded)} files not recorded)"
+        rows.append([subtrack, str(len(group)), str(len(ran)), f"{sum(1 for f in group if f['same_judge'])}",
+                     ", ".join(f"`{s}`" for s in signatures),
+                     ", ".join(sorted({f.get("endpoint") or "-" for f in ran})) or "-",
+                     ", ".join(f"{printable(m)} x {n}" for m, n in sorted(models.items())) or "-",
+                     str(len(prints)), str(sum(flagged)) if flagged else "not asked", calls, money])
+    return (_table(["sub-track", "scored files", "judge ran", "configured judge", "signatures", "endpoints",
+                    "reported models", "fingerprints", "flagged answers", "judge calls (attributed)", "money"], rows,
+                   "No details file was given.")
+            + ["", "Each file's row (its judge, endpoint, models, fingerprints, flagged answers and what its verdicts "
+               "cost): judge-report-appendix.md. Calls and money are attributed per file: a verdict several files "
+               "share counts in each."])
+
+
+def render_appendix_markdown(report: dict[str, Any]) -> str:
+    """judge-report-appendix.md: the per-file tables of the scored files (one row per file), for
+    the paper's appendix; the report itself has one summary row per sub-track."""
+    files = report.get("judgments", {}).get("files", [])
     rows = []
     for f in files:
         reported = ", ".join(f"{printable(m)} x {n}" for m, n in (f.get("reported_models") or {}).items()) or "-"
         prints = ", ".join(printable(str(fp)) for fp in f.get("system_fingerprints") or {}) or "-"
         ran_cell = "yes" if f["ran"] else f"no: {f.get('reason', '')}"
         flagged = "-" if not f["ran"] else "not asked" if f.get("flagged_answers") is None else str(f["flagged_answers"])
-        rows.append([f["file"], ran_cell, f"`{f.get('signature', '-')}`", "yes" if f["same_judge"] else "NO",
-                     f.get("endpoint") or "-", reported, prints, flagged])
-    return out + [""] + _table(["scored file", "judge ran", "signature", "same judge", "endpoint", "reported models",
-                                "fingerprints", "flagged answers"], rows, "No details file was given.") + _usage_markdown(files)
+        rows.append([f["file"], f.get("subtrack", "-"), ran_cell, f"`{f.get('signature', '-')}`",
+                     "yes" if f["same_judge"] else "NO", f.get("endpoint") or "-", reported, prints, flagged])
+    out = ["# The generation judge: each scored file", "",
+           f"Judge signature of the report: `{report['judge']['signature']}`.", ""]
+    out += _table(["scored file", "sub-track", "judge ran", "signature", "same judge", "endpoint", "reported models",
+                   "fingerprints", "flagged answers"], rows, "No details file was given.")
+    out += _usage_markdown(files)
+    return "\n".join(out) + "\n"
 
 
 def _flagged_sentence(jd: dict, subtrack: str) -> str:
@@ -559,8 +608,17 @@ def _golden_markdown(g: dict) -> list[str]:
                     "describe another judge.", ""]
     out += _table(["dimension", "cases", "passed"], [[d, str(c["cases"]), str(c["passed"])]
                                                      for d, c in g["per_dimension"].items()], "No golden case was read.")
-    return out + [f"- failed: {x['id']} ({x['dimension']}): {x['status']}, score {x['score']}, expected {x['expect']}"
-                  for x in g["failed"]]
+    return out + [f"- failed: {x['id']} ({x['dimension']}): {x['status']}, score {x['score']}, expected "
+                  f"{_expectation(x['expect'])}" for x in g["failed"]]
+
+
+def _expectation(expect: Any) -> str:
+    """A golden case's expectation in words, never a Python dict: ``{"min": 4}`` is "min 4"."""
+    if isinstance(expect, dict):
+        return ", ".join(f"{k} {_expectation(v)}" for k, v in expect.items()) or "-"
+    if isinstance(expect, (list, tuple)):
+        return " or ".join(_expectation(v) for v in expect) or "-"
+    return str(expect)
 
 
 def _golden_meta_markdown(g: dict) -> list[str]:

@@ -56,6 +56,10 @@ account, not per team); ``--teams`` files add a team name (``read_team_names``).
 
 One download holds one phase: submissions of several phases (a development phase selected with
 the evaluation's) are refused, naming the phases, since each phase has its own leaderboard.
+
+Why one module: the download's layout, the platform's rule and the record of what it kept are
+one fact about Codabench, read from its source once; every command that takes a download reads,
+selects and reports through here, so the rule cannot drift between them.
 """
 
 from __future__ import annotations
@@ -70,6 +74,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from reteco.formats.submission import DEFAULT_MAX_BYTES, open_archive
+from reteco.outputs.charts import escape
 from reteco.problems import InputError, Problems, quoted
 from reteco.scoring.submission import validate_submission
 
@@ -435,3 +440,20 @@ def select_download(source: Path, reference, work: Path, *, teams: dict[str, str
     the scorer's input checks against ``reference``: what every command calls."""
     bulk = read_bulk_download(source, work)
     return select(bulk, input_check(reference), source=Path(source).name, teams=teams)
+
+
+def selection_html(selection: dict) -> str:
+    """The leaderboard page's section: which submissions of the download were ranked, and why the
+    others were not (``Selection.record``)."""
+    e = escape
+    out = [f"<h2>The submissions selected</h2><p>From {e(selection['source'])} (phase {selection['phase']}): "
+           f"{len(selection['kept'])} kept, {len(selection['superseded'])} superseded, {len(selection['failed'])} "
+           f"failed the input checks. Rule: {e(selection['rule'])}.</p>"]
+    listed = [(s["file"], f"failed the input checks: {s['why']}") for s in selection["failed"]]
+    listed += [(s["file"], f"superseded by submission {s['superseded_by']}") for s in selection["superseded"]]
+    listed += [(line, "not in the download (failed.txt)") for line in selection["not_fetched"]]
+    listed += [(r["file"], f"refused: {r['why']}") for r in selection["refused"]]
+    if listed:
+        out.append("<div class='scroll'><table><tr><th>File</th><th>Not ranked because</th></tr>"
+                   + "".join(f"<tr><td>{e(f)}</td><td>{e(why)}</td></tr>" for f, why in listed) + "</table></div>")
+    return "".join(out)

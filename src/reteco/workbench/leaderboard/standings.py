@@ -267,6 +267,9 @@ class ScoringOptions:
     # (field, value) pairs set on the loaded judge config, e.g. judge-submissions' batch passes
     # (use_batch_api, batch_queue_only): how requests are sent, never who judges.
     judge_overrides: tuple[tuple[str, object], ...] = ()
+    # Where each scored submission's details.json goes (``<details_dir>/<file name>/details.json``,
+    # as ``reteco score --out`` writes it): judge-submissions --details-out, for judge-report.
+    details_dir: Path | None = None
 
 
 def score_one(reference: Reference, entry_path: Path, options: ScoringOptions, judge_config=None) -> dict:
@@ -290,7 +293,12 @@ def score_one(reference: Reference, entry_path: Path, options: ScoringOptions, j
             run_judge_now=options.run_judge_now, progress=False, per_topic=True,
             relevance_round=_ROUNDS.get(options.relevance_round),
         )
-        return {"ok": True, **_extract(reference, result.scores, result.details_json(per_topic=True), result.problems)}
+        details = result.details_json(per_topic=True)
+        if options.details_dir is not None:
+            from reteco.outputs.scores import write_details
+
+            write_details(Path(options.details_dir) / Path(entry_path).name, details)
+        return {"ok": True, **_extract(reference, result.scores, details, result.problems)}
     except ReferenceDataError as exc:  # the organizers' data, not the team's: never "not scored"
         return {"ok": False, "kind": "reference", "errors": exc.problems.lines(),
                 "problems": [(p.file, p.line, p.message) for p in exc.problems.errors()]}

@@ -31,6 +31,7 @@ from reteco.workbench.leaderboard import human_corrected_tables as corrected
 from reteco.workbench.leaderboard import usage as leaderboard_usage
 from reteco.workbench.leaderboard import topic_stability_tables
 from reteco.outputs.charts import escape
+from reteco.workbench.leaderboard.bulk_download import selection_html
 from reteco.workbench.leaderboard.latex import render_latex, render_latex_appendix
 from reteco.workbench.leaderboard.round_html import html_round
 from reteco.workbench.leaderboard.text import (
@@ -329,27 +330,11 @@ def render_html(board: dict) -> str:
                        f"<td class='error'><pre>{e(chr(10).join(f['errors']))}</pre></td></tr>")
         out.append("</table>")
     if "selection" in board:
-        out.append(_html_selection(board["selection"]))
+        out.append(selection_html(board["selection"]))
     out.append("<h2>Method</h2>" + "".join(f"<p>{e(sentence)}</p>" for sentence in method_sentences(board)))
     reference = board.get("reference", {})
     out.append(f"<p class='small'>reteco {e(board['scorer']['version'])}, reference "
                f"{e(reference.get('fingerprint', '?'))} ({e(reference.get('split', '?'))} split)</p></body></html>\n")
-    return "".join(out)
-
-
-def _html_selection(selection: dict) -> str:
-    """Which submissions of the bulk download were ranked, and why the others were not."""
-    e = escape
-    out = [f"<h2>The submissions selected</h2><p>From {e(selection['source'])} (phase {selection['phase']}): "
-           f"{len(selection['kept'])} kept, {len(selection['superseded'])} superseded, {len(selection['failed'])} "
-           f"failed the input checks. Rule: {e(selection['rule'])}.</p>"]
-    listed = [(s["file"], f"failed the input checks: {s['why']}") for s in selection["failed"]]
-    listed += [(s["file"], f"superseded by submission {s['superseded_by']}") for s in selection["superseded"]]
-    listed += [(line, "not in the download (failed.txt)") for line in selection["not_fetched"]]
-    listed += [(r["file"], f"refused: {r['why']}") for r in selection["refused"]]
-    if listed:
-        out.append("<div class='scroll'><table><tr><th>File</th><th>Not ranked because</th></tr>"
-                   + "".join(f"<tr><td>{e(f)}</td><td>{e(why)}</td></tr>" for f, why in listed) + "</table></div>")
     return "".join(out)
 
 
