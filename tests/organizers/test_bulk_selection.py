@@ -170,6 +170,9 @@ def test_every_command_selects_the_same_systems_named_by_owner_and_writes_the_se
     assert json.loads((out / "selection_2b.json").read_text()) == board["selection"]
     markdown = (out / "judged_submissions_2b.md").read_text()
     assert "## The submissions selected" in markdown and "superseded by submission 206" in markdown
+    # BERTScore (no model here) is no empty column with the same note on every row: one line.
+    assert "BERTScore F1 |" not in markdown and markdown.count("Not reported (no submission has it): BERTScore F1:") == 1
+    assert "bertscore_f1 absent" not in markdown and all(r["bertscore_f1"] == "" for r in table)  # the CSV keeps it
 
     human = tmp_path / "human"
     assert main(["human-sample", "--ref", str(refs / "2b"), "--submissions", str(bulk_2b), "--n", "12", "--seed", "3",
@@ -321,3 +324,18 @@ def test_the_details_judge_submissions_writes_are_what_judge_report_reads(refs, 
     assert len(summary) == 1 and summary[0].startswith("| 2b | 3 | 3 | 3 |")  # one row for the sub-track
     appendix = (tmp_path / "report" / "judge-report-appendix.md").read_text()
     assert sum("/details.json |" in line for line in appendix.splitlines()) == 6  # the files' table and the usage table
+
+
+def test_validate_takes_several_submissions_as_score_does(refs, tmp_path, capsys):
+    """Issue 37 item 6: every submission is checked, each one's messages printed, exit 1 when any
+    is invalid; one submission alone behaves as before."""
+    good = SAMPLES / "1a" / "run.txt"
+    bad = tmp_path / "bad.txt"
+    bad.write_text("q1 Q0\n")
+    assert main(["validate", "--ref", str(refs / "1a"), str(good), str(bad), str(good)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out.count("valid for sub-track 1a") == 2
+    assert "bad.txt:1: error: expected 6 columns" in captured.err
+    assert "error: 1 of 3 submissions are invalid (their messages above)" in captured.err
+    assert main(["validate", "--ref", str(refs / "1a"), str(good), str(good)]) == 0
+    assert main(["validate", "--ref", str(refs / "1a"), str(bad)]) == 1

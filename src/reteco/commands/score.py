@@ -89,7 +89,9 @@ def add_parser(subparsers) -> None:
             add_judge_config_option(p, help_text="2b/2c: judge config YAML (default: the packaged judge.yaml)")
             add_judge_cache_option(p, used_for=" for 2b/2c")
         else:
-            p.add_argument("submission", type=Path, help="zip, folder, run file (.gz ok), - for stdin")
+            p.add_argument("submissions", type=Path, nargs="+", metavar="SUBMISSION",
+                           help="zip, folder, run file (.gz ok), - for stdin; several: each checked, every one's "
+                           "messages printed, exit 1 when any is invalid")
         p.set_defaults(func=func)
 
 
@@ -385,7 +387,23 @@ def cmd_validate(args) -> int:
     from reteco.scoring.submission import validate_submission
 
     reference = _load_reference(args)
-    problems, summary = validate_submission(reference, args.submission)
-    problems.print(sys.stderr)
-    print(summary)
+    if len(args.submissions) == 1:
+        problems, summary = validate_submission(reference, args.submissions[0])
+        problems.print(sys.stderr)
+        print(summary)
+        return 0
+    invalid = 0
+    for submission in args.submissions:  # each checked as alone; the others are checked even after a bad one
+        try:
+            problems, summary = validate_submission(reference, submission)
+        except InputError as exc:
+            invalid += 1
+            exc.problems.print(sys.stderr)
+            continue
+        problems.print(sys.stderr)
+        print(summary)
+    if invalid:
+        print(f"error: {invalid} of {len(args.submissions)} submissions are invalid (their messages above)",
+              file=sys.stderr)
+        return EXIT_INPUT
     return 0

@@ -242,9 +242,20 @@ def import_archives(paths: list[Path], cache_dir: Path) -> int:
     return EXIT_OK
 
 
+def _nothing_judged(given: Path, kind: str) -> None:
+    """A scoring output (folder or zip) without an archive: the platform judged nothing there (a
+    phase that does not judge, or no 2b/2c submission). Said, and not an error: a script that
+    imports whatever the phase left goes on (exit 0)."""
+    from reteco.llm.cache import ARCHIVE_FILE
+
+    print(f"{given}: warning: no {ARCHIVE_FILE} in this {kind}: the platform judged nothing here (a phase that "
+          "does not judge, or no 2b/2c submission); nothing imported", file=sys.stderr)
+
+
 def _archive_files(given: Path, tmp: Path) -> list[tuple[str, Path]]:
     """(name to report, archive file) of what was given: the file itself, every archive below a
-    folder, or every archive in a zip (extracted under ``tmp``); InputError when none is found.
+    folder, or every archive in a zip (extracted under ``tmp``); none (said) when a folder or zip
+    holds none; InputError when a file is not an archive or a path does not exist.
     Each archive is merged in a transaction of its own: one that is not an archive stops the
     command after the ones before it are merged."""
     import zipfile
@@ -254,7 +265,7 @@ def _archive_files(given: Path, tmp: Path) -> list[tuple[str, Path]]:
     if given.is_dir():
         found = [(str(p), p) for p in sorted(given.rglob(ARCHIVE_FILE))]
         if not found:
-            raise InputError(f"no {ARCHIVE_FILE} in this folder", str(given))
+            _nothing_judged(given, "folder")
         return found
     if not given.is_file():
         raise InputError("no such file", str(given))
@@ -263,8 +274,8 @@ def _archive_files(given: Path, tmp: Path) -> list[tuple[str, Path]]:
     with zipfile.ZipFile(given) as archive:
         names = [n for n in archive.namelist() if n.rsplit("/", 1)[-1] == ARCHIVE_FILE]
         if not names:
-            raise InputError(f"no {ARCHIVE_FILE} in this zip (the scoring output of a phase that judges holds one)",
-                             str(given))
+            _nothing_judged(given, "zip")
+            return []
         found = []
         members = set(archive.namelist())
         for i, name in enumerate(names):

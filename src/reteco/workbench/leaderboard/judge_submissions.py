@@ -148,6 +148,11 @@ def render_markdown(subtrack: str, rows: list[dict], *, selection: Selection | N
              f"Each owner's submission that the platform shows (below: the selection), ranked by {ranked_by} "
              f"(ties share a rank). Judge: {judge}. "
              "Flagged: answers the judge flagged as attempts to influence it, for the organizers' review.", ""]
+    # A figure no submission has (BERTScore without its model) is no column: one line says why,
+    # instead of an empty column and the same note on every row; the CSV keeps its column.
+    scored = [r for r in rows if not r["errors"]]
+    dropped = [k for k in keys if scored and not any(k in r["scores"] for r in scored)]
+    keys = tuple(k for k in keys if k not in dropped)
     head = ["rank", "team", "submission", "uploaded", *(KEYS[k].title for k in keys), "flagged", "notes"]
     lines.append("| " + " | ".join(head) + " |")
     numeric = {"rank", "flagged", *(KEYS[k].title for k in keys)}
@@ -155,8 +160,11 @@ def render_markdown(subtrack: str, rows: list[dict], *, selection: Selection | N
     for row in rows:
         cells = ["" if row["rank"] is None else str(row["rank"]), _md(row["team"]), str(row["submission"]),
                  _md(row["uploaded"]), *(_figure(row["scores"].get(k)) for k in keys),
-                 "" if row["flagged"] is None else str(row["flagged"]), _md(_notes(row))]
+                 "" if row["flagged"] is None else str(row["flagged"]), _md(_notes(row, skip=dropped))]
         lines.append("| " + " | ".join(cells) + " |")
+    if dropped:
+        reasons = "; ".join(f"{KEYS[k].title}: {scored[0]['absent'].get(k, 'absent')}" for k in dropped)
+        lines += ["", f"Not reported (no submission has it): {_md(reasons)}."]
     if subtrack_judged(subtrack):
         lines += ["", *run_lines(rows)]
     lines += usage_lines(rows)
@@ -184,11 +192,13 @@ def subtrack_judged(subtrack: str) -> bool:
     return SUBTRACKS[subtrack].judged
 
 
-def _notes(row: dict) -> str:
+def _notes(row: dict, skip: list[str] = ()) -> str:
     if row["errors"]:
         return "not scored: " + " / ".join(row["errors"][:3])
     grouped: dict[str, list[str]] = {}
     for key, why in row["absent"].items():
+        if key in skip:
+            continue
         grouped.setdefault(why, []).append(key)
     return "; ".join(f"{', '.join(keys)} absent: {why}" for why, keys in grouped.items())
 
