@@ -54,7 +54,7 @@ def test_a_bulk_download_is_read_with_what_it_could_not_fetch(tmp_path):
     assert [(s.submission_id, s.owner, s.uploaded) for s in bulk.submissions] == [
         (3, "bob", "2027-01-19 59-59"), (5, "alice", "2027-01-20 05-33"), (9, "alice", "2027-01-22 10-02")]
     assert bulk.skipped == ["notes.txt"] and bulk.not_fetched == ["8_carol_PhaseId7_x.zip (HTTP 403)"]
-    selection = bd.select(bulk, lambda path: None, source=source.name)  # every submission passes its checks
+    selection = bd.select(bulk, lambda paths: [None] * len(paths), source=source.name)  # every one passes
     assert [(s.owner, s.submission_id) for s in selection.kept] == [("alice", 9), ("bob", 3)]
     assert [(s.submission_id, by) for s, by in selection.superseded] == [(5, 9)]
     with pytest.raises(Exception, match="no submission named as Codabench's bulk download names them"):

@@ -173,8 +173,12 @@ def cmd_judge_submissions(args) -> int:
     runs = []
     with tempfile.TemporaryDirectory(prefix="reteco-bulk-") as tmp:
         bulks = []
+        scored: dict = {}  # outcomes of the selection's scoring check, not scored again
         for n, (sub, ref_dir, source) in enumerate(plan):
-            selection = select_download(source, Reference.read(ref_dir), Path(tmp) / str(n), teams=teams)
+            # Through the Batch API the judging waits for the batches: the selection checks the input alone.
+            check = None if config.use_batch_api else js.scoring_check(sub, ref_dir, options, jobs=args.jobs,
+                                                                       progress=progress, scored=scored)
+            selection = select_download(source, Reference.read(ref_dir), Path(tmp) / str(n), teams=teams, check=check)
             print(f"{sub}: {selection.summary()}", file=sys.stderr)
             bulks.append((sub, ref_dir, selection))
         if config.use_batch_api:
@@ -193,7 +197,8 @@ def cmd_judge_submissions(args) -> int:
                 print(f"{sub}: warning: not in the download (Codabench could not fetch it): {line}", file=sys.stderr)
             for s, why in selection.failed:
                 print(f"{sub}: {s.name}: failed the input checks, not selected: {why}", file=sys.stderr)
-            rows = js.judge_bulk(sub, ref_dir, kept, options, jobs=args.jobs, progress=progress, selection=selection)
+            rows = js.judge_bulk(sub, ref_dir, kept, options, jobs=args.jobs, progress=progress, selection=selection,
+                                 scored=scored)
             written = js.write_tables(args.out, sub, rows, selection=selection, judge=judge)
             judged = SUBTRACKS[sub].judged
             for row in rows:

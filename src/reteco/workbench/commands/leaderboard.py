@@ -169,7 +169,7 @@ def _leaderboard(args, work: Path) -> int:
     from reteco.formats.reference import MANIFEST, Reference
     from reteco.workbench.leaderboard import bulk_download as bd
     from reteco.subtracks import SUBTRACKS
-    from reteco.workbench.leaderboard.judge_submissions import score_selection
+    from reteco.workbench.leaderboard.judge_submissions import score_selection, scoring_check
     from reteco.workbench.leaderboard.usage import run_text, run_usage
     from reteco.workbench.leaderboard import standings as lb
     from reteco.workbench.leaderboard.plots import write_plots
@@ -212,12 +212,13 @@ def _leaderboard(args, work: Path) -> int:
             print(f"{sub}: the manifest names the runs: the platform's selection (each owner's last valid "
                   "submission) is not applied", file=sys.stderr)
         elif bd.is_bulk_download(folder):
-            selection = bd.select_download(folder, references[sub], work / sub, teams=teams)
-            print(f"{sub}: {selection.summary()}", file=sys.stderr)
-            for s, why in selection.failed:
-                print(f"{sub}: {s.name}: failed the input checks, not selected: {why}", file=sys.stderr)
-            selections[sub] = selection
-            plan.append((sub, ref_dir, selection.kept, out))
+            if human is not None:  # the ratings are checked against the systems before anything is scored
+                selections[sub] = bd.select_download(folder, references[sub], work / sub, teams=teams)
+                _say_selection(sub, selections[sub])
+                plan.append((sub, ref_dir, selections[sub].kept, out))
+            else:  # selected while scoring: the scoring is the check, each file read once
+                selections[sub] = folder
+                plan.append((sub, ref_dir, [], out))
             continue
         skip = (args.manifest,) if args.manifest else ()
         entries = lb.discover_submissions(folder, names, prefix=f"{sub}/" if several else "", skip=skip)
@@ -247,8 +248,13 @@ def _leaderboard(args, work: Path) -> int:
             sub_options = dataclasses.replace(options, relevance_round=None)
         selection = selections.get(sub)
         if selection is not None:  # the kept submissions, named by owner (and team)
-            entries, outcomes = score_selection(sub, ref_dir, entries, sub_options, jobs=args.jobs, progress=progress,
-                                                name=selection.team)
+            scored: dict = {}
+            if not isinstance(selection, bd.Selection):
+                check = scoring_check(sub, ref_dir, sub_options, jobs=args.jobs, progress=progress, scored=scored)
+                selection = bd.select_download(selection, reference, work / sub, teams=teams, check=check)
+                _say_selection(sub, selection)
+            entries, outcomes = score_selection(sub, ref_dir, selection.kept, sub_options, jobs=args.jobs,
+                                                progress=progress, name=selection.team, scored=scored)
         else:
             outcomes = lb.score_entries(ref_dir, entries, sub_options, jobs=args.jobs, progress=progress, label=sub)
         run = None
@@ -353,6 +359,12 @@ def _corrected_summary(block: dict) -> str:
         differs = ranking["order_differs"]
         line += f"; the corrected ranking differs from the judge's for {len(differs)} systems"
     return line
+
+
+def _say_selection(sub: str, selection) -> None:
+    print(f"{sub}: {selection.summary()}", file=sys.stderr)
+    for s, why in selection.failed:
+        print(f"{sub}: {s.name}: failed the input checks, not selected: {why}", file=sys.stderr)
 
 
 def bulk_source(folder: Path, sub: str) -> Path | None:

@@ -342,25 +342,33 @@ class Selection:
         return out
 
 
-def input_check(reference) -> Callable[[Path], str | None]:
-    """The check ``select`` applies: the scorer's input checks (``reteco validate``, no scoring,
-    no judge); None when the submission passes, else its first message."""
-    def check(path: Path) -> str | None:
-        try:
-            validate_submission(reference, path)
-        except InputError as exc:
-            lines = exc.problems.lines()
-            return lines[0] if lines else "invalid"
-        return None
+def input_check(reference) -> Callable[[list[Path]], list[str | None]]:
+    """A check ``select`` applies: the scorer's input checks (``reteco validate``, no scoring, no
+    judge), per submission None when it passes, else its first message. The commands that score
+    the kept submissions anyway give ``select`` their scoring instead
+    (``judge_submissions.scoring_check``): the same verdict, each file read once."""
+    def check(paths: list[Path]) -> list[str | None]:
+        out: list[str | None] = []
+        for path in paths:
+            try:
+                validate_submission(reference, path)
+            except InputError as exc:
+                lines = exc.problems.lines()
+                out.append(lines[0] if lines else "invalid")
+                continue
+            out.append(None)
+        return out
 
     return check
 
 
-def select(bulk: BulkDownload, check: Callable[[Path], str | None], *, source: str,
+def select(bulk: BulkDownload, check: Callable[[list[Path]], list[str | None]], *, source: str,
            teams: dict[str, str] | None = None) -> Selection:
-    """The platform's selection of a bulk download (module docstring). ``check`` is
-    ``input_check(reference)`` (a test may give its own). InputError when the download holds
-    several phases."""
+    """The platform's selection of a bulk download (module docstring). ``check`` takes a list of
+    submissions and returns, for each, None when it passes the input checks, else the first
+    message (``input_check(reference)``, or a command's scoring). It is asked in rounds, every
+    owner's latest untried submission together, so a scoring check runs them in parallel and
+    scores only what it must. InputError when the download holds several phases."""
     phases = sorted({s.phase_id for s in bulk.submissions})
     if len(phases) > 1:
         counts = ", ".join(f"phase {p}: {sum(1 for s in bulk.submissions if s.phase_id == p)} submissions"
@@ -368,23 +376,27 @@ def select(bulk: BulkDownload, check: Callable[[Path], str | None], *, source: s
         raise InputError(f"the download holds submissions of {len(phases)} phases ({counts}); each phase has its own "
                          "leaderboard: download one phase's submissions", source)
     candidates = list(bulk.submissions) + _not_fetched_entries(bulk)
-    by_owner: dict[str, list] = {}
-    for s in candidates:
-        by_owner.setdefault(s.owner, []).append(s)
+    untried: dict[str, list] = {}
+    for s in sorted(candidates, key=lambda s: -s.submission_id):
+        untried.setdefault(s.owner, []).append(s)  # each owner's, latest first
     kept, superseded, failed = [], [], []
-    for owner, mine in by_owner.items():
-        chosen = None
-        for s in sorted(mine, key=lambda s: -s.submission_id):
-            if chosen is not None:
-                superseded.append((s, chosen.submission_id))
-                continue
-            why = None if s.problem is not None else check(s.path)
+    while untried:
+        batch = [mine[0] for mine in untried.values()]
+        readable = [s for s in batch if s.problem is None]
+        verdicts = dict(zip((s.name for s in readable), check([s.path for s in readable]) if readable else []))
+        for s in batch:
+            why = verdicts.get(s.name)  # one that cannot be read here is kept (module docstring)
             why = why.replace(str(s.path), s.name) if why else why  # the entry's name, not where it was copied
+            mine = untried[s.owner]
+            mine.pop(0)
             if why is None:
-                chosen = s
                 kept.append(s)
+                superseded += [(earlier, s.submission_id) for earlier in mine]
+                mine.clear()
             else:
                 failed.append((s, why))
+            if not mine:
+                del untried[s.owner]
     kept.sort(key=lambda s: (s.owner.casefold(), s.owner))
     superseded.sort(key=lambda pair: pair[0].submission_id)
     failed.sort(key=lambda pair: pair[0].submission_id)
@@ -435,11 +447,12 @@ def read_team_names(path: Path) -> dict[str, str]:
     return names
 
 
-def select_download(source: Path, reference, work: Path, *, teams: dict[str, str] | None = None) -> Selection:
+def select_download(source: Path, reference, work: Path, *, teams: dict[str, str] | None = None,
+                    check: Callable[[list[Path]], list[str | None]] | None = None) -> Selection:
     """Read ``source`` (a bulk download, zip or folder) into ``work`` and select from it with
-    the scorer's input checks against ``reference``: what every command calls."""
+    ``check`` (default: the scorer's input checks against ``reference``): what every command calls."""
     bulk = read_bulk_download(source, work)
-    return select(bulk, input_check(reference), source=Path(source).name, teams=teams)
+    return select(bulk, check or input_check(reference), source=Path(source).name, teams=teams)
 
 
 def selection_html(selection: dict) -> str:

@@ -45,27 +45,53 @@ MARKDOWN_NAME = "judged_submissions_{sub}.md"
 SELECTION_NAME = "selection_{sub}.json"
 
 
+def scoring_check(subtrack: str, reference_dir: Path, options: ScoringOptions, *, jobs: int, progress: bool,
+                  scored: dict[Path, dict]):
+    """The selection's check (``bulk_download.select``) for a command that scores the kept
+    submissions anyway: each is scored through the leaderboard's path (``score_entries``), its
+    outcome kept in ``scored``, and it fails the check exactly when scoring refuses its input
+    (what makes the scoring program exit 1 on the platform). Each file is read once, and the kept
+    ones are not scored again (``score_selection``)."""
+    def check(paths: list[Path]) -> list[str | None]:
+        entries = [Entry(path, path.name, path.name, "") for path in paths]
+        outcomes = score_entries(Path(reference_dir), entries, options, jobs=jobs, progress=progress, label=subtrack)
+        verdicts: list[str | None] = []
+        for path, outcome in zip(paths, outcomes):
+            scored[path] = outcome
+            refused = not outcome["ok"] and outcome["kind"] == "input"
+            verdicts.append((outcome["errors"][0] if outcome["errors"] else "invalid") if refused else None)
+        return verdicts
+
+    return check
+
+
 def score_selection(subtrack: str, reference_dir: Path, kept: list[BulkSubmission], options: ScoringOptions, *,
-                    jobs: int, progress: bool, name=None) -> tuple[list[Entry], list[dict]]:
+                    jobs: int, progress: bool, name=None, scored: dict[Path, dict] | None = None
+                    ) -> tuple[list[Entry], list[dict]]:
     """The kept submissions as the leaderboard's entries (named by ``name(owner)``, the owner by
     default; the file is the download's entry name) and their outcomes through the leaderboard's
-    scoring path; one that cannot be read here is "not scored" with its reason."""
+    scoring path (those ``scoring_check`` already has in ``scored`` are not scored again); one
+    that cannot be read here is "not scored" with its reason."""
     name = name or (lambda owner: owner)
+    scored = scored if scored is not None else {}
     entries = [Entry(s.path, s.name, name(s.owner), "") for s in kept]
-    readable = [e for e, s in zip(entries, kept) if s.problem is None]
-    scored = iter(score_entries(Path(reference_dir), readable, options, jobs=jobs, progress=progress, label=subtrack))
-    outcomes = [next(scored) if s.problem is None else {"ok": False, "kind": "input", "errors": [s.problem]}
-                for s in kept]
+    todo = [e for e, s in zip(entries, kept) if s.problem is None and s.path not in scored]
+    fresh = dict(zip((e.path for e in todo), score_entries(Path(reference_dir), todo, options, jobs=jobs,
+                                                           progress=progress, label=subtrack) if todo else []))
+    outcomes = [{"ok": False, "kind": "input", "errors": [s.problem]} if s.problem is not None
+                else scored.get(s.path) or fresh[s.path] for s in kept]
     return entries, outcomes
 
 
 def judge_bulk(subtrack: str, reference_dir: Path, kept: list[BulkSubmission], options: ScoringOptions, *,
-               jobs: int, progress: bool, selection: Selection | None = None) -> list[dict]:
+               jobs: int, progress: bool, selection: Selection | None = None,
+               scored: dict[Path, dict] | None = None) -> list[dict]:
     """Score (and judge) every kept submission through the leaderboard's scoring path
-    (``score_selection``); one row per submission, ranked (``table_rows``), each named by its
-    owner (and team, where the selection has its name)."""
+    (``score_selection``; ``scored``: outcomes the selection's check already has); one row per
+    submission, ranked (``table_rows``), each named by its owner (and team, where the selection
+    has its name)."""
     name = selection.team if selection is not None else None
-    _, outcomes = score_selection(subtrack, reference_dir, kept, options, jobs=jobs, progress=progress)
+    _, outcomes = score_selection(subtrack, reference_dir, kept, options, jobs=jobs, progress=progress, scored=scored)
     return table_rows(subtrack, kept, outcomes, name=name)
 
 
