@@ -43,7 +43,7 @@ def test_the_rows_are_well_formed():
         assert m.definition
         assert (m.key is None) == (m.kernel is None), f"{m.id}: a kernel and a key go together"
         if m.computed:
-            assert ("{k}" in m.key) == (m.at == CUTOFFS) and m.title, m
+            assert m.title and ("{k}" in m.key or m.at != CUTOFFS) and ("{k}" not in m.key or m.at != WHOLE), m
             assert getattr(ranking, m.kernel.__name__) is m.kernel, "a kernel is a function of reteco.metrics.ranking"
         else:
             assert m.plain is None
@@ -273,3 +273,13 @@ def test_a_whole_ranking_row_is_scored_uncut_and_named_in_the_rules(monkeypatch,
 def test_the_table_is_what_the_python_api_reads_too(success_row, tmp_path):
     result = reteco.evaluate({"q": {"z": 2.0, "b": 1.0}, "r": {"c": 1.0}}, _reference(), measures="Success@10")
     assert result.details["overall"]["success_10"] == 1.0 and result.measures == {"Success@10": 1.0}
+
+
+def test_the_other_tools_pages_table_of_equal_figures_is_the_tables():
+    # pages/other_tools.md: | reteco's key | trec_eval's | ir_measures' | ranx's |
+    page = (REPO_ROOT / "pages" / "other_tools.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `(\w+)` \| `([\w.]+)` \| `([\w@-]+)` \| `[\w@]+` \|$", page, re.M)
+    assert len(rows) == len(measure_table.figures([10]))
+    for key, trec_eval, ir_measures in rows:
+        measure = parse_measure(trec_eval)
+        assert parse_measure(ir_measures) == measure and measure.reteco_key([10]) == key
