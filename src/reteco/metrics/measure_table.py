@@ -24,6 +24,11 @@ A sub-track of RETECO lists the keys its ``scores.json`` holds in its own row
 measure") shows what adding a row takes; ``tests/scoring/test_measure_table.py`` scores made-up
 rows with nothing else changed.
 
+Why in ``metrics``, not beside ``subtracks.py``: a row holds its kernel, a function of
+``reteco.metrics.ranking``, and every reader is in ``metrics`` or above; a top-level module may
+import no layer. So a sub-track's retrieval keys stay in its row (the leaderboard's choice, in
+the participants' words), and the tests check that each is a figure of this table, titled alike.
+
 Sources: trec_eval 9.x's ``m_*.c`` files (the definitions, and pytrec_eval's names);
 ir_measures' measure names (MacAvaney et al. 2022).
 """
@@ -123,6 +128,8 @@ def result_key(trec_eval: str, k: int | None) -> str:
     return trec_eval if k is None else f"{trec_eval}_{k}"
 
 
+# Keyed by ``RankingMeasure.id``. The order is details.json's (at each cutoff, then the others)
+# and that of the accepted spellings in ``reteco.metrics.measure_strings``' messages.
 MEASURES: dict[str, RankingMeasure] = {
     m.id: m
     for m in (
