@@ -32,8 +32,9 @@ REQUIRED_FILES = (
     "data.noun", "data.verb", "data.adj", "data.adv",
     "noun.exc", "verb.exc", "adj.exc", "adv.exc",
 )  # fmt: skip
-# Readers already opened in this process, by folder and kind: loading WordNet's indexes takes seconds.
-_READERS: dict[tuple[str, bool], tuple] = {}
+# Readers already opened in this process, by folder (and process id for a map, "nltk" for nltk's
+# reader): loading nltk's reader of WordNet's indexes takes seconds.
+_READERS: dict[tuple[str, int | str], tuple] = {}
 log = logging.getLogger("reteco.wordnet")
 
 
@@ -90,8 +91,9 @@ def load_wordnet(path: Path | None = None, *, prepared: bool = True):
         folder = Path(path) if path is not None else default_wordnet_dir()
         if all((folder / name).is_file() for name in REQUIRED_FILES):
             root = folder.resolve()
-            if (str(root), True) in _READERS:
-                return _READERS[str(root), True]
+            key = (str(root), os.getpid())  # a forked worker opens its own connection to the map
+            if key in _READERS:
+                return _READERS[key]
             try:
                 reader = open_map(root, _recorded(root))
             except StaleMap as exc:
@@ -104,8 +106,8 @@ def load_wordnet(path: Path | None = None, *, prepared: bool = True):
                         f"the WordNet at {root} is version {version}; METEOR is computed with WordNet {WORDNET_VERSION} "
                         "(`reteco setup-wordnet`)"
                     )
-                _READERS[str(root), True] = (reader, {"path": str(root), "version": version, "read_from": "prepared map"})
-                return _READERS[str(root), True]
+                _READERS[key] = (reader, {"path": str(root), "version": version, "read_from": "prepared map"})
+                return _READERS[key]
     return _nltk_reader(path)
 
 
@@ -133,7 +135,7 @@ def _nltk_reader(path: Path | None):
     # nltk (3.9.3+) reads only below the folders of its data path.
     if isinstance(root, Path) and not any(Path(str(p)) == root for p in nltk.data.path):
         nltk.data.path.append(str(root))
-    cache_key = (str(root), False)
+    cache_key = (str(root), "nltk")
     if cache_key in _READERS:
         return _READERS[cache_key]
     try:

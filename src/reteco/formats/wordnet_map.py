@@ -272,11 +272,14 @@ def open_map(folder: Path, recorded: dict[str, str]) -> PreparedWordNet:
     path = Path(folder) / MAP_FILE
     if not path.is_file():
         raise StaleMap(f"there is no prepared map ({MAP_FILE})")
+    conn = None
     try:
         # Read-only and immutable: no lock, no journal, a bundle's read-only folder is fine.
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True, check_same_thread=False)
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
     except sqlite3.Error as exc:
+        if conn is not None:
+            conn.close()
         raise StaleMap(f"its prepared map ({MAP_FILE}) cannot be read ({exc})") from None
     problem = None
     if meta.get("format") != MAP_FORMAT:
