@@ -323,11 +323,11 @@ class _Job(StructuredCaller):
         """The group's verdict, paid for at most once across every process sharing the cache.
 
         A verdict held is returned. Else, once the run's preflight has passed (``_asks``), the
-        judgment is claimed in the cache before its request is sent (``JudgeCache.claim``); a judgment claimed by another live process is waited for
-        (the cache polled, outside the concurrency limit) and its verdict returned, or claimed
-        here when that process gave it up or died (its lease expired). Waiting longer than the
-        cache's ``claim_wait_s`` raises JudgeCacheBusy naming the holder; the deadline ends the
-        wait as an unfinished judgment.
+        judgment is claimed in the cache before its request is sent (``JudgeCache.claim``); a
+        judgment claimed by another live process is waited for (the cache polled, outside the
+        concurrency limit) and its verdict returned, or claimed here when that process gave it
+        up or died (its lease expired). Waiting longer than the cache's ``claim_wait_s`` raises
+        JudgeCacheBusy naming the holder; the deadline ends the wait as an unfinished judgment.
         """
         first = self._stored(group)
         # retry_invalid re-judges the invalid verdict read now, and only it (compare-and-swap).

@@ -24,8 +24,8 @@ Default place: ``<sys.prefix>/share/nltk_data/corpora/wordnet`` (in the virtual 
 on nltk's default search path, so nothing else needs configuring), or the folder named by the
 ``RETECO_WORDNET`` environment variable. ``load_wordnet`` reads its map (or, without a current
 one, the files with nltk's ``WordNetCorpusReader``) and refuses anything that is not WordNet 3.0,
-so METEOR figures are the same on every machine. Run ``reteco setup-wordnet`` or ``python -m reteco.organizers.wordnet_setup``
-(``make setup`` does it). Reading the installed files is ``reteco.formats.wordnet``.
+so METEOR figures are the same on every machine. Run ``reteco setup-wordnet`` or
+``python -m reteco.organizers.wordnet_setup`` (``make setup`` does it). Reading the installed files is ``reteco.formats.wordnet``.
 """
 
 from __future__ import annotations
