@@ -93,7 +93,7 @@ def run_judge_on_answers(turns, answer_texts, evidence, gold_evidence, options: 
         "cached": cached,
         "new": len(outcomes) - cached,
     }
-    from reteco.workbench.judge_audit.report import judge_provenance, model_mismatch_warning
+    from reteco.judge.provenance import judge_provenance, model_mismatch_warning
 
     # Who answered: endpoint, configured and reported models, fingerprints, with counts.
     info["provenance"] = judge_provenance(outcomes, config)

@@ -279,7 +279,7 @@ def _archive_files(given: Path, tmp: Path) -> list[tuple[str, Path]]:
 
 
 def _print_provenance(stats) -> None:
-    from reteco.workbench.judge_audit.report import model_mismatch_warning
+    from reteco.judge.provenance import model_mismatch_warning
 
     p = stats.provenance
     models = ", ".join(f"{printable(m)} x {n}" for m, n in p["reported_models"].items()) \

@@ -5,16 +5,14 @@ golden results, agreement) are attributed to judges by one rule (``judges_of_inp
 figure under the signature of the judge that produced it) and written by the same Markdown
 helpers; split, the rule and the helpers would be shared across modules anyway.
 
-Provenance of a run's verdicts (``judge_provenance``, ``model_mismatch_warning``): the endpoint
-asked, the configured model, the models the server reported (with counts) and the distinct
-system fingerprints (with counts). The runner logs the warning once per run; generation scoring
-puts the provenance into details.json's judge block.
+Provenance of a run's verdicts (``judge_provenance``, ``model_mismatch_warning``) is the judge
+runtime's (``reteco.judge.provenance``, imported here): the runner and generation scoring load it
+without this module, its golden sets and its meta-evaluation.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -25,50 +23,8 @@ import reteco.workbench.judge_audit.stability_report as stability_report
 from reteco.judge.config import PACKAGED_CONFIG
 from reteco.workbench.judge_audit.golden import THRESHOLDS_FILE, golden_dir
 from reteco.workbench.judge_audit.meta_evaluation import DIMENSION_CHECKS, INJECTION_CHECKS, format_figure, load_thresholds, threshold_failure
+from reteco.judge.provenance import judge_provenance, model_mismatch_warning  # noqa: F401 - re-exported
 from reteco.problems import printable
-
-NOT_REPORTED = "(not reported)"
-
-
-def judge_provenance(outcomes: Iterable[Any], config: Any) -> dict[str, Any]:
-    """Who answered, over the verdicts (status ok or invalid) of ``outcomes`` (JudgeOutcome)::
-
-        {"endpoint", "configured_model", "reported_models": {model: verdicts},
-         "reported_model_differs": bool, "system_fingerprints": {fingerprint: verdicts}}
-
-    A verdict whose reply named no model counts under "(not reported)", and one without a
-    fingerprint under the same key in ``system_fingerprints``. Outcomes with status "error"
-    have no reply and do not count.
-    """
-    verdicts = [o for o in outcomes if o.status in ("ok", "invalid")]
-    models = Counter(o.reported_model or NOT_REPORTED for o in verdicts)
-    fingerprints = Counter(o.system_fingerprint or NOT_REPORTED for o in verdicts)
-    return {
-        "endpoint": config.endpoint(),
-        "configured_model": config.model,
-        "reported_models": dict(sorted(models.items())),
-        "reported_model_differs": any(m != config.model for m in models),
-        "system_fingerprints": dict(sorted(fingerprints.items())),
-    }
-
-
-def model_mismatch_warning(provenance: dict[str, Any]) -> str | None:
-    """One sentence when the server reported another model than the configured one, else None. It
-    names no endpoint: the scoring log is shown to participants (details.json records it). The
-    models are the server's text: escaped (``reteco.problems.printable``: control characters such
-    as a terminal's ESC as ``\\xNN``, cut at 80 characters), as every participant-visible value is."""
-    models = provenance.get("reported_models") or {}
-    configured = provenance.get("configured_model")
-    other = {m: n for m, n in models.items() if m != configured}
-    if not other:
-        return None
-    total = sum(models.values())
-    listed = ", ".join(f"{printable(m)} ({n})" for m, n in other.items())
-    return (
-        f"the judge's server reported another model than the configured {printable(str(configured))} for "
-        f"{sum(other.values())} of {total} verdicts: {listed}; each verdict records the reported model"
-    )
-
 
 # --- the disclosure (reteco judge-report) -----------------------------------------------------
 
