@@ -100,14 +100,15 @@ def test_the_config_refuses_prompts_that_differ_from_the_manifest(tmp_path):
 
 
 def test_package_data_ships_every_prompt_config_and_golden_file():
-    """pyproject's package-data globs must cover every non-Python file of the judge."""
+    """pyproject's package-data globs must cover every non-Python file of the package: the judge's
+    config and prompts, the golden sets (the workbench's judge audit), the labelling prompts."""
     patterns = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["reteco"]
     shipped = {p for pattern in patterns for p in PACKAGE.glob(pattern) if p.is_file()}
-    judge = PACKAGE / "judge"
-    data = {p for p in judge.rglob("*") if p.is_file() and p.suffix not in (".py", ".pyc")}
+    data = {p for p in PACKAGE.rglob("*") if p.is_file() and p.suffix not in (".py", ".pyc") and "__pycache__" not in p.parts}
     assert data - shipped == set()
-    assert {judge / "judge.yaml", judge / "prompts" / "manifest.json", judge / "golden" / "cases.jsonl"} <= shipped
-    assert {judge / "golden" / "v2" / "cases.yaml", judge / "golden" / "v2" / "thresholds.yaml"} <= shipped
+    judge, golden = PACKAGE / "judge", PACKAGE / "workbench" / "judge_audit" / "golden"
+    assert {judge / "judge.yaml", judge / "prompts" / "manifest.json", golden / "cases.jsonl"} <= shipped
+    assert {golden / "v2" / "cases.yaml", golden / "v2" / "thresholds.yaml"} <= shipped
     for version in (1, 2, 3):
         assert {judge / "prompts" / f"v{version}" / name for name in VERSION_FILES} <= shipped
 
