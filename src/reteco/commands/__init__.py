@@ -46,6 +46,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "judge-report": ("judge_report", "add_judge_report_parser"),
     "judge-submissions": ("judge_submissions", "add_parser"),
     "judge-probe": ("judge_probe", "add_parser"),
+    "freeze-prompt": ("freeze_prompt", "add_parser"),
     "pool": ("temporal_labels", "add_pool_parser"),
     "label-temporal": ("temporal_labels", "add_label_temporal_parser"),
     "label-export": ("temporal_labels", "add_label_export_parser"),
