@@ -226,5 +226,5 @@ FAMILY = PromptFamily(
     root=PACKAGED,
     load=load_prompts,
     rendered=rendered_hash,
-    selected_by="CURRENT_VERSION in reteco.organizers.temporal_labelling.prompts",
+    selected_by=f"CURRENT_VERSION in {__name__}",
 )
