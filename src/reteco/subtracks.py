@@ -134,6 +134,14 @@ DIMENSION_KEYS = (
     ScoreKey("faithfulness", "Faithfulness (judge)", "is it supported by the supplied or retrieved passages", _JUDGE_ABSENT),
 )
 DIMENSIONS = tuple(k.key for k in DIMENSION_KEYS)
+
+
+def judged_dimensions(judge: dict | None) -> tuple[str, ...]:
+    """The dimensions of a judge run as details.json's ``judge`` block records them: the keys of
+    its ``per_dimension`` figures (the prompt version's, in its order) when it ran, else
+    ``DIMENSIONS``. The leaderboard and the detailed results page read a run's dimensions so."""
+    per_dimension = judge.get("per_dimension") if isinstance(judge, dict) else None
+    return tuple(per_dimension) if isinstance(per_dimension, dict) and per_dimension else DIMENSIONS
 _TEXT_ABSENT = "its resource (tokenizer data or model weights) is unavailable to the scoring program"
 
 TEMPORAL_KEYS = (

@@ -1,5 +1,6 @@
-"""A prompt version's manifest lists its dimensions, and the items, the scores.json keys and the
-figures of a run follow the version in use: a made-up version with a sixth dimension, and one
+"""A prompt version's manifest lists its dimensions, and the items, the scores.json keys, the
+figures and the tables (the leaderboard's per-turn figures, the detailed results page) of a run
+follow the version in use: a made-up version with a sixth dimension, and one
 with fewer, load, render and score, while the frozen versions 1-3 (the five) still load and check."""
 
 from __future__ import annotations
@@ -19,9 +20,11 @@ from reteco.judge import JudgeItem, item_from_json, load_judge_config
 from reteco.judge.items import validate_items
 from reteco.judge.prompts import PACKAGED_PROMPTS, load_prompt_set
 from reteco.llm.prompt_files import PromptIntegrityError, read_manifest
+from reteco.organizers.leaderboard import figure_intervals, generation_figure_units, judge_mean_per_turn
+from reteco.outputs.page_sections import judge_section
 from reteco.scoring.generation import score_generation
 from reteco.scoring.judge_run import JudgeOptions, judge_items
-from reteco.subtracks import DIMENSION_KEYS, DIMENSIONS, JUDGE, JUDGE_MEAN, KEYS
+from reteco.subtracks import DIMENSION_KEYS, DIMENSIONS, JUDGE, JUDGE_MEAN, KEYS, judged_dimensions
 
 SIX = (*DIMENSIONS, "timeliness")
 FOUR = ("correctness", "completeness", "coherence", "faithfulness")  # no relevance
@@ -152,3 +155,17 @@ def test_the_keys_and_figures_of_a_run_follow_the_version_in_use(tmp_path, fake_
         assert scores[JUDGE_MEAN] == pytest.approx(sum(expected.values()) / len(dimensions))
         assert list(details["per_turn"][0]["judgments"]) == list(dimensions)
         assert not {d for d in DIMENSIONS if d not in dimensions} & set(absent)
+        # The tables follow the run: the leaderboard's per-turn figures, the detailed results page.
+        assert judged_dimensions(details["judge"]) == dimensions
+        keys, values, why = judge_mean_per_turn(details["per_turn"], dimensions)
+        assert why is None and sum(values) / len(values) == pytest.approx(scores[JUDGE_MEAN])
+        units = generation_figure_units(details["per_turn"], scores, dimensions)
+        assert set(units) == {*dimensions, "rouge_l", "meteor"}
+        systems = [{}]
+        figure_intervals(systems, [{"figure_units": units}], resamples=20, seed=1, confidence=0.95)
+        assert list(systems[0]["figure_intervals"]) == [*dimensions, "rouge_l", "meteor"]
+        page = judge_section(details, [])
+        words = {6: "six", 4: "four"}[len(dimensions)]
+        assert f"The {words} judge dimensions (0-1)" in page and page.count("<tr><td>") == len(dimensions)
+        assert ("timeliness" in page) == ("timeliness" in dimensions) and ("Relevance (judge)" in page) == (
+            "relevance" in dimensions)
