@@ -166,6 +166,7 @@ class PromptFamily:
         return record_frozen(self, root, version, self.entry(self.load(version, root, verify=False)))
 
     def how_to_change(self, version: int | str = "N") -> str:
+        """The way forward from a changed frozen version, for messages."""
         return (f"copy v{version} to a new folder, edit it there, freeze it (reteco freeze-prompt --family "
                 f"{self.name} N) and select it ({self.selected_by})")
 
