@@ -158,13 +158,13 @@ _SERVICE_FAULTS = (
 )
 
 
-def judge_stop(stats, outcomes, dimensions: int = len(DIMENSIONS)) -> dict | None:
+def judge_stop(stats, outcomes, dimension_count: int = len(DIMENSIONS)) -> dict | None:
     """Why a judge run ended before every judgment had a verdict, or None when it was not stopped.
 
     Stopped: the deadline, the call budget or the token budget was reached (``CallStats.stopped``), the preflight
     failed, or the run was aborted (a 401, failures in a row). Returns ``{"kind": "deadline" |
     "budget" | "service", "reason": the participant's words, "answered_turns", "judged_turns":
-    answered turns with a verdict on all ``dimensions`` (their number), "judgments", "judged", "unfinished",
+    answered turns with a verdict on all ``dimension_count`` dimensions, "judgments", "judged", "unfinished",
     "http_requests", "max_calls", "detail": the engine's own message, for the organizers}``.
     A run that was not stopped but left judgments failed returns None: those are the bounded
     exclusion of the module docstring.
@@ -179,8 +179,8 @@ def judge_stop(stats, outcomes, dimensions: int = len(DIMENSIONS)) -> dict | Non
         if o.status != "error":
             verdicts[o.item.key] += 1
     answered = len(verdicts)
-    judged = sum(1 for n in verdicts.values() if n == dimensions)
-    progress = f"{judged} of {answered} answered turns were judged on all {_COUNT.get(dimensions, dimensions)} dimensions"
+    judged = sum(1 for n in verdicts.values() if n == dimension_count)
+    progress = f"{judged} of {answered} answered turns were judged on all {_COUNT.get(dimension_count, dimension_count)} dimensions"
     if calls.preflight != "failed" and detail.startswith("deadline reached"):
         kind, reason = "deadline", f"judging reached this run's time limit before every answer was judged ({progress})"
     elif calls.preflight != "failed" and detail.startswith("call budget reached"):
