@@ -164,7 +164,7 @@ def run_judge(
     or on limits with the Batch API (a batch cannot keep a deadline).
     """
     items = list(items)
-    validate_items(items)
+    validate_items(items, config.prompts.dimension_names)
     ok, why = judge_available(config)
     if not ok:
         raise JudgeNotAvailable(f"the judge cannot run: {why}")
