@@ -244,7 +244,7 @@ def _check_sample(sample: RatedSample) -> None:
 def _figure(theta: float, u: float, pooled: float, rest: float, n: int, big_t: int, confidence: float,
             low: float, high: float, test: bool) -> SmallSampleFigure | str:
     variance = max(u, pooled) / n + rest
-    if not variance > 0.0:
+    if not max(u, pooled) > 0.0 or not variance > 0.0:
         return ("the humans agreed with the judge on every rated turn of every system: no variance of the judge's "
                 "error to build an interval from")
     se = math.sqrt(variance)
