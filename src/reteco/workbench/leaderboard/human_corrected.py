@@ -215,6 +215,8 @@ def _rows(parts: list[_Turns], confidence: float) -> list[dict]:
                 **row, "degrees_of_freedom": figure.degrees_of_freedom,
                 "variance_floored": figure.own_variance < figure.pooled_variance,
             }
+            if part.c > 0:  # the judge-human disagreement seen, for the planner (human-sample --plan --residual-sd)
+                row["residual_sd"] = math.sqrt(figure.own_variance) / part.c
             if human_u > 0:
                 row["effective_sample_size"] = (part.c ** 2 * human_u) / figure.standard_error ** 2
             else:
