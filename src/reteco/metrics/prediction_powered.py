@@ -167,15 +167,16 @@ class SmallSampleFigure:
     """One system's (or one pair's) corrected figure: the estimate, the interval, the parts."""
 
     estimate: float
-    ci_low: float
-    ci_high: float
-    standard_error: float
+    ci_low: float | None  # None (with interval_absent) when the residuals never varied
+    ci_high: float | None
+    standard_error: float | None
     rated: int
     judged: int
     own_variance: float | None  # u of this system (pair) alone; None for an unpaired difference
     pooled_variance: float | None  # the floor: mean u over the systems (pairs) of the design
     degrees_of_freedom: int
-    p_value: float | None = None  # differences: two-sided t test of no difference
+    p_value: float | None = None  # differences: two-sided t test of no difference (None: no interval)
+    interval_absent: str | None = None  # why there is no interval
 
 
 @dataclass(frozen=True)
@@ -241,21 +242,27 @@ def _check_sample(sample: RatedSample) -> None:
         raise ValueError("weights are inverse inclusion probabilities: positive")
 
 
-def _figure(theta: float, u: float, pooled: float, rest: float, n: int, big_t: int, confidence: float,
-            low: float, high: float, test: bool) -> SmallSampleFigure | str:
-    variance = max(u, pooled) / n + rest
-    if not max(u, pooled) > 0.0 or not variance > 0.0:
-        return ("the humans agreed with the judge on every rated turn of every system: no variance of the judge's "
-                "error to build an interval from")
-    se = math.sqrt(variance)
-    t = t_quantile(n - 1, confidence)
+NO_VARIANCE = ("the humans agreed with the judge on every rated turn of every system: no variance of the judge's "
+               "error to build an interval from")
 
+
+def _figure(theta: float, u: float, pooled: float, rest: float, n: int, big_t: int, confidence: float,
+            low: float, high: float, test: bool) -> SmallSampleFigure:
     def clip(x: float) -> float:
         return float(min(high, max(low, x)))
 
+    variance = max(u, pooled) / n + rest
+    common = {"rated": n, "judged": big_t, "own_variance": u, "pooled_variance": pooled, "degrees_of_freedom": n - 1}
+    if not max(u, pooled) > 0.0 or not variance > 0.0:
+        # No disagreement anywhere: the estimate stands (a difference of 0 is no evidence of one:
+        # p = 1), the interval would have the judge's sampling alone in it, so it is absent.
+        p_value = 1.0 if test and theta == 0.0 else None
+        return SmallSampleFigure(estimate=clip(theta), ci_low=None, ci_high=None, standard_error=None, **common,
+                                 p_value=p_value, interval_absent=NO_VARIANCE)
+    se = math.sqrt(variance)
+    t = t_quantile(n - 1, confidence)
     return SmallSampleFigure(
-        estimate=clip(theta), ci_low=clip(theta - t * se), ci_high=clip(theta + t * se), standard_error=se,
-        rated=n, judged=big_t, own_variance=u, pooled_variance=pooled, degrees_of_freedom=n - 1,
+        estimate=clip(theta), ci_low=clip(theta - t * se), ci_high=clip(theta + t * se), standard_error=se, **common,
         p_value=t_p_value(theta / se, n - 1) if test else None)
 
 
@@ -313,6 +320,9 @@ def paired_differences(samples: list[RatedSample], pairs: list[tuple[int, int]],
         ma, mb = means[a], means[b]
         if isinstance(ma, str) or isinstance(mb, str):
             out.append(ma if isinstance(ma, str) else mb)
+            continue
+        if ma.standard_error is None or mb.standard_error is None:
+            out.append(NO_VARIANCE)
             continue
         theta = ma.estimate - mb.estimate
         se = math.sqrt(ma.standard_error ** 2 + mb.standard_error ** 2)

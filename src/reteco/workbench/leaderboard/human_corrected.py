@@ -207,9 +207,10 @@ def _rows(parts: list[_Turns], confidence: float) -> list[dict]:
             human = float(part.c * (big_w * part.y).sum())
             human_u = float(n * n / (n - 1) * (big_w * big_w * (part.y - (big_w * part.y).sum()) ** 2).sum())
             human_half = t_quantile(n - 1, confidence) * part.c * math.sqrt(human_u / n)
+            interval = ({"ci_low": figure.ci_low, "ci_high": figure.ci_high, "standard_error": figure.standard_error}
+                        if figure.interval_absent is None else {"ci_absent": figure.interval_absent})
             row = {
-                "estimate": figure.estimate, "ci_low": figure.ci_low, "ci_high": figure.ci_high,
-                "standard_error": figure.standard_error, "lambda": 1.0,
+                "estimate": figure.estimate, **interval, "lambda": 1.0,
                 "judge": judge, "judge_ci_low": max(0.0, judge_low), "judge_ci_high": min(1.0, judge_high),
                 "human": human, "human_ci_low": max(0.0, human - human_half), "human_ci_high": min(1.0, human + human_half),
                 **row, "degrees_of_freedom": figure.degrees_of_freedom,
@@ -217,10 +218,11 @@ def _rows(parts: list[_Turns], confidence: float) -> list[dict]:
             }
             if part.c > 0:  # the judge-human disagreement seen, for the planner (human-sample --plan --residual-sd)
                 row["residual_sd"] = math.sqrt(figure.own_variance) / part.c
-            if human_u > 0:
+            if human_u > 0 and figure.standard_error is not None:
                 row["effective_sample_size"] = (part.c ** 2 * human_u) / figure.standard_error ** 2
             else:
-                row["effective_sample_size_absent"] = "the humans gave one score to every rated turn"
+                row["effective_sample_size_absent"] = ("the humans gave one score to every rated turn" if human_u <= 0
+                                                       else "the corrected figure has no interval")
         rows.append(row)
     return rows
 
@@ -319,7 +321,7 @@ def corrected_ranking(systems: list[dict], samples: dict[str, RatedSample], judg
     first, second = np.triu_indices(len(names), k=1)
     pairs = list(zip(first.tolist(), second.tolist()))
     differences = paired_differences([samples[n] for n in names], pairs, confidence=confidence)
-    tested = [k for k, d in enumerate(differences) if not isinstance(d, str)]
+    tested = [k for k, d in enumerate(differences) if not isinstance(d, str) and d.p_value is not None]
     adjusted = np.ones(len(pairs))
     if tested:
         adjusted[tested] = holm(np.array([differences[k].p_value for k in tested]))
@@ -347,10 +349,12 @@ def corrected_ranking(systems: list[dict], samples: dict[str, RatedSample], judg
         if isinstance(d, str):
             pair_rows.append({**row, "absent": d})
             continue
-        pair_rows.append({**row, "delta": d.estimate, "ci_low": d.ci_low, "ci_high": d.ci_high,
-                          "standard_error": d.standard_error, "degrees_of_freedom": d.degrees_of_freedom,
-                          "paired": d.own_variance is not None, "p_value": d.p_value, "p_adjusted": float(adjusted[k]),
-                          "significant": (i, j) in significant_set})
+        interval = ({"ci_low": d.ci_low, "ci_high": d.ci_high, "standard_error": d.standard_error}
+                    if d.interval_absent is None else {"ci_absent": d.interval_absent})
+        test = ({"p_value": d.p_value, "p_adjusted": float(adjusted[k])} if d.p_value is not None
+                else {"test_absent": d.interval_absent})
+        pair_rows.append({**row, "delta": d.estimate, **interval, "degrees_of_freedom": d.degrees_of_freedom,
+                          "paired": d.own_variance is not None, **test, "significant": (i, j) in significant_set})
         if (i, j) in significant_set and d.estimate != 0:
             judge_a, judge_b = judge_rank[names[i]]["rank"], judge_rank[names[j]]["rank"]
             if (d.estimate > 0 and judge_a > judge_b) or (d.estimate < 0 and judge_a < judge_b):
