@@ -153,7 +153,33 @@ class _Turns:
     judge: tuple[float, float, float] | None
 
 
-def _turns(turns: dict, human: HumanScores, submission: str, figure: str, confidence: float) -> _Turns:
+def paired_turns(human: HumanScores, judged: list[tuple[str, dict]]) -> dict[str, float] | None:
+    """The sampled turns and their inclusion probability when the sample is paired (every turn of
+    the key rated for every system that answered it: ``human-sample --design paired``), else None.
+    ``judged``: (submission, the outcome's judge turns) of every judged system."""
+    if any(p is None for p in human.inclusion.values()):
+        return None  # a key written before issue 32: human-sample's stratified design
+    turns: dict[str, float] = {}
+    for (_, turn), probability in human.inclusion.items():
+        turns[turn] = probability
+    rated = defaultdict(set)
+    for submission, turn in human.scores:
+        rated[submission].add(turn)
+    if not turns or not rated:
+        return None
+    for submission, data in judged:
+        answered = {key for key, done in zip(data["keys"], data["answered"]) if done and key in turns}
+        if submission in rated and answered != rated[submission]:
+            return None
+    return turns
+
+
+def _turns(turns: dict, human: HumanScores, submission: str, figure: str, confidence: float,
+           paired: dict[str, float] | None = None) -> _Turns:
+    """One system's sample for one figure. With a paired sample (``paired``: turn -> probability),
+    the sampled turns the system left unanswered are rated too, with Y = f = 0 (known by rule), so
+    every system's residuals are over the same turns and c is 1; otherwise r = c (Y - f) over the
+    answered rated turns."""
     values, answered, keys = turns[figure], turns["answered"], turns["keys"]
     empty = np.zeros(0)
     if figure not in human.dimensions and not (figure == JUDGE_MEAN and len(human.dimensions) == len(DIMENSIONS)):
@@ -162,6 +188,11 @@ def _turns(turns: dict, human: HumanScores, submission: str, figure: str, confid
         return _Turns(None, {"absent": reason}, 1.0, empty, None)
     rated, y, weights, dropped = [], [], [], 0
     for i, key in enumerate(keys):
+        if paired is not None and key in paired and not answered[i]:
+            rated.append(i)  # sampled, unanswered: 0 for judge and humans by rule
+            y.append(0.0)
+            weights.append(1.0 / paired[key])
+            continue
         score = human.scores.get((submission, key), {}).get(figure)
         if score is None:
             continue
@@ -181,7 +212,7 @@ def _turns(turns: dict, human: HumanScores, submission: str, figure: str, confid
     judge = classical_mean(judged_values, confidence=confidence) if judged_values else None
     if not rated:
         return _Turns(None, {"absent": "no rated turn with a judge verdict", **row}, 1.0, empty, judge)
-    c = n_answered / judged
+    c = n_answered / judged if paired is None else 1.0
     f_all = np.array([np.nan if v is None else (v if answered[i] else 0.0) for i, v in enumerate(values)])
     f = f_all[rated]
     y_array = np.array(y)
@@ -251,8 +282,9 @@ def human_corrected(subtrack_id: str, board: dict, entries: list[Entry], outcome
         systems.append(row)
         judged.append((row, {"turns": turns, "submission": entry.path.name}))
     samples: dict[str, RatedSample] = {}
+    paired = paired_turns(human, [(data["submission"], data["turns"]) for _, data in judged])
     for figure in FIGURES:
-        parts = [_turns(data["turns"], human, data["submission"], figure, confidence) for _, data in judged]
+        parts = [_turns(data["turns"], human, data["submission"], figure, confidence, paired) for _, data in judged]
         for (row, _), part, figure_row in zip(judged, parts, _rows(parts, confidence)):
             row["figures"][figure] = figure_row
             if figure == JUDGE_MEAN and "estimate" in figure_row:
@@ -260,7 +292,8 @@ def human_corrected(subtrack_id: str, board: dict, entries: list[Entry], outcome
     block = {
         "ratings": {"files": list(human.files), "key": human.key, "raters": human.raters,
                     "items": len(human.items), "dimensions": list(human.dimensions),
-                    "weighted": any(p is not None for p in human.inclusion.values())},
+                    "weighted": any(p is not None for p in human.inclusion.values()),
+                    "design": "paired" if paired is not None else "per system (unpaired)"},
         "judge_signatures": sorted(signatures),
         "confidence": confidence,
         "method": method_description(confidence),
