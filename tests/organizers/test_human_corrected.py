@@ -428,3 +428,44 @@ def _walk_intervals(node, path="$"):
 
 def test_no_interval_of_the_leaderboard_excludes_its_own_estimate(corrected):
     _walk_intervals(corrected["board"])
+
+
+def test_three_identical_systems_with_humans_equal_to_the_judge_end_to_end(tmp_path, fake_openai, monkeypatch, capsys):
+    """Issue 32's case against the test server: three systems with identical answers, a paired
+    sample, the humans' sheets filled with the judge's own scores of the items: three identical
+    corrected estimates, and no "order differs"."""
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    monkeypatch.setenv("RETECO_WORDNET", str(tmp_path / "no-wordnet"))
+    rel = write_synthetic_release(tmp_path / "release")
+    prepare_release(rel, "dev", tmp_path / "ref", subtracks=("2b",))
+    write_sample_answers(rel, tmp_path / "samples")
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    answers = (tmp_path / "samples" / "2b" / "answers.jsonl").read_text()
+    for name in ("alpha-team", "beta-team", "gamma-team"):
+        (subs / f"{name}.jsonl").write_text(answers)
+    cache, sample = tmp_path / "cache", tmp_path / "sample"
+    assert main(["human-sample", "--ref", str(tmp_path / "ref" / "2b"), "--submissions", str(subs), "--design", "paired",
+                 "--turns", "8", "--seed", "3", "--out", str(sample), "--annotators", "ann1", "--judge-out",
+                 str(tmp_path / "judge.csv"), "--judge-cache", str(cache)]) == 0
+    judge_rows = list(csv.DictReader((tmp_path / "judge.csv").open(encoding="utf-8")))
+    sheet = sample / "annotators" / "ann1" / "sheet.csv"
+    with sheet.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(["item_id", "dimension", "rater", "score"])
+        writer.writerows([r["item_id"], r["dimension"], "ann1", r["score"]] for r in judge_rows)
+    capsys.readouterr()
+    assert main(["leaderboard", "--ref", str(tmp_path / "ref" / "2b"), "--submissions", str(subs), "--out",
+                 str(tmp_path / "out"), "--jobs", "1", "--resamples", "100", "--judge-cache", str(cache),
+                 "--human-ratings", str(sheet), "--key", str(sample / "key.csv")]) == 0
+    printed = capsys.readouterr().out
+    block = json.loads((tmp_path / "out" / "leaderboard.json").read_text())["human_corrected"]
+    rows = [s["figures"][JUDGE_MEAN] for s in block["systems"]]
+    assert len({r["estimate"] for r in rows}) == 1 and len(rows) == 3
+    assert all(r["ci_absent"].startswith("the humans agreed with the judge") for r in rows)
+    ranking = block["ranking"]
+    assert ranking["order_differs"] == [] and ranking["pairs_ordered_differently"] == []
+    assert all(p["delta"] == 0 and not p["significant"] for p in ranking["pairs"])
+    assert "the judge orders" not in printed and "no pair of the 3 systems differs significantly" in printed
+    _walk_intervals(block)

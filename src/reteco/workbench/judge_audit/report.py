@@ -219,7 +219,9 @@ def _system_scores(name: str, board: dict, configured_signature: str) -> dict[st
     return {"file": name, "subtrack": board.get("subtrack"), "judge_signatures": signatures,
             "same_judge": bool(signatures) and all(s == configured_signature for s in signatures),
             "confidence": block.get("confidence"), "ratings": block.get("ratings"), "systems": systems,
-            "order_differs": ranking.get("order_differs"), "estimator": (block.get("method") or {}).get("estimator")}
+            "order_differs": ranking.get("order_differs"), "estimator": (block.get("method") or {}).get("estimator"),
+            "significant_pairs": ranking.get("significant_pairs"), "note": ranking.get("note"),
+            "design": (block.get("ratings") or {}).get("design")}
 
 
 def judges_of_inputs(report: dict[str, Any]) -> list[tuple[str, str]]:
@@ -467,14 +469,20 @@ def _system_scores_markdown(t: dict) -> list[str]:
            f"{(t.get('ratings') or {}).get('items')} human-rated items; {t.get('estimator')}.", ""]
     if not t["same_judge"]:
         out += ["> **Warning:** these figures were not (all) made by the judge configured for this report.", ""]
-    if t.get("order_differs") is not None:
-        out += [f"Ranked by the corrected figure, the order differs from the judge's for "
+    if t.get("note"):
+        out += [f"Ranked by the corrected figure: {t['note']}.", ""]
+    elif t.get("order_differs") is not None:
+        out += [f"Ranked by the corrected figure (paired differences, Holm): {t.get('significant_pairs')} pairs differ "
+                "significantly; the judge orders the systems of some of them the other way for "
                 f"{len(t['order_differs'])} systems" + (f": {', '.join(map(printable, t['order_differs']))}."
-                                                          if t["order_differs"] else "."), ""]
+                                                        if t["order_differs"] else "."), ""]
 
     def cell(row: dict, prefix: str, value: str) -> str:
-        return (f"{row[value]:.4f} [{row[prefix + 'ci_low']:.4f}, {row[prefix + 'ci_high']:.4f}]"
-                if value in row else "")
+        if value not in row:
+            return ""
+        if prefix + "ci_low" not in row:
+            return f"{row[value]:.4f} (no interval)"
+        return f"{row[value]:.4f} [{row[prefix + 'ci_low']:.4f}, {row[prefix + 'ci_high']:.4f}]"
 
     rows = [[printable(r["name"]), cell(r, "judge_", "judge"), cell(r, "", "estimate"), cell(r, "human_", "human"),
              str(r.get("n_rated", "")), f"{r['effective_sample_size']:.1f}" if "effective_sample_size" in r else "",
