@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from support.fake_openai_server import TEST_KEY
+from support.intervals import walk_intervals
 
 from reteco.commands import main
 from reteco.formats.reference import Reference
@@ -405,25 +406,8 @@ def test_identical_systems_are_never_called_different():
     assert all(p["delta"] == 0 and not p["significant"] for p in ranking["pairs"])
 
 
-def _walk_intervals(node, path="$"):
-    """Every interval in a JSON tree (ci_low/ci_high beside a value, estimate, delta or point)
-    contains its own point estimate, and every number is finite."""
-    if isinstance(node, dict):
-        low, high = node.get("ci_low"), node.get("ci_high")
-        if low is not None and high is not None:
-            point = next((node[k] for k in ("estimate", "delta", "value", "mean", "judge") if k in node), None)
-            if point is not None:
-                assert low <= point <= high, (path, node)
-        for prefix in ("judge_", "human_"):
-            if f"{prefix}ci_low" in node and node.get(prefix.rstrip("_")) is not None:
-                assert node[f"{prefix}ci_low"] <= node[prefix.rstrip("_")] <= node[f"{prefix}ci_high"], (path, node)
-        for key, value in node.items():
-            _walk_intervals(value, f"{path}.{key}")
-    elif isinstance(node, list):
-        for k, value in enumerate(node):
-            _walk_intervals(value, f"{path}[{k}]")
-    elif isinstance(node, float):
-        assert math.isfinite(node), path
+def _walk_intervals(node) -> None:
+    assert walk_intervals(node) > 0
 
 
 def test_no_interval_of_the_leaderboard_excludes_its_own_estimate(corrected):

@@ -1,5 +1,11 @@
 """The sample of judged answers that humans rate, to spot-validate the judge (``reteco human-sample``).
 
+Why one module: the draw, its inclusion probabilities, the blind files and the key are one
+contract. The key's item codes and ``inclusion_probability`` column, the sheets' and context
+files' orders and the record's strata are all written from the same drawn items, and the
+leaderboard's estimates weigh each rating by what this module recorded; split, the designs and
+the files that disclose them could drift apart.
+
 Items are (system, target turn) pairs of a 2b or 2c reference that the system answered (an
 unanswered turn scores 0 by rule: there is nothing to rate). Two designs, seeded and
 reproducible, each recording every item's **inclusion probability** (the key's

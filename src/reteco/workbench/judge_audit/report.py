@@ -21,6 +21,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from reteco.formats.ratings import judge_signature
+from reteco.metrics.ppi_coverage import SETTINGS, coverage
+from reteco.metrics.prediction_powered import MIN_RATED
 import reteco.workbench.judge_audit.stability_report as stability_report
 from reteco.judge.config import PACKAGED_CONFIG
 from reteco.workbench.judge_audit.golden import THRESHOLDS_FILE, golden_dir
@@ -170,9 +172,6 @@ def sample_design(sample: dict) -> dict[str, Any]:
     probabilities (their range over the strata), the rated turns per system, the method the
     leaderboard's corrected figures use, and the coverage that method reaches at the sample's
     smallest per-system size by ``reteco.metrics.ppi_coverage`` (2,000 seeded trials per setting)."""
-    from reteco.metrics.ppi_coverage import SETTINGS, coverage
-    from reteco.metrics.prediction_powered import MIN_RATED
-
     strata = sample.get("strata") or []
     design = sample.get("design") or "stratified (written before issue 32: inclusion probabilities not recorded)"
     probabilities = [s["inclusion_probability"] for s in strata if isinstance(s.get("inclusion_probability"), float)]
