@@ -7,7 +7,9 @@ cover the true mean (per system) and the true difference (per pair), for three m
 - ``ppi++``: PPI++ as ``prediction_powered.ppi_mean`` (= ppi_py: lambda tuned on the sample, z);
 - ``own``: lambda = 1, t(n-1), each system's own residual variance;
 - ``pooled`` (the leaderboard's, ``prediction_powered.small_sample_means``): as ``own`` with the
-  residual variance floored at its mean over the systems of the design.
+  residual variance floored at its mean over the systems of the design;
+- ``pooled_unweighted`` (depth_bias only): ``pooled`` with every weight 1, what ignoring the
+  stratified design's inclusion probabilities gives.
 
 The phase. Human scores: a turn's base score s ~ the setting's distribution (``DISTRIBUTIONS``:
 mild; skewed, 70% fives; very skewed, 90% fives), shared by the systems (turns differ in
@@ -122,6 +124,9 @@ def coverage(setting: str, n: int, *, trials: int = 2000, turns: int = 1000, see
         if method == "pooled":
             equal = [k for k, (a, b) in enumerate(zip(first, second)) if a == 1 and b == 4]
             size = float(np.mean(np.abs(d_theta[:, equal]) > t * d_se[:, equal]))
+    if setting == "depth_bias":  # what the weights are for: the same method with every weight 1
+        theta, se = _intervals(y, f, f_all.mean(-1), f_all.var(-1, ddof=1), turns, np.ones(n), True)
+        means["pooled_unweighted"] = float(np.mean(np.abs(theta - truth) <= t * se))
     if setting != "depth_bias":  # PPI++ takes no weights: it is not offered for the stratified design
         mask = np.ones(turns, dtype=bool)
         mask[rated] = False
