@@ -185,8 +185,9 @@ def test_a_system_without_disagreement_takes_the_pooled_variance_and_below_five_
     few = small_sample_means([_rated(f[:4], f[:4], f)])
     assert few == [f"4 rated turn(s): below {MIN_RATED} per system no interval keeps its coverage "
                    "(docs/human_corrected.md)"]
-    same = small_sample_means([agreeing, agreeing])
-    assert all(isinstance(x, str) and "agreed with the judge" in x for x in same)
+    same = small_sample_means([agreeing, agreeing])  # no disagreement anywhere: the estimate, no interval
+    assert all(x.interval_absent.startswith("the humans agreed with the judge") and x.ci_low is None
+               and x.estimate == pytest.approx(np.mean(np.r_[f, 0.75, 1.0]), abs=1e-15) for x in same)
 
 
 def test_identical_systems_have_a_zero_difference_that_is_not_significant():
