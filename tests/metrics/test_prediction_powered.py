@@ -222,3 +222,17 @@ def test_coverage_at_small_samples(setting):
             assert result.size <= 0.07, result
         if setting != "depth_bias" and n <= 10:
             assert result.means["ppi++"] < 0.9  # the failure the method replaces
+
+
+def test_systems_rated_on_different_turns_are_compared_as_independent_samples():
+    rng = np.random.default_rng(5)
+    f_a, f_b = rng.integers(0, 5, 60) / 4, rng.integers(0, 5, 60) / 4
+    a = _rated(np.clip(f_a[:6] + rng.choice([-0.25, 0, 0.25], 6), 0, 1), f_a[:6], f_a, rated=np.arange(6))
+    b = _rated(np.clip(f_b[30:37] + rng.choice([-0.25, 0, 0.25], 7), 0, 1), f_b[30:37], f_b, rated=np.arange(30, 37))
+    first, second = small_sample_means([a, b])
+    (difference,) = paired_differences([a, b], [(0, 1)])
+    assert difference.own_variance is None  # not paired: no common rated turn
+    assert difference.estimate == pytest.approx(first.estimate - second.estimate, abs=1e-15)
+    assert difference.standard_error == pytest.approx(math.hypot(first.standard_error, second.standard_error), abs=1e-15)
+    assert difference.degrees_of_freedom == 5
+    assert difference.ci_low <= difference.estimate <= difference.ci_high

@@ -443,7 +443,9 @@ def test_three_identical_systems_with_humans_equal_to_the_judge_end_to_end(tmp_p
     assert main(["leaderboard", "--ref", str(tmp_path / "ref" / "2b"), "--submissions", str(subs), "--out",
                  str(tmp_path / "out"), "--jobs", "1", "--resamples", "100", "--judge-cache", str(cache),
                  "--human-ratings", str(sheet), "--key", str(sample / "key.csv")]) == 0
-    printed = capsys.readouterr().out
+    captured = capsys.readouterr()
+    printed = captured.out
+    assert "2b: warning: the human-corrected ranking: no pair of the 3 systems differs significantly" in captured.err
     block = json.loads((tmp_path / "out" / "leaderboard.json").read_text())["human_corrected"]
     rows = [s["figures"][JUDGE_MEAN] for s in block["systems"]]
     assert len({r["estimate"] for r in rows}) == 1 and len(rows) == 3

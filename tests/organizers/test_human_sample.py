@@ -414,3 +414,24 @@ def test_the_planner_by_hand(capsys):
     assert unreachable.turns is None and "no sample size reaches" in unreachable.reason
     assert main(["human-sample", "--plan", "--systems", "60", "--phase-turns", "2000"]) == 0
     assert "turns to rate: 66 (each for every system): 3960 items, 19800 ratings" in capsys.readouterr().out
+
+
+def test_a_budget_below_every_system_per_turn_rates_a_random_subset_with_its_probability(release, tmp_path):
+    out = tmp_path / "subset"
+    assert main(["human-sample", "--ref", str(release / "ref" / "2b"), "--submissions", str(release / "subs" / "2b"),
+                 "--design", "paired", "--turns", "20", "--systems-per-turn", "2", "--seed", "9", "--out", str(out)]) == 0
+    record = json.loads((out / "sample.json").read_text())
+    assert record["systems_per_turn"] == 2
+    key = list(csv.DictReader((out / "key.csv").open(encoding="utf-8")))
+    reference = Reference.read(release / "ref" / "2b")
+    systems, _ = read_systems(reference, sorted((release / "subs" / "2b").iterdir()))
+    keys = [t.key for t in read_turns(reference)]
+    answering = {keys[i]: sum(s.answers.get(i) is not None for s in systems) for i in range(len(keys))}
+    per_turn = Counter(row["turn"] for row in key)
+    assert len(per_turn) == 20
+    for row in key:
+        s_t = answering[row["turn"]]
+        assert per_turn[row["turn"]] == min(2, s_t)
+        assert float(row["inclusion_probability"]) == pytest.approx(20 / record["eligible_turns"] * min(2, s_t) / s_t)
+    assert main(["human-sample", "--ref", str(release / "ref" / "2b"), "--submissions", str(release / "subs" / "2b"),
+                 "--n", "5", "--systems-per-turn", "2", "--seed", "9", "--out", str(tmp_path / "x")]) == 2

@@ -50,6 +50,9 @@ def add_human_sample_parser(subparsers) -> argparse.ArgumentParser:
                    help="stratified (default): --n items by domain x depth x system; paired: --turns turns, each rated "
                    "for every system that answered it (the corrected leaderboard's paired differences)")
     p.add_argument("--turns", type=count_argument(1), help="paired design: turns to sample")
+    p.add_argument("--systems-per-turn", type=count_argument(1),
+                   help="paired design on a budget: rate a uniform random M of the systems that answered each sampled "
+                   "turn (default: all of them)")
     p.add_argument("--plan", action="store_true",
                    help="plan the sample instead of drawing it: how many turns and ratings a target interval width "
                    "needs, and the annotator hours (see --systems, --phase-turns, --residual-sd, --width)")
@@ -97,8 +100,9 @@ def cmd_human_sample(args) -> int:
         raise UsageError("human-sample needs --ref, --seed and --out (or --plan)")
     if args.design == "paired" and (args.turns is None or args.n is not None):
         raise UsageError("--design paired takes --turns K (every sampled turn is rated for every system), not --n")
-    if args.design == "stratified" and (args.n is None or args.turns is not None):
-        raise UsageError("the stratified design takes --n N items (--turns is for --design paired)")
+    if args.design == "stratified" and (args.n is None or args.turns is not None or args.systems_per_turn is not None):
+        raise UsageError("the stratified design takes --n N items (--turns and --systems-per-turn are for --design "
+                         "paired)")
     from reteco.commands.output_folder import check_distinct_outputs, check_output_folder
     from reteco.formats.reference import Reference
     from reteco.judge.config import judge_available, load_judge_config
@@ -120,7 +124,7 @@ def cmd_human_sample(args) -> int:
     for line in problems.lines():
         print(line, file=sys.stderr)
     items, record = hs.sample(reference, systems, args.n if args.design == "stratified" else args.turns, args.seed,
-                              args.design)
+                              args.design, args.systems_per_turn)
     inputs = {d: config.prompts.dimensions[d].inputs for d in dimensions}
     record["dimensions"] = dimensions
     record["annotators"] = annotators
@@ -140,7 +144,10 @@ def cmd_human_sample(args) -> int:
         raise InputError(f"cannot write here ({exc.strerror or exc})", str(exc.filename or args.out)) from None
     if args.design == "paired":
         print(f"{record['sampled_turns']} of {record['eligible_turns']} turns (inclusion probability "
-              f"{record['inclusion_probability']:.4g}), each for every system that answered it: {record['sampled']} "
+              f"{record['inclusion_probability']:.4g}), each for "
+              + ("every system that answered it" if args.systems_per_turn is None else
+                 f"at most {args.systems_per_turn} of the systems that answered it")
+              + f": {record['sampled']} "
               f"(system, turn) items of {len(systems)} systems (seed {args.seed}): {rows} rows per sheet")
     else:
         print(f"{record['sampled']} of {record['candidates']} answered (system, turn) items of {len(systems)} systems "

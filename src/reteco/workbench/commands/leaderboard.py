@@ -251,6 +251,9 @@ def cmd_leaderboard(args) -> int:
             print(f"{sub}: warning: {count} submission{'s' if count > 1 else ''} unranked: {reason}", file=sys.stderr)
         if "human_corrected" in board:
             print(f"{sub}: {_corrected_summary(board['human_corrected'])}")
+            note = (board["human_corrected"].get("ranking") or {}).get("note")
+            if note:
+                print(f"{sub}: warning: the human-corrected ranking: {note}", file=sys.stderr)
         ranking = f"ranked by {board['ranked_by']}" if board["ranked_by"] else "unranked"
         print(f"{sub}: {len(board['systems'])} ranked, {len(board['unranked'])} unranked, {len(board['failed'])} "
               f"not scored ({ranking}) -> {out}")

@@ -18,6 +18,9 @@ system answered, by systematic sampling with a random start over them in domain 
 domain x depth stratum gets the floor or the ceiling of its share, none is excluded by rule; and
 every sampled turn is an item for every system that answered it, as a TREC pool is judged for
 all runs: two systems' corrected figures are then compared on the same turns (a paired difference).
+When the budget cannot cover every system on every turn, ``--systems-per-turn m`` rates a uniform
+random m of the S_t systems that answered turn t (probability K/M x m/S_t per item, recorded):
+pairs then share fewer turns, and the leaderboard compares them as independent samples.
 
 **stratified** (the default, ``--n N`` items), by **domain x turn depth (T1 ... T5+) x system**:
 
@@ -239,7 +242,7 @@ def systematic(size: int, n: int, rng: random.Random) -> list[int]:
 
 
 def sample(reference: Reference, systems: Sequence[System], n: int, seed: int,
-           design: str = "stratified") -> tuple[list[SampledItem], dict]:
+           design: str = "stratified", systems_per_turn: int | None = None) -> tuple[list[SampledItem], dict]:
     """The seeded sample (module docstring) and its record (design, sizes, allocation and inclusion
     probabilities). ``design`` "stratified": ``n`` items, strata domain x depth x system; "paired":
     ``n`` turns, each rated for every system that answered it."""
@@ -250,7 +253,7 @@ def sample(reference: Reference, systems: Sequence[System], n: int, seed: int,
         raise ValueError(f"design must be one of {', '.join(DESIGNS)}")
     turns = read_turns(reference)
     if design == "paired":
-        return _paired(reference, turns, systems, n, seed)
+        return _paired(reference, turns, systems, n, seed, systems_per_turn)
     candidates: dict[Stratum, list[tuple[str, str, int]]] = {}
     for system in systems:
         for i, turn in enumerate(turns):
@@ -317,9 +320,12 @@ def _items(reference: Reference, turns: list[TurnRecord], by_name: dict[str, Sys
     return items
 
 
-def _paired(reference: Reference, turns: list[TurnRecord], systems: Sequence[System], k: int, seed: int
-            ) -> tuple[list[SampledItem], dict]:
-    """The paired design (``PAIRED_RULE``): k turns, each with every system's answer to it."""
+def _paired(reference: Reference, turns: list[TurnRecord], systems: Sequence[System], k: int, seed: int,
+            systems_per_turn: int | None = None) -> tuple[list[SampledItem], dict]:
+    """The paired design (``PAIRED_RULE``): k turns, each with every system's answer to it; with
+    ``systems_per_turn`` m, when the budget cannot cover every system, a uniform random m of the
+    S_t systems that answered turn t (each with probability m / S_t given the turn: balanced in
+    expectation, the probability exact and recorded per item)."""
     answered = {i: [s.name for s in systems if s.answers.get(i) is not None] for i in range(len(turns))}
     eligible = [i for i in range(len(turns)) if answered[i]]
     if not eligible:
@@ -333,10 +339,18 @@ def _paired(reference: Reference, turns: list[TurnRecord], systems: Sequence[Sys
     ordered = sorted(eligible, key=lambda i: (stratum(i), within[i]))
     drawn = ordered if k >= len(ordered) else [ordered[p] for p in systematic(len(ordered), k, rng)]
     probability = min(1.0, k / len(ordered))
-    chosen = [(system, i) for i in drawn for system in answered[i]]
+    chosen: list[tuple[str, int]] = []
+    inclusion: dict[tuple[str, int], float] = {}
+    for i in drawn:
+        everyone = sorted(answered[i])
+        some = everyone if systems_per_turn is None or systems_per_turn >= len(everyone) else \
+            sorted(rng.sample(everyone, systems_per_turn))
+        for system in some:
+            chosen.append((system, i))
+            inclusion[(system, i)] = probability if len(some) == len(everyone) else probability * len(some) / len(everyone)
     rng.shuffle(chosen)
     by_name = {s.name: s for s in systems}
-    items = _items(reference, turns, by_name, chosen, {item: probability for item in chosen})
+    items = _items(reference, turns, by_name, chosen, inclusion)
     strata = Counter(stratum(i) for i in eligible)
     sampled = Counter(stratum(i) for i in drawn)
     record = {
@@ -350,7 +364,10 @@ def _paired(reference: Reference, turns: list[TurnRecord], systems: Sequence[Sys
         "candidates": sum(len(v) for v in answered.values()),
         "systems": sorted(by_name),
         "inclusion_probability": probability,
-        "allocation_rule": PAIRED_RULE,
+        "systems_per_turn": systems_per_turn,
+        "allocation_rule": PAIRED_RULE + ("" if systems_per_turn is None else
+                                          f"; then a uniform random {systems_per_turn} of the systems that answered "
+                                          "each turn (probability m / S_t given the turn, times the turn's)"),
         "strata": [{"domain": h[0], "depth": h[1], "available": strata[h], "sampled": sampled.get(h, 0),
                     "inclusion_probability": probability} for h in sorted(strata)],
     }
