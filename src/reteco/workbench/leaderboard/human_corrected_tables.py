@@ -117,8 +117,9 @@ def render_latex(board: dict) -> str:
              f"{', '.join(block['judge_signatures']) or 'unknown'})"]
     if rows:
         caption = (f"Sub-track {board['title']}: the judge mean per system by the judge alone, corrected by "
-                   f"{block['ratings']['items']} human-rated items (prediction-powered inference, PPI++), and by the "
-                   f"humans alone; {percent}% normal intervals; n rated and the effective sample size.")
+                   f"{block['ratings']['items']} human-rated items (prediction-powered inference, lambda = 1, "
+                   f"docs/human_corrected.md), and by the humans alone; {percent}% intervals (judge: normal; "
+                   f"corrected and humans: t); n rated and the effective sample size.")
         lines += _latex_table(["System", "Judge", f"{percent}% CI", "PPI", f"{percent}% CI", "Humans", f"{percent}% CI",
                                "n", "n eff"], "lrrrrrrrr", rows, caption, f"tab:reteco-{board['subtrack']}-ppi")
     ranking = block.get("ranking")
