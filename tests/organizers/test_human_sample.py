@@ -435,3 +435,19 @@ def test_a_budget_below_every_system_per_turn_rates_a_random_subset_with_its_pro
         assert float(row["inclusion_probability"]) == pytest.approx(20 / record["eligible_turns"] * min(2, s_t) / s_t)
     assert main(["human-sample", "--ref", str(release / "ref" / "2b"), "--submissions", str(release / "subs" / "2b"),
                  "--n", "5", "--systems-per-turn", "2", "--seed", "9", "--out", str(tmp_path / "x")]) == 2
+
+
+def test_the_planner_reads_the_disagreement_of_an_earlier_corrected_leaderboard(tmp_path, capsys):
+    board = {"human_corrected": {"systems": [{"figures": {"judge_mean": {"residual_sd": 0.3}}},
+                                             {"figures": {"judge_mean": {"residual_sd": 0.1}}},
+                                             {"absent": "the judge did not run"}]}}
+    path = tmp_path / "leaderboard.json"
+    path.write_text(json.dumps(board))
+    assert main(["human-sample", "--plan", "--systems", "10", "--phase-turns", "500", "--from-leaderboard",
+                 str(path)]) == 0
+    rms = (0.3 ** 2 / 2 + 0.1 ** 2 / 2) ** 0.5  # 0.2236...
+    assert f"judge-human residual sd {rms:g}" in capsys.readouterr().out
+    path.write_text(json.dumps({"systems": []}))
+    assert main(["human-sample", "--plan", "--systems", "10", "--phase-turns", "500", "--from-leaderboard",
+                 str(path)]) == 1
+    assert "no system of this leaderboard has a judge_mean residual_sd" in capsys.readouterr().err

@@ -80,6 +80,9 @@ def add_plan_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--residual-sd", type=float,
                    help="judge-human disagreement seen so far: the standard deviation of human minus judge on the "
                    "(s-1)/4 scale (default 0.2; `leaderboard --human-ratings` reports it as residual_sd)")
+    g.add_argument("--from-leaderboard", type=Path, metavar="LEADERBOARD_JSON",
+                   help="take --residual-sd from an earlier `leaderboard --human-ratings` run: the root mean square of "
+                   "its systems' judge_mean residual_sd")
     g.add_argument("--width", type=float, help="target full width of a system's 95%% interval (default 0.1)")
     g.add_argument("--dimensions-rated", type=count_argument(1), default=None,
                    help="dimensions each item is rated on (default 5)")

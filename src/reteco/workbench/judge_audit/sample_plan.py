@@ -28,7 +28,7 @@ import math
 from dataclasses import asdict, dataclass
 
 from reteco.metrics.prediction_powered import MIN_RATED, t_quantile
-from reteco.problems import EXIT_OK, UsageError
+from reteco.problems import EXIT_OK, InputError, UsageError
 
 DEFAULTS = {"residual_sd": 0.2, "judge_sd": 0.2, "width": 0.1, "dimensions": 5, "minutes_per_item": 3.0,
             "annotators_per_item": 1, "alpha": 0.05, "power": 0.8}
@@ -108,10 +108,30 @@ def plan_text(p: Plan, hourly_rate: float | None) -> list[str]:
     return lines
 
 
+def residual_sd_of(board: dict, where: str) -> float:
+    """The judge-human disagreement a corrected leaderboard saw: the root mean square of its
+    systems' ``judge_mean`` ``residual_sd`` (InputError when it has none)."""
+    block = board.get("human_corrected") if isinstance(board, dict) else None
+    values = [s["figures"]["judge_mean"]["residual_sd"] for s in (block or {}).get("systems", [])
+              if isinstance(((s.get("figures") or {}).get("judge_mean") or {}).get("residual_sd"), float)]
+    if not values:
+        raise InputError("no system of this leaderboard has a judge_mean residual_sd: give it `leaderboard "
+                         "--human-ratings`'s leaderboard.json, or --residual-sd", where)
+    return math.sqrt(sum(v * v for v in values) / len(values))
+
+
 def plan_from_args(args) -> int:
     """``human-sample --plan`` (the command's options)."""
     if args.systems is None or args.phase_turns is None:
         raise UsageError("--plan needs --systems and --phase-turns (the phase's expected size)")
+    if args.from_leaderboard is not None:
+        if args.residual_sd is not None:
+            raise UsageError("--from-leaderboard and --residual-sd both give the residual sd: give one")
+        try:
+            board = json.loads(args.from_leaderboard.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise InputError(f"cannot read it as JSON ({exc})", str(args.from_leaderboard)) from None
+        args.residual_sd = residual_sd_of(board, str(args.from_leaderboard))
     options = {"residual_sd": args.residual_sd, "width": args.width, "dimensions": args.dimensions_rated,
                "minutes_per_item": args.minutes_per_item, "annotators_per_item": args.annotators_per_item}
     given = {k: v for k, v in options.items() if v is not None}
