@@ -153,25 +153,24 @@ class _Turns:
     judge: tuple[float, float, float] | None
 
 
-def paired_turns(human: HumanScores, judged: list[tuple[str, dict]]) -> dict[str, float] | None:
-    """The sampled turns and their inclusion probability when the sample is paired (every turn of
-    the key rated for every system that answered it: ``human-sample --design paired``), else None.
-    ``judged``: (submission, the outcome's judge turns) of every judged system."""
-    if any(p is None for p in human.inclusion.values()):
+def paired_turns(human: HumanScores) -> dict[str, float] | None:
+    """The sampled turns and their inclusion probability when the key records probabilities (a
+    sample drawn since issue 32), else None. Whether one system's sample is paired is decided per
+    system (``_is_paired``)."""
+    if not human.inclusion or any(p is None for p in human.inclusion.values()):
         return None  # a key written before issue 32: human-sample's stratified design
-    turns: dict[str, float] = {}
-    for (_, turn), probability in human.inclusion.items():
-        turns[turn] = probability
-    rated = defaultdict(set)
-    for submission, turn in human.scores:
-        rated[submission].add(turn)
-    if not turns or not rated:
-        return None
-    for submission, data in judged:
-        answered = {key for key, done in zip(data["keys"], data["answered"]) if done and key in turns}
-        if submission in rated and answered != rated[submission]:
-            return None
-    return turns
+    return {turn: probability for (_, turn), probability in human.inclusion.items()}
+
+
+def _is_paired(turns: dict, human: HumanScores, submission: str, sampled: dict[str, float] | None) -> bool:
+    """A system's sample is paired when every sampled turn it answered is rated for it (``human-sample
+    --design paired`` without ``--systems-per-turn``): its unanswered sampled turns then enter as
+    rated with Y = f = 0."""
+    if sampled is None:
+        return False
+    answered = {key for key, done in zip(turns["keys"], turns["answered"]) if done and key in sampled}
+    rated = {turn for (name, turn) in human.scores if name == submission}
+    return bool(answered) and answered == rated
 
 
 def _turns(turns: dict, human: HumanScores, submission: str, figure: str, confidence: float,
@@ -282,9 +281,11 @@ def human_corrected(subtrack_id: str, board: dict, entries: list[Entry], outcome
         systems.append(row)
         judged.append((row, {"turns": turns, "submission": entry.path.name}))
     samples: dict[str, RatedSample] = {}
-    paired = paired_turns(human, [(data["submission"], data["turns"]) for _, data in judged])
+    sampled = paired_turns(human)
+    paired = {data["submission"]: _is_paired(data["turns"], human, data["submission"], sampled) for _, data in judged}
     for figure in FIGURES:
-        parts = [_turns(data["turns"], human, data["submission"], figure, confidence, paired) for _, data in judged]
+        parts = [_turns(data["turns"], human, data["submission"], figure, confidence,
+                        sampled if paired[data["submission"]] else None) for _, data in judged]
         for (row, _), part, figure_row in zip(judged, parts, _rows(parts, confidence)):
             row["figures"][figure] = figure_row
             if figure == JUDGE_MEAN and "estimate" in figure_row:
@@ -293,7 +294,9 @@ def human_corrected(subtrack_id: str, board: dict, entries: list[Entry], outcome
         "ratings": {"files": list(human.files), "key": human.key, "raters": human.raters,
                     "items": len(human.items), "dimensions": list(human.dimensions),
                     "weighted": any(p is not None for p in human.inclusion.values()),
-                    "design": "paired" if paired is not None else "per system (unpaired)"},
+                    "design": ("paired" if paired and all(paired.values()) else
+                               "per system (unpaired)" if not any(paired.values()) else
+                               f"paired for {sum(paired.values())} of {len(paired)} systems")},
         "judge_signatures": sorted(signatures),
         "confidence": confidence,
         "method": method_description(confidence),
