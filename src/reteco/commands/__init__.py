@@ -50,6 +50,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "judge-report": ("workbench.judge_report", "add_judge_report_parser"),
     "judge-submissions": ("workbench.judge_submissions", "add_parser"),
     "judge-probe": ("workbench.judge_probe", "add_parser"),
+    "freeze-prompt": ("workbench.freeze_prompt", "add_parser"),
     "pool": ("workbench.temporal_labels", "add_pool_parser"),
     "label-temporal": ("workbench.temporal_labels", "add_label_temporal_parser"),
     "label-export": ("workbench.temporal_labels", "add_label_export_parser"),

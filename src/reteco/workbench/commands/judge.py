@@ -96,8 +96,9 @@ def add_judge_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
-def read_items(path: Path) -> list:
-    """Read ITEMS.jsonl; raises InputError listing every bad line (file:line: what is wrong)."""
+def read_items(path: Path, dimensions=None) -> list:
+    """Read ITEMS.jsonl, each item's dimension one of ``dimensions`` (the judge's prompt version's;
+    None: the sub-track rows'); raises InputError listing every bad line (file:line: what is wrong)."""
     from reteco.judge.items import item_from_json
 
     problems = Problems()
@@ -114,7 +115,7 @@ def read_items(path: Path) -> list:
         if not line.strip():
             continue
         try:
-            item = item_from_json(json.loads(line))
+            item = item_from_json(json.loads(line), *(() if dimensions is None else (dimensions,)))
         except json.JSONDecodeError as exc:
             problems.error(name, n, f"not valid JSON ({exc.msg})")
             continue
@@ -148,7 +149,7 @@ def cmd_judge(args) -> int:
     if args.batch:
         config = dataclasses.replace(config, use_batch_api=True)
     cases = load_golden_cases() if args.golden else None
-    items = [c.item for c in cases] if cases is not None else read_items(args.items)
+    items = [c.item for c in cases] if cases is not None else read_items(args.items, config.prompts.dimension_names)
     if args.estimate:
         from reteco.workbench.judge_audit.estimate import estimate_judging, estimate_lines
 
@@ -169,7 +170,7 @@ def cmd_judge(args) -> int:
     else:
         lines = [outcome_to_json(o, config.signature) for o in outcomes]
     _write_jsonl(args.out, lines)
-    _print_summary(outcomes, summarize_outcomes(outcomes))
+    _print_summary(outcomes, summarize_outcomes(outcomes, config.prompts.dimension_names))
     _print_provenance(stats)
     if cases is not None:
         failed = [line["id"] for line in lines if not line["passed"]]
@@ -290,8 +291,8 @@ def _archive_files(given: Path, tmp: Path) -> list[tuple[str, Path]]:
 
 
 def _print_provenance(stats) -> None:
+    from reteco.judge.provenance import model_mismatch_warning
     from reteco.llm.usage import this_run_line
-    from reteco.workbench.judge_audit.report import model_mismatch_warning
 
     p = stats.provenance
     models = ", ".join(f"{printable(m)} x {n}" for m, n in p["reported_models"].items()) \

@@ -22,8 +22,9 @@ from reteco.scoring.judge_run import judge_items
 from reteco.subtracks import RUN
 
 
-def phase_items(reference: Reference) -> list:
-    """The judge items of one submission answering every turn of ``reference`` (module docstring)."""
+def phase_items(reference: Reference, dimensions: tuple[str, ...] | None = None) -> list:
+    """The judge items of one submission answering every turn of ``reference`` (module docstring),
+    on ``dimensions`` (the judge's prompt version's; None: the sub-track rows')."""
     turns = read_turns(reference)
     store = PassageStore(reference.root / PASSAGES)
     try:
@@ -38,7 +39,7 @@ def phase_items(reference: Reference) -> list:
         if reference.row.evidence == RUN:  # the run's top documents: the gold ones and others
             others = [p for p in pool[i:] + pool[:i] if p not in gold[i]]
             evidence = (*gold[i], *others)[:TOP_K_2C]
-        items += judge_items(turn, turn.answer, evidence, gold[i])
+        items += judge_items(turn, turn.answer, evidence, gold[i], *(() if dimensions is None else (dimensions,)))
     return items
 
 
@@ -47,5 +48,5 @@ def estimate_phase(reference_dir: Path, config, submissions: int):
     phase whose reference folder is ``reference_dir``; and the figures of one submission."""
     from reteco.workbench.judge_audit.estimate import estimate_judging
 
-    one = estimate_judging(phase_items(Reference.read(Path(reference_dir))), config)
+    one = estimate_judging(phase_items(Reference.read(Path(reference_dir)), config.prompts.dimension_names), config)
     return one.scaled(submissions), one

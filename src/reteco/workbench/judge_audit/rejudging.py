@@ -63,9 +63,13 @@ def rejudge(reference_dir: Path, paths: list[Path], first, other, *, kind: str, 
     answered = sum(1 for s in systems for i in range(turns) if s.answers.get(i) is not None)
     n = max(1, round(share * answered))
     items, _ = sample(reference, systems, n, seed)
+    # The dimensions both judges' prompt versions ask that ratings know (the table's), in its order.
+    dimensions = [d for d in DIMENSIONS if all(d in c.prompts.dimension_names for c in (first, other))]
+    if not dimensions:
+        raise InputError(f"judges {first.signature} and {other.signature} share no dimension to compare", "judge-submissions")
     sides = []
     for config in (first, other):
-        rows, counts, stats = judge_ratings(reference, items, DIMENSIONS, config, cache_dir, None, progress=progress)
+        rows, counts, stats = judge_ratings(reference, items, dimensions, config, cache_dir, None, progress=progress)
         sides.append((config, rows, counts))
     for config, rows, counts in sides:
         if not rows:

@@ -9,7 +9,8 @@ the question's own period ids, so the reply can only name periods that exist).
 ``prompts/manifest.json`` records per version the sha256 of every file and of a fixed
 rendering of sample data: a prompt cannot change without a new version (loading a changed
 version fails, and so does the test suite). Freeze a new version with
-``python -m reteco.workbench.labels.prompts freeze N``.
+``reteco freeze-prompt --family temporal N`` (``FAMILY``, this family's row of
+``reteco.llm.prompt_files``; docs/development.md, "Adding a labelling prompt version").
 
 The data (question, periods, passage) are fenced as the generation judge fences its data, with
 its own ``neutralise`` and ``fence_tag``: no text can open or close a block.
@@ -18,9 +19,7 @@ its own ``neutralise`` and ``fence_tag``: no text can open or close a block.
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,16 +28,16 @@ from typing import Any
 import yaml
 
 from reteco.llm.prompt_files import (  # shared with the judge: one fencing, one reply check
+    PromptFamily,
     PromptIntegrityError,
     ReplyProblem,
     check_frozen,
     fenced_blocks,
-    freeze_command,
     neutralise,
     read_version_files,
-    record_frozen,
     reply_object,
     sha256_text,
+    version_signature,
 )
 
 PACKAGED = Path(__file__).resolve().parent / "prompts"
@@ -83,8 +82,7 @@ class TemporalPrompts:
     @property
     def signature(self) -> str:
         """A short hash of the version's files and of how they render."""
-        payload = {"files": dict(self.file_hashes), "rendered": rendered_hash(self)}
-        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+        return version_signature(FAMILY.entry(self))
 
     def messages(self, task: str, data: LabelInput) -> list[dict[str, str]]:
         """System message (rules + the task) and the fenced data, for one task."""
@@ -148,19 +146,19 @@ class TemporalPrompts:
 
 def load_prompts(version: int = CURRENT_VERSION, root: Path = PACKAGED, *, verify: bool = True) -> TemporalPrompts:
     """Load ``root/v<version>/``; with ``verify``, check it against ``root/manifest.json``."""
-    directory, texts = read_version_files(root, version, FILES, "temporal prompt version")
+    directory, texts = read_version_files(root, version, FILES, FAMILY.what)
     try:
         layout = yaml.safe_load(texts["layout.yaml"])
         schemas = {"relevance": json.loads(texts["relevance_schema.json"]),
                    "coverage": json.loads(texts["coverage_schema.json"])}
     except (yaml.YAMLError, json.JSONDecodeError) as exc:
-        raise PromptIntegrityError(f"temporal prompt version {version}: {exc}") from None
+        raise PromptIntegrityError(f"{FAMILY.what} {version}: {exc}") from None
     _check(layout, schemas, directory)
     prompts = TemporalPrompts(
         version, directory, {n: sha256_text(texts[n]) for n in sorted(texts)}, texts, layout, schemas
     )
     if verify:
-        check_frozen(Path(root), version, manifest_entry(prompts), "temporal prompt version")
+        check_frozen(FAMILY, Path(root), version, manifest_entry(prompts))
     return prompts
 
 
@@ -213,18 +211,20 @@ def rendered_hash(prompts: TemporalPrompts) -> str:
 
 
 def manifest_entry(prompts: TemporalPrompts) -> dict[str, Any]:
-    return {"files": dict(prompts.file_hashes), "rendered": rendered_hash(prompts)}
+    return FAMILY.entry(prompts)
 
 
 def freeze(version: int, root: Path = PACKAGED) -> dict[str, Any]:
     """Record a version's hashes in the manifest; refuses to change an already frozen version."""
-    return record_frozen(Path(root), version, manifest_entry(load_prompts(version, root, verify=False)),
-                         "temporal prompt version")
+    return FAMILY.freeze(version, root)
 
 
-def main(argv: list[str] | None = None) -> int:
-    return freeze_command(argv, "python -m reteco.workbench.labels.prompts", "prompts/manifest.json", freeze)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+# This family's row of the one frozen-prompt mechanism (``reteco freeze-prompt --family temporal``).
+FAMILY = PromptFamily(
+    name="temporal",
+    what="temporal prompt version",
+    root=PACKAGED,
+    load=load_prompts,
+    rendered=rendered_hash,
+    selected_by=f"CURRENT_VERSION in {__name__}",
+)

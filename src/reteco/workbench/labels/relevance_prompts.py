@@ -8,7 +8,8 @@ unusable reply) and ``schema.json`` (the strict json_schema reply {"rationale": 
 "relevance": 0|1|2|3}). ``relevance_prompts/manifest.json`` records per version the sha256 of
 every file and of a fixed rendering of sample data: the prompt cannot change without a new
 version (loading a changed version fails, and so does the test suite). Freeze a new version
-with ``python -m reteco.workbench.labels.relevance_prompts freeze N``.
+with ``reteco freeze-prompt --family relevance N`` (``FAMILY``, this family's row of
+``reteco.llm.prompt_files``).
 
 The data are fenced as the generation judge and the temporal labeller fence theirs
 (``neutralise``, ``fence_tag`` of ``reteco.llm.prompt_files``): no text can open or close a block.
@@ -17,9 +18,7 @@ The data are fenced as the generation judge and the temporal labeller fence thei
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,16 +28,16 @@ import yaml
 
 from reteco.formats.relevance_round import MAX_LABEL
 from reteco.llm.prompt_files import (
+    PromptFamily,
     PromptIntegrityError,
     ReplyProblem,
     check_frozen,
     fenced_blocks,
-    freeze_command,
     neutralise,
     read_version_files,
-    record_frozen,
     reply_object,
     sha256_text,
+    version_signature,
 )
 
 PACKAGED = Path(__file__).resolve().parent / "relevance_prompts"
@@ -74,8 +73,7 @@ class RelevancePrompts:
     @property
     def signature(self) -> str:
         """A short hash of the version's files and of how they render."""
-        payload = {"files": dict(self.file_hashes), "rendered": rendered_hash(self)}
-        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+        return version_signature(FAMILY.entry(self))
 
     def messages(self, data: GradeInput) -> list[dict[str, str]]:
         layout = self.layout
@@ -110,7 +108,7 @@ class RelevancePrompts:
 
 def load_prompts(version: int = CURRENT_VERSION, root: Path = PACKAGED, *, verify: bool = True) -> RelevancePrompts:
     """Load ``root/v<version>/``; with ``verify``, check it against ``root/manifest.json``."""
-    what = "relevance prompt version"
+    what = FAMILY.what
     directory, texts = read_version_files(root, version, FILES, what)
     try:
         layout = yaml.safe_load(texts["layout.yaml"])
@@ -128,7 +126,7 @@ def load_prompts(version: int = CURRENT_VERSION, root: Path = PACKAGED, *, verif
         raise PromptIntegrityError(f"{what} {version} ({directory}): missing or malformed entry {exc}") from None
     prompts = RelevancePrompts(version, directory, {n: sha256_text(texts[n]) for n in sorted(texts)}, texts, layout, schema)
     if verify:
-        check_frozen(Path(root), version, manifest_entry(prompts), what)
+        check_frozen(FAMILY, Path(root), version, manifest_entry(prompts))
     return prompts
 
 
@@ -147,18 +145,20 @@ def rendered_hash(prompts: RelevancePrompts) -> str:
 
 
 def manifest_entry(prompts: RelevancePrompts) -> dict[str, Any]:
-    return {"files": dict(prompts.file_hashes), "rendered": rendered_hash(prompts)}
+    return FAMILY.entry(prompts)
 
 
 def freeze(version: int, root: Path = PACKAGED) -> dict[str, Any]:
     """Record a version's hashes in the manifest; refuses to change an already frozen version."""
-    return record_frozen(Path(root), version, manifest_entry(load_prompts(version, root, verify=False)),
-                         "relevance prompt version")
+    return FAMILY.freeze(version, root)
 
 
-def main(argv: list[str] | None = None) -> int:
-    return freeze_command(argv, "python -m reteco.workbench.labels.relevance_prompts", "relevance_prompts/manifest.json", freeze)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+# This family's row of the one frozen-prompt mechanism (``reteco freeze-prompt --family relevance``).
+FAMILY = PromptFamily(
+    name="relevance",
+    what="relevance prompt version",
+    root=PACKAGED,
+    load=load_prompts,
+    rendered=rendered_hash,
+    selected_by=f"CURRENT_VERSION in {__name__}",
+)

@@ -82,7 +82,17 @@ from reteco.metrics.text_overlap import TEXT_METRICS
 from reteco.workbench.leaderboard.round_report import unjudged_figures
 from reteco.problems import InputError, Problems, ReferenceDataError, quoted
 from reteco.scoring.aggregate import Units
-from reteco.subtracks import DEFAULT_BENCHMARK, DIMENSIONS, JUDGE, JUDGE_MEAN, KEYS, SUBTRACK_IDS, SUBTRACKS, benchmark
+from reteco.subtracks import (
+    DEFAULT_BENCHMARK,
+    DIMENSIONS,
+    JUDGE,
+    JUDGE_MEAN,
+    KEYS,
+    SUBTRACK_IDS,
+    SUBTRACKS,
+    benchmark,
+    judged_dimensions,
+)
 
 TIE_TOLERANCE = 1e-12
 TIES = (
@@ -326,6 +336,7 @@ def _extract(reference: Reference, scores: dict, details: dict, problems: Proble
     sub = SUBTRACKS[reference.subtrack]
     key = ranking_candidate(sub.id)
     generation = details.get("generation", {})
+    dimensions = judged_dimensions(generation.get("judge"))  # the judge's prompt version's
     out = {
         "scores": {k: float(scores[k]) for k in sub.keys if k in scores},
         "warnings": [str(p) for p in problems.warnings()],
@@ -351,21 +362,22 @@ def _extract(reference: Reference, scores: dict, details: dict, problems: Proble
         out["unit_metrics"] = {k: [float(row[k]) for row in rows] for k in sub.keys
                                if rows and all(row.get(k) is not None for row in rows)}
     elif key in scores:
-        out["unit_keys"], out["unit_values"], out["unit_values_absent"] = judge_mean_per_turn(generation["per_turn"])
+        out["unit_keys"], out["unit_values"], out["unit_values_absent"] = judge_mean_per_turn(generation["per_turn"],
+                                                                                             dimensions)
     else:
         out["unit_keys"], out["unit_values"] = [], None
     if out["unit_values"] is not None and abs(math.fsum(out["unit_values"]) / len(out["unit_values"]) - scores[key]) > _UNIT_MEAN_TOLERANCE:
         raise RuntimeError(f"the per-unit {key} figures do not average to scores.json's {key}")
     if sub.judged and key != JUDGE_MEAN and JUDGE_MEAN in scores:
         # 2c: the generation side's figure gets its own interval and test (``generation_statistics``).
-        keys, values, absent = judge_mean_per_turn(generation["per_turn"])
+        keys, values, absent = judge_mean_per_turn(generation["per_turn"], dimensions)
         if values is not None and abs(math.fsum(values) / len(values) - scores[JUDGE_MEAN]) > _UNIT_MEAN_TOLERANCE:
             raise RuntimeError(f"the per-turn {JUDGE_MEAN} figures do not average to scores.json's {JUDGE_MEAN}")
         out["generation_units"] = {"keys": keys, "values": values, "absent": absent}
     if sub.judged and generation.get("per_turn"):
-        out["figure_units"] = generation_figure_units(generation["per_turn"], out["scores"])
+        out["figure_units"] = generation_figure_units(generation["per_turn"], out["scores"], dimensions)
         # For ``--human-ratings`` (reteco.workbench.leaderboard.human_corrected): the judge's per-turn scores.
-        out["judge_turns"] = judge_scores_per_turn(generation["per_turn"])
+        out["judge_turns"] = judge_scores_per_turn(generation["per_turn"], dimensions)
         out["judge_signature"] = generation.get("judge", {}).get("signature")
     return out
 
@@ -377,20 +389,21 @@ def _judge_run(run: dict | None) -> dict | None:
     return {"http_requests": int(run.get("http_requests") or 0), "usage": run.get("usage_this_run")}
 
 
-def judge_scores_per_turn(per_turn: list[dict]) -> dict:
+def judge_scores_per_turn(per_turn: list[dict], dimensions: tuple[str, ...] = DIMENSIONS) -> dict:
     """The judge's per-turn figures of 2b/2c's ``per_turn`` rows: ``{"keys": turn keys,
     "answered": [bool], <dimension>: [``turn_dimension_figure``: normalized (s - 1) / 4, 0 for an
-    unanswered turn, None without a valid verdict], "judge_mean": [the five dimensions' mean,
-    None unless all five are valid]}``."""
+    unanswered turn, None without a valid verdict], "judge_mean": [the dimensions' mean, None
+    unless all are valid]}``, for the run's ``dimensions`` (its prompt version's)."""
     out: dict = {"keys": [row["turn"] for row in per_turn], "answered": [bool(row["answered"]) for row in per_turn]}
-    for d in DIMENSIONS:
+    for d in dimensions:
         out[d] = [turn_dimension_figure(row, d) for row in per_turn]
-    columns = list(zip(*(out[d] for d in DIMENSIONS)))
-    out[JUDGE_MEAN] = [None if None in turn else math.fsum(turn) / len(DIMENSIONS) for turn in columns]
+    columns = list(zip(*(out[d] for d in dimensions)))
+    out[JUDGE_MEAN] = [None if None in turn else math.fsum(turn) / len(dimensions) for turn in columns]
     return out
 
 
-def generation_figure_units(per_turn: list[dict], scores: dict[str, float]) -> dict[str, dict]:
+def generation_figure_units(per_turn: list[dict], scores: dict[str, float],
+                            dimensions: tuple[str, ...] = DIMENSIONS) -> dict[str, dict]:
     """Per-turn figures of each judge dimension and text-overlap metric in ``scores``, as its mean
     averages them, for its bootstrap interval (``figure_intervals``).
 
@@ -400,12 +413,12 @@ def generation_figure_units(per_turn: list[dict], scores: dict[str, float]) -> d
     ``{"values": [float | None per turn]}``, or ``{"absent": why}`` when the figures do not
     average to the reported mean (a withheld dimension is not in ``scores`` at all)."""
     out: dict[str, dict] = {}
-    for key in (*DIMENSIONS, *TEXT_METRICS):
+    for key in (*dimensions, *TEXT_METRICS):
         if key not in scores:
             continue
         values: list[float | None] = []
         for row in per_turn:
-            if key in DIMENSIONS:
+            if key in dimensions:
                 values.append(turn_dimension_figure(row, key))
             else:
                 value = row.get(key)
@@ -429,8 +442,14 @@ def figure_intervals(systems: list[dict], outcomes: list[dict], *, resamples: in
     is the ranking figure's and, for 2c, judge_mean's (``generation_statistics``); a test per
     dimension would multiply the comparisons the paper must correct for."""
     resamples = resamples or DEFAULT_RESAMPLES
-    keys = sorted({k for o in outcomes for k in (o.get("figure_units") or {})},
-                  key=lambda k: (*DIMENSIONS, *TEXT_METRICS).index(k))
+    seen = list(dict.fromkeys(k for o in outcomes for k in (o.get("figure_units") or {})))
+
+    def rank(k: str) -> tuple[int, int]:  # the dimensions (the table's order; another version's after), then the text metrics
+        if k in TEXT_METRICS:
+            return 1, TEXT_METRICS.index(k)
+        return 0, DIMENSIONS.index(k) if k in DIMENSIONS else len(DIMENSIONS) + seen.index(k)
+
+    keys = sorted(seen, key=rank)
     for key in keys:
         # Systems with figures on the same turns share one bootstrap (comparable intervals).
         groups: dict[tuple[bool, ...], list[int]] = {}
@@ -463,10 +482,11 @@ def turn_dimension_figure(row: dict, dimension: str) -> float | None:
     return None
 
 
-def judge_mean_per_turn(per_turn: list[dict]) -> tuple[list[str], list[float] | None, str | None]:
+def judge_mean_per_turn(per_turn: list[dict],
+                        dimensions: tuple[str, ...] = DIMENSIONS) -> tuple[list[str], list[float] | None, str | None]:
     """(turn keys, per-turn judge_mean figures or None, why None) from 2b/2c's ``per_turn`` rows.
 
-    A turn's figure is the mean of its five normalized dimensions, (s - 1) / 4 each; an
+    A turn's figure is the mean of its normalized ``dimensions`` (the run's prompt version's), (s - 1) / 4 each; an
     unanswered turn scores 0 (as in the dimension averages). A turn with an invalid or failed
     judgment has no figure: then the per-turn figures do not average to judge_mean, and None is
     returned with the count of such turns.
@@ -474,11 +494,11 @@ def judge_mean_per_turn(per_turn: list[dict]) -> tuple[list[str], list[float] | 
     keys, values, incomplete = [], [], 0
     for row in per_turn:
         keys.append(row["turn"])
-        figures = [turn_dimension_figure(row, d) for d in DIMENSIONS]
+        figures = [turn_dimension_figure(row, d) for d in dimensions]
         if None in figures:
             incomplete += 1
             continue
-        values.append(math.fsum(figures) / len(DIMENSIONS))
+        values.append(math.fsum(figures) / len(dimensions))
     if incomplete:
         return keys, None, (
             f"{incomplete} answered turns have an invalid or failed judgment, so the per-turn judge means "

