@@ -28,14 +28,14 @@ from reteco.commands import main
 from reteco.formats.file_digest import sha256_file
 from reteco.formats.reference import Reference
 from reteco.formats.relevance_labels import ROUND_QRELS, RelevanceLabels
+from reteco.formats.temporal_periods import read_periods
+from reteco.judge import load_judge_config
+from reteco.problems import EXIT_INCOMPLETE, InputError
 from reteco.release.prepare import prepare_release
 from reteco.release.synthetic.release import write_synthetic_release
 from reteco.release.synthetic.sample_runs import write_sample_runs
-from reteco.formats.temporal_periods import read_periods
-from reteco.judge import load_judge_config
 from reteco.workbench.labels.relevance import label_round, open_or_create_round, topic_texts
 from reteco.workbench.labels.relevance_prompts import load_prompts
-from reteco.problems import EXIT_INCOMPLETE, InputError
 
 _DOC = re.compile(r"^document id: (.*)$", re.MULTILINE)
 TOPICS = 4  # topics of each run: a small pool
