@@ -183,6 +183,17 @@ def test_pool_label_review_import_score(phase, tmp_path, server, capsys):
     assert {(r["query"], r["doc_id"]) for r in rows if r["why_reviewed"].startswith("boundary")} == boundary
     others = [r for r in rows if not r["why_reviewed"].startswith("boundary")]
     assert sorted(int(r["relevance"]) for r in others) == [0, 3]
+    assert {r["review_kind"] for r in rows} == {"post-edit (the LLM's label and rationale shown)"}
+    # Bounded: --boundary 5 reviews a seeded uniform sample of 5 of the boundary pairs, the same each time.
+    samples = []
+    for name in ("bounded.csv", "bounded_again.csv"):
+        assert main(["label-export", "--kind", "relevance", "--labels", str(round_dir), "--per-label", "1",
+                     "--boundary", "5", "--out", str(tmp_path / name)]) == 0
+        bounded = list(csv.DictReader(io.StringIO((tmp_path / name).read_text(encoding="utf-8"))))
+        samples.append({(r["query"], r["doc_id"]) for r in bounded if r["why_reviewed"].startswith("boundary")})
+        assert len(bounded) == 5 + sum(1 for r in bounded if not r["why_reviewed"].startswith("boundary"))
+    assert len(samples[0]) == 5 and samples[0] < boundary and samples[0] == samples[1]
+    assert "5 boundary 1/2" in capsys.readouterr().out
     # The reviewer raises one boundary pair to 3 and lowers another to 0.
     changed = {}
     for r in rows:
