@@ -44,6 +44,7 @@ from reteco.formats.relevance_labels import RelevanceLabels, RelevanceRow, Round
 from reteco.metrics.label_agreement import wilson_interval
 from reteco.workbench.labels.relevance_review import VALIDATION_COLUMNS
 from reteco.workbench.leaderboard import standings as lb
+from reteco.workbench.leaderboard.round_html import html_validation
 from reteco.workbench.leaderboard.round_validation import validation_section
 
 L2 = math.log2
@@ -155,3 +156,8 @@ def test_the_sheet_is_blind_and_the_report_equals_the_hand_worked_case(phase, ca
     assert figures["teamC/run"] == pytest.approx((3 / idcg(3, 3, 3) / 4, 3 / idcg(3, 3, 3) / 4), abs=1e-12)
     assert ranks["kendall_tau_b"] == pytest.approx(1 / 3, abs=1e-12)
     assert ranks["tau_ap"] == pytest.approx(1 / 2, abs=1e-12)
+    # The leaderboard page's paragraph.
+    page = html_validation(section)
+    assert "6 of 6 sampled pairs rated blind" in page and "weighted kappa 0-3 0.8235 [" in page
+    assert "kappa at 2+ 0.3333 [" in page and "4 known-relevant pairs 0.7500 [" in page
+    assert "tau-b 0.3333" in page and "tau_AP 0.5000" in page
