@@ -337,6 +337,12 @@ def test_a_round_labelled_with_another_prompt_version_is_a_new_round(phase, tmp_
     assert len(signatures["v1"]) == len(signatures["v2"]) == 1 and signatures["v1"] != signatures["v2"]
     assert all(r.judge["shown"] == ["question", "passage"] for r in v1.effective.values())
     assert v1.queries[pool[0]["query"]].context is None
+    assert new.no_context == 0
+    # A pool without the context (made before version 2) is labelled, and the report says how many pairs lacked it.
+    bare = label_round(open_or_create_round(tmp_path / "bare"), [{k: v for k, v in r.items() if k != "context"}
+                                                                   for r in pool[:3]], config,
+                       cache_dir=tmp_path / "cache", progress=False)
+    assert bare.no_context == bare.labelled == 3
     with pytest.raises(InputError, match="relevance-labels/v1; relevance-labels/v2 labels a new round"):
         label_round(v1, tmp_path / "pool.jsonl", config, cache_dir=tmp_path / "cache", progress=False)
 

@@ -368,6 +368,9 @@ def cmd_label_relevance(args) -> int:
     if report.no_text:
         print(f"warning: {report.no_text} pairs have no passage or topic text; pool with --release to label them",
               file=sys.stderr)
+    if report.no_context:
+        print(f"warning: {report.no_context} pairs of the pool carry no context (conversation or time frame): a pool "
+              "made before relevance prompt version 2? Pool again so that the labeller sees it", file=sys.stderr)
     faults = [f"{f['query']} {f['doc_id']}: {f['status']}: {f['problem']}" for f in report.faults]
     print(f"round: {labels.qrels_path} (content hash {report.content_hash}; counts {json.dumps(labels.counts(), sort_keys=True)})")
     return _labelling_outcome(report, faults, report.no_text, "label-relevance", "labels")

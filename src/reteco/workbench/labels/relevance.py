@@ -18,16 +18,23 @@ has not labelled, keyed by the topic's reference key (a 1b step's own key, as th
 record (``reteco-relevance-pool/1``) carries the topic's text and the passage::
 
     {"query": "<domain>/<topic id>", "doc_id": "...", "subtracks": ["2a", "2c"], "query_text": "...",
+     "context": {"conversation": "..."} | {"time_frame": "..."} | null,
      "passage": "..." | null, "runs": ["2a/team__run.zip", "2c/team__run.zip"], "best_rank": 3}
 
 A pair that several sub-tracks' runs retrieve (2a and 2c rank the same turns) is one record.
+``known_relevant`` K adds K pairs per sub-track that the qrels judge relevant, with ``"runs": []``,
+``"best_rank": null`` and ``"known_relevant": true`` (the pool file's mark; the labeller is asked
+about them as about any pair): the blind validation's recall check.
 
-Topic texts come from the reference (Track 1: ``temporal_periods.jsonl``; 2b/2c:
-``turns.jsonl``) or, for 2a, from the release's benchmark (``--release``); passages from the
-release's ``documents.jsonl`` of the topic's track, or ``--documents``.
+Topic texts and their context (``topic_records``) come from the reference (Track 1:
+``temporal_periods.jsonl``, the context its time frame; 2b/2c: ``turns.jsonl``, the context the
+conversation before the turn) or, for 2a, from the release's benchmark (``--release``); passages
+from the release's ``documents.jsonl`` of the topic's track, or ``--documents``.
 
 **Label** (``label_round``): one call per pair, the frozen prompt ``relevance_prompts/v<N>``
-with a strict json_schema reply {"rationale", "relevance": 0..3}. A pair is paid once: a pair
+(version 2: the question with its context, then the passage) with a strict json_schema reply
+{"rationale", "relevance": 0..3}; a round is labelled by one version (``check_one_version``). The
+pool is streamed from its file and the labels appended as they arrive (every ``FLUSH_EVERY``). A pair is paid once: a pair
 with a label is never asked again, and a reply already in the judge cache is replayed without
 an HTTP request (so a run killed midway, run again, pays only for the pairs it lacks). A pair
 whose reply is an error or invalid gets no row (reported; the next run asks again, or
@@ -250,6 +257,7 @@ class RoundReport:
     already_labelled: int = 0
     labelled: int = 0
     no_text: int = 0  # no passage or no topic text in the pool record
+    no_context: int = 0  # labelled without a context block: the pool record had none (an older pool)
     faults: list[dict] = field(default_factory=list)  # pairs left unlabelled, with why
     http_requests: int = 0
     cached_answers: int = 0
@@ -369,6 +377,7 @@ def _pending(labels: RelevanceLabels, pool: Sequence[dict] | Path, report: Round
             report.no_text += 1
             continue
         context = record.get("context") or {}
+        report.no_context += not context
         recorded = labels.queries.get(pair[0])
         if recorded is not None and recorded.context is not None:
             context = recorded.context  # a topic keeps the text and context it was first shown with
