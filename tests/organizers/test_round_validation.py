@@ -88,10 +88,18 @@ def phase(tmp_path):
 def test_the_sheet_is_blind_and_the_report_equals_the_hand_worked_case(phase, capsys):
     reference, round_dir, paths, tmp = phase
     before = {p: p.read_bytes() for p in round_dir.rglob("*") if p.is_file()}
+    everything = {p: p.read_bytes() for p in tmp.rglob("*") if p.is_file()}
     sheet = tmp / "out" / "validation.csv"
     assert main(["label-export", "--kind", "relevance", "--labels", str(round_dir), "--pool", str(tmp / "pool.jsonl"),
                  "--validation", "6", "--out", str(sheet)]) == 0
     assert "10 pairs to label blind" in capsys.readouterr().out
+    # Every file the export wrote or changed: the sheet and the organizers' key; neither holds an LLM
+    # label or rationale (the key: which item is which pair, and which pairs are known).
+    changed = sorted(p for p in tmp.rglob("*") if p.is_file() and everything.get(p) != p.read_bytes())
+    assert changed == sorted([round_dir / "validation" / "key.json", sheet])
+    for path in changed:
+        text = path.read_text(encoding="utf-8")
+        assert RATIONALE not in text and "fake-assessor" not in text and '"relevance"' not in text
     # Every file written for the reviewers: no LLM label, no rationale, no sign of which pair is known.
     written = [p for p in (tmp / "out").rglob("*") if p.is_file()]
     assert written == [sheet]
