@@ -461,3 +461,26 @@ def test_the_round_against_a_real_llama_server(phase, tmp_path, monkeypatch, cap
         # Again: nothing is asked (labelled pairs) or everything left comes from the cache.
         main(label_command(tmp_path, round_dir, config))
         assert re.search(r"labelled now, \d+ left unlabelled after faults \(0 HTTP requests", capsys.readouterr().out)
+
+
+def test_labels_reach_the_store_while_the_run_goes_on(phase, tmp_path, server):
+    """Streaming: with one request in flight and an append every 5 labels, when the server answers
+    request k the round's labels.jsonl already holds the labels of all but the last < 5 + 1 before it."""
+    assert main(pool_command(phase, tmp_path, tmp_path / "round")) == 0
+    round_dir = tmp_path / "round"
+    labels = open_or_create_round(round_dir)
+    seen_rows: list[tuple[int, int]] = []  # (request number, rows in labels.jsonl when it arrived)
+    grade = relevance_labeller()
+
+    def reply(body):
+        seen_rows.append((len(seen_rows) + 1, len((round_dir / "labels.jsonl").read_text().splitlines())))
+        return grade(body)
+
+    server.judge = reply
+    config = load_judge_config(judge_yaml(tmp_path, server.base_url, concurrency=1))
+    report = label_round(labels, tmp_path / "pool.jsonl", config, cache_dir=tmp_path / "cache", progress=False,
+                         flush_every=5)
+    assert report.labelled == len(seen_rows) == 50
+    assert all(k - 6 <= rows <= k - 1 and rows % 5 == 0 for k, rows in seen_rows)
+    assert seen_rows[-1] == (50, 45)
+    assert len(RelevanceLabels.read(round_dir).effective) == 50
