@@ -391,3 +391,30 @@ def test_rank_agreement_and_rejudging_are_disclosed_under_their_signatures(tmp_p
     # The repeat puts s2 above s1: positions from the first judging (s1, s2, s3, s4), correctness from
     # the repeat (s2, s1, s3, s4): s2 under s1 wrong (0), s3 and s4 right: 2/3 (0 + 1 + 1) - 1 = 1/3.
     assert stability["systems"]["judge_mean"]["tau_ap"]["value"] == pytest.approx(1 / 3, abs=1e-12)
+
+
+@pytest.mark.slow
+def test_the_sample_design_inclusion_probabilities_and_coverage_are_disclosed(tmp_path):
+    """Issue 32 item 5: a paired sample of 10 turns of 3 systems; the coverage is the simulation's
+    at 10 rated turns per system (reteco.metrics.ppi_coverage, the same seeded figures)."""
+    from reteco.metrics.ppi_coverage import coverage
+
+    sample = write(tmp_path / "sample.json", {
+        "subtrack": "2b", "design": "paired", "seed": 5, "sampled_turns": 10, "eligible_turns": 50, "sampled": 30,
+        "candidates": 150, "systems": ["a", "b", "c"], "dimensions": ["correctness"], "inclusion_probability": 0.2,
+        "allocation_rule": "systematic", "strata": [{"domain": "d", "depth": "T1", "available": 50, "sampled": 10,
+                                                    "inclusion_probability": 0.2}]})
+    assert main(["judge-report", "--out", str(tmp_path / "r"), "--sample", str(sample)]) == 0
+    disclosed = json.loads((tmp_path / "r" / "judge-report.json").read_text())["human_sample"]
+    assert disclosed["design"] == "paired" and disclosed["inclusion_probability"] == {"min": 0.2, "max": 0.2}
+    assert disclosed["rated_per_system"] == {"min": 10, "max": 10}
+    mild = coverage("mild", 10)
+    assert disclosed["coverage"]["per_setting"]["mild"] == {"means": round(mild.means["pooled"], 4),
+                                                            "differences": round(mild.differences["pooled"], 4)}
+    md = (tmp_path / "r" / "judge-report.md").read_text()
+    assert "- design: paired" in md and "- inclusion probabilities: 0.2 to 0.2" in md
+    assert f"- coverage of the 95% intervals at 10 rated turns per system (2000 simulated phases per setting): " \
+           f"mild {round(mild.means['pooled'], 4):.1%}" in md
+    few = write(tmp_path / "few.json", {**json.loads(sample.read_text()), "sampled_turns": 3})
+    assert main(["judge-report", "--out", str(tmp_path / "r2"), "--sample", str(few)]) == 0
+    assert "below 5 the leaderboard gives that system no corrected interval" in (tmp_path / "r2" / "judge-report.md").read_text()

@@ -1,6 +1,7 @@
 """``reteco human-sample``: the seeded stratified sample of answers that humans rate, blind.
 
-    reteco human-sample --ref REF/2b|2c (--submissions DIR | ANSWERS ...) --n N --seed S --out DIR
+    reteco human-sample --ref REF/2b|2c (--submissions DIR | ANSWERS ...) (--n N | --design paired --turns K)
+                        --seed S --out DIR
                         [--annotators N|NAME,NAME...] [--dimensions d1,d2] [--judge-out judge.csv
                         [--judge-config FILE] [--judge-cache DIR] [--cache-only]]
 
@@ -11,6 +12,11 @@ input cannot be used (``--out`` not a folder too); 2 on a wrong command line (``
 the same file as one of DIR's, through another spelling or a symbolic link too); 4 when
 ``--judge-out`` was asked and some judgments failed (the file holds the others; run again to
 finish).
+
+    reteco human-sample --plan --systems S --phase-turns T [--residual-sd SD] [--width W] ...
+
+plans a paired sample instead (``reteco.workbench.judge_audit.sample_plan``): how many turns and
+ratings a target interval width needs, and the annotator hours; nothing is read or written.
 """
 
 from __future__ import annotations
@@ -36,12 +42,23 @@ def add_human_sample_parser(subparsers) -> argparse.ArgumentParser:
         "organizers the key (item code -> system, submission) that `reteco agreement --key` joins through, and the "
         "sample record.",
     )
-    p.add_argument("--ref", type=Path, required=True, help="reference folder of sub-track 2b or 2c")
+    p.add_argument("--ref", type=Path, help="reference folder of sub-track 2b or 2c (not with --plan)")
     p.add_argument("--submissions", type=Path, help="folder holding one submission (file, zip or folder) per system")
     p.add_argument("answers", type=Path, nargs="*", help="more submissions (answers files, zips or folders)")
-    p.add_argument("--n", type=count_argument(1), required=True, help="items to sample (all when fewer are available)")
-    p.add_argument("--seed", type=int, required=True)
-    p.add_argument("--out", type=Path, required=True,
+    p.add_argument("--n", type=count_argument(1), help="stratified design: items to sample (all when fewer are available)")
+    p.add_argument("--design", choices=("stratified", "paired"), default="stratified",
+                   help="stratified (default): --n items by domain x depth x system; paired: --turns turns, each rated "
+                   "for every system that answered it (the corrected leaderboard's paired differences)")
+    p.add_argument("--turns", type=count_argument(1), help="paired design: turns to sample")
+    p.add_argument("--systems-per-turn", type=count_argument(1),
+                   help="paired design on a budget: rate a uniform random M of the systems that answered each sampled "
+                   "turn (default: all of them)")
+    p.add_argument("--plan", action="store_true",
+                   help="plan the sample instead of drawing it: how many turns and ratings a target interval width "
+                   "needs, and the annotator hours (see --systems, --phase-turns, --residual-sd, --width)")
+    add_plan_options(p)
+    p.add_argument("--seed", type=int)
+    p.add_argument("--out", type=Path,
                    help="folder for the annotators' files (annotators/<name>/), the key and the sample record")
     p.add_argument("--annotators", default="1",
                    help="the annotators: a count N (annotator-1 ... annotator-N) or comma-separated names (default: 1); "
@@ -55,8 +72,40 @@ def add_human_sample_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
+def add_plan_options(p: argparse.ArgumentParser) -> None:
+    """The planner's options (``reteco.workbench.judge_audit.sample_plan``)."""
+    g = p.add_argument_group("--plan")
+    g.add_argument("--systems", type=count_argument(1), help="systems expected in the phase")
+    g.add_argument("--phase-turns", type=count_argument(2), help="turns of the phase's reference")
+    g.add_argument("--residual-sd", type=float,
+                   help="judge-human disagreement seen so far: the standard deviation of human minus judge on the "
+                   "(s-1)/4 scale (default 0.2; `leaderboard --human-ratings` reports it as residual_sd)")
+    g.add_argument("--from-leaderboard", type=Path, metavar="LEADERBOARD_JSON",
+                   help="take --residual-sd from an earlier `leaderboard --human-ratings` run: the root mean square of "
+                   "its systems' judge_mean residual_sd")
+    g.add_argument("--width", type=float, help="target full width of a system's 95%% interval (default 0.1)")
+    g.add_argument("--dimensions-rated", type=count_argument(1), default=None,
+                   help="dimensions each item is rated on (default 5)")
+    g.add_argument("--minutes-per-item", type=float, default=None, help="annotator minutes per item (default 3)")
+    g.add_argument("--annotators-per-item", type=count_argument(1), default=None, help="ratings per item (default 1)")
+    g.add_argument("--hourly-rate", type=float, default=None, help="annotator pay per hour, for the cost line")
+
+
 def cmd_human_sample(args) -> int:
     """Run the command (module docstring)."""
+    from reteco.problems import UsageError
+
+    if args.plan:
+        from reteco.workbench.judge_audit.sample_plan import plan_from_args
+
+        return plan_from_args(args)
+    if args.seed is None or args.out is None or args.ref is None:
+        raise UsageError("human-sample needs --ref, --seed and --out (or --plan)")
+    if args.design == "paired" and (args.turns is None or args.n is not None):
+        raise UsageError("--design paired takes --turns K (every sampled turn is rated for every system), not --n")
+    if args.design == "stratified" and (args.n is None or args.turns is not None or args.systems_per_turn is not None):
+        raise UsageError("the stratified design takes --n N items (--turns and --systems-per-turn are for --design "
+                         "paired)")
     from reteco.commands.output_folder import check_distinct_outputs, check_output_folder
     from reteco.formats.reference import Reference
     from reteco.judge.config import judge_available, load_judge_config
@@ -77,7 +126,8 @@ def cmd_human_sample(args) -> int:
     systems, problems = hs.read_systems(reference, hs.submission_paths(args.submissions, args.answers))
     for line in problems.lines():
         print(line, file=sys.stderr)
-    items, record = hs.sample(reference, systems, args.n, args.seed)
+    items, record = hs.sample(reference, systems, args.n if args.design == "stratified" else args.turns, args.seed,
+                              args.design, args.systems_per_turn)
     inputs = {d: config.prompts.dimensions[d].inputs for d in dimensions}
     record["dimensions"] = dimensions
     record["annotators"] = annotators
@@ -95,8 +145,16 @@ def cmd_human_sample(args) -> int:
         (args.out / hs.RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     except OSError as exc:
         raise InputError(f"cannot write here ({exc.strerror or exc})", str(exc.filename or args.out)) from None
-    print(f"{record['sampled']} of {record['candidates']} answered (system, turn) items of {len(systems)} systems in "
-          f"{len(record['strata'])} strata (seed {args.seed}): {rows} rows per sheet")
+    if args.design == "paired":
+        print(f"{record['sampled_turns']} of {record['eligible_turns']} turns (inclusion probability "
+              f"{record['inclusion_probability']:.4g}), each for "
+              + ("every system that answered it" if args.systems_per_turn is None else
+                 f"at most {args.systems_per_turn} of the systems that answered it")
+              + f": {record['sampled']} "
+              f"(system, turn) items of {len(systems)} systems (seed {args.seed}): {rows} rows per sheet")
+    else:
+        print(f"{record['sampled']} of {record['candidates']} answered (system, turn) items of {len(systems)} systems "
+              f"in {len(record['strata'])} strata (seed {args.seed}): {rows} rows per sheet")
     print(f"for each of {len(annotators)} annotator(s), a sheet, its context (holds reference data: do not publish) and "
           f"the guide (prompt version {config.prompts.version}) -> {args.out / hs.ANNOTATORS_FOLDER}/<name>/")
     print(f"the key (item code -> system, submission; organizers only) -> {args.out / hs.KEY}")

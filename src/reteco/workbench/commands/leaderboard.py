@@ -258,6 +258,9 @@ def cmd_leaderboard(args) -> int:
             print(f"{sub}: warning: {count} submission{'s' if count > 1 else ''} unranked: {reason}", file=sys.stderr)
         if "human_corrected" in board:
             print(f"{sub}: {_corrected_summary(board['human_corrected'])}")
+            note = (board["human_corrected"].get("ranking") or {}).get("note")
+            if note:
+                print(f"{sub}: warning: the human-corrected ranking: {note}", file=sys.stderr)
         ranking = f"ranked by {board['ranked_by']}" if board["ranked_by"] else "unranked"
         print(f"{sub}: {len(board['systems'])} ranked, {len(board['unranked'])} unranked, {len(board['failed'])} "
               f"not scored ({ranking}) -> {out}")
@@ -293,6 +296,12 @@ def _corrected(sub: str, board: dict, entries, outcomes, human, args) -> dict:
                            resamples=args.resamples or DEFAULT_RESAMPLES, seed=args.seed, alpha=args.alpha)
 
 
+def _above(pair: dict, ranking: dict) -> str:
+    """'a > b' in the corrected order of a significant pair."""
+    delta = next(p["delta"] for p in ranking["pairs"] if p["a"] == pair["a"] and p["b"] == pair["b"])
+    return f"{pair['a']} > {pair['b']}" if delta > 0 else f"{pair['b']} > {pair['a']}"
+
+
 def _corrected_summary(block: dict) -> str:
     """One line on the human-corrected figures: how many systems got a corrected judge_mean, and
     whether the corrected ranking orders them as the judge does."""
@@ -300,7 +309,13 @@ def _corrected_summary(block: dict) -> str:
     line = (f"human-corrected judge_mean for {corrected} of {len(block['systems'])} systems "
             f"({block['ratings']['items']} rated items)")
     ranking = block.get("ranking")
-    if ranking and "order_differs" in ranking:
-        differs = ranking["order_differs"]
-        line += f"; the corrected ranking differs from the judge's for {len(differs)} systems"
+    if ranking and "note" in ranking:
+        line += f"; {ranking['note']}"
+    elif ranking and "pairs_ordered_differently" in ranking:
+        swapped = ranking["pairs_ordered_differently"]
+        line += f"; {ranking['significant_pairs']} pairs differ significantly"
+        if swapped:
+            line += (f", the judge orders {len(swapped)} of them the other way: "
+                     + ", ".join(_above(p, ranking) for p in swapped[:5])
+                     + (" ..." if len(swapped) > 5 else ""))
     return line

@@ -1,8 +1,28 @@
 """The sample of judged answers that humans rate, to spot-validate the judge (``reteco human-sample``).
 
+Why one module: the draw, its inclusion probabilities, the blind files and the key are one
+contract. The key's item codes and ``inclusion_probability`` column, the sheets' and context
+files' orders and the record's strata are all written from the same drawn items, and the
+leaderboard's estimates weigh each rating by what this module recorded; split, the designs and
+the files that disclose them could drift apart.
+
 Items are (system, target turn) pairs of a 2b or 2c reference that the system answered (an
-unanswered turn scores 0 by rule: there is nothing to rate). The sample is stratified by
-**domain x turn depth (T1 ... T5+) x system**, seeded and reproducible:
+unanswered turn scores 0 by rule: there is nothing to rate). Two designs, seeded and
+reproducible, each recording every item's **inclusion probability** (the key's
+``inclusion_probability`` column, the record's strata), which ``leaderboard --human-ratings``
+weighs by (issue 32):
+
+**paired** (``--design paired --turns K``, ``PAIRED_RULE``): K turns drawn among the M turns some
+system answered, by systematic sampling with a random start over them in domain x depth order
+(a seeded random order within): each turn's inclusion probability is exactly K / M, each
+domain x depth stratum gets the floor or the ceiling of its share, none is excluded by rule; and
+every sampled turn is an item for every system that answered it, as a TREC pool is judged for
+all runs: two systems' corrected figures are then compared on the same turns (a paired difference).
+When the budget cannot cover every system on every turn, ``--systems-per-turn m`` rates a uniform
+random m of the S_t systems that answered turn t (probability K/M x m/S_t per item, recorded):
+pairs then share fewer turns, and the leaderboard compares them as independent samples.
+
+**stratified** (the default, ``--n N`` items), by **domain x turn depth (T1 ... T5+) x system**:
 
 - allocation (``allocate``): proportional with at least one item per stratum where possible.
   With N items in all, N_h in stratum h and n to draw, the quota of h is q_h = n N_h / N.
@@ -10,9 +30,11 @@ unanswered turn scores 0 by rule: there is nothing to rate). The sample is strat
   sums to more than n, the stratum with more than one item that is furthest above its quota
   (a_h - q_h largest) gives one back; while it sums to less, the stratum with room
   (a_h < N_h) furthest below its quota (q_h - a_h largest) gets one more (Hamilton's largest
-  remainder method). When n < H, one per stratum is impossible and the largest-remainder rule
-  alone allocates (strata start at 0). Ties are broken by a seeded random order of the strata.
-  n >= N takes every item.
+  remainder method). Ties are broken by a seeded random order of the strata. n >= N takes every
+  item. A stratum's inclusion probability is a_h / N_h (unequal: the estimates weigh by it).
+  When n < H, one per stratum is impossible: the items are drawn by systematic sampling with a
+  random start over all N in stratum order (``systematic``), each with probability n / N, so no
+  stratum is left out by rule (the largest-remainder rule alone used to leave whole depths out).
 - within a stratum, a_h items drawn uniformly without replacement (``random.Random(seed)``,
   candidates in sorted (turn, system) order, so the draw does not depend on file order);
 - the items are numbered ``item-0001`` ... in a seeded random order (items of one system or
@@ -78,7 +100,9 @@ from reteco.scoring.rules import RankedRun, apply_rules
 from reteco.subtracks import DIMENSIONS, GOLD, RUN
 
 SHEET_COLUMNS = ("item_id", "dimension", "rater", "score")  # what an annotator (and the judge's file) holds
-KEY_COLUMNS = ("item_id", "conversation_id", "system", "submission", "turn", "domain", "depth")
+KEY_COLUMNS = ("item_id", "conversation_id", "system", "submission", "turn", "domain", "depth",
+               "inclusion_probability")
+DESIGNS = ("stratified", "paired")
 ANNOTATORS_FOLDER = "annotators"
 SHEET, CONTEXT, GUIDE = "sheet.csv", "context.jsonl", "guide.md"
 KEY, RECORD = "key.csv", "sample.json"
@@ -86,7 +110,14 @@ _ANNOTATOR_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 ALLOCATION_RULE = (
     "proportional to the stratum's size with at least one item per stratum where possible "
     "(max(1, floor(n N_h / N)), then Hamilton's largest remainder; seeded tie order); strata: "
-    "domain x turn depth x system; uniform draw without replacement within a stratum"
+    "domain x turn depth x system; uniform draw without replacement within a stratum; inclusion "
+    "probability a_h / N_h. With fewer items than strata: systematic sampling with a random start "
+    "over the items in stratum order, every item's inclusion probability n / N (no stratum excluded)"
+)
+PAIRED_RULE = (
+    "turns drawn by systematic sampling with a random start over the turns some system answered, in "
+    "domain x turn depth order (seeded random order within), every turn's inclusion probability "
+    "k / M; every sampled turn rated for every system that answered it (a TREC pool judged for all runs)"
 )
 _SUBMISSION_SUFFIXES = (".jsonl.gz", ".jsonl", ".zip", ".gz")
 
@@ -116,6 +147,7 @@ class SampledItem:
     evidence: tuple[tuple[str, str], ...]  # (doc id, text): gold passages (2b), the run's top 5 (2c)
     gold_evidence: tuple[tuple[str, str], ...] = ()  # (doc id, text): the turn's gold passages
     submission: str = ""  # the system's submission file or folder name (the key's)
+    inclusion_probability: float = 1.0  # the item's probability of being sampled, in the design
 
 
 Stratum = tuple[str, str, str]  # (domain, depth group, system)
@@ -197,12 +229,31 @@ def allocate(sizes: dict[Stratum, int], n: int, seed: int) -> dict[Stratum, int]
     return alloc
 
 
-def sample(reference: Reference, systems: Sequence[System], n: int, seed: int) -> tuple[list[SampledItem], dict]:
-    """The seeded stratified sample (module docstring) and its record (sizes and allocation)."""
+def systematic(size: int, n: int, rng: random.Random) -> list[int]:
+    """n of ``size`` positions by systematic sampling with a random start: floor(u + k size / n),
+    u uniform in [0, size / n); every position's inclusion probability is exactly n / size, and
+    any run of consecutive positions (a stratum, in stratum order) gets floor or ceil of its
+    proportional share."""
+    if not 1 <= n <= size:
+        raise ValueError("systematic sampling takes 1 to size positions")
+    step = size / n
+    start = rng.random() * step
+    return [min(size - 1, math.floor(start + k * step)) for k in range(n)]
+
+
+def sample(reference: Reference, systems: Sequence[System], n: int, seed: int,
+           design: str = "stratified", systems_per_turn: int | None = None) -> tuple[list[SampledItem], dict]:
+    """The seeded sample (module docstring) and its record (design, sizes, allocation and inclusion
+    probabilities). ``design`` "stratified": ``n`` items, strata domain x depth x system; "paired":
+    ``n`` turns, each rated for every system that answered it."""
     if reference.row is None or not reference.row.judged:
         raise InputError(f"human ratings are for the judged sub-tracks 2b and 2c, not {reference.subtrack}",
                          str(reference.root))
+    if design not in DESIGNS:
+        raise ValueError(f"design must be one of {', '.join(DESIGNS)}")
     turns = read_turns(reference)
+    if design == "paired":
+        return _paired(reference, turns, systems, n, seed, systems_per_turn)
     candidates: dict[Stratum, list[tuple[str, str, int]]] = {}
     for system in systems:
         for i, turn in enumerate(turns):
@@ -212,14 +263,47 @@ def sample(reference: Reference, systems: Sequence[System], n: int, seed: int) -
     if not candidates:
         raise InputError("no submission answers any reference turn: nothing to rate", "human-sample")
     sizes = {h: len(c) for h, c in candidates.items()}
-    alloc = allocate(sizes, n, seed)
+    total = sum(sizes.values())
     rng = random.Random(seed)
     chosen: list[tuple[str, int]] = []
-    for h in sorted(candidates):
-        pool = sorted(candidates[h])
-        chosen += [(system, i) for _, system, i in rng.sample(pool, alloc[h])]
+    if n >= len(sizes) or n >= total:
+        alloc = allocate(sizes, n, seed)
+        probability = {h: alloc[h] / sizes[h] for h in sizes}
+        for h in sorted(candidates):
+            pool = sorted(candidates[h])
+            chosen += [(system, i) for _, system, i in rng.sample(pool, alloc[h])]
+    else:  # fewer items than strata: no deterministic exclusion; every item has probability n / N
+        ordered = [(h, c) for h in sorted(candidates) for c in sorted(candidates[h])]
+        picks = [ordered[k] for k in systematic(total, n, rng)]
+        alloc = Counter(h for h, _ in picks)
+        alloc = {h: alloc.get(h, 0) for h in sizes}
+        probability = {h: n / total for h in sizes}
+        chosen = [(system, i) for _, (_, system, i) in picks]
     rng.shuffle(chosen)
+    stratum_of = {(system, i): h for h, c in candidates.items() for _, system, i in c}
+    inclusion = {item: probability[stratum_of[item]] for item in chosen}
     by_name = {s.name: s for s in systems}
+    items = _items(reference, turns, by_name, chosen, inclusion)
+    record = {
+        "subtrack": reference.subtrack,
+        "design": "stratified",
+        "seed": seed,
+        "requested": n,
+        "sampled": len(items),
+        "candidates": sum(sizes.values()),
+        "systems": sorted(by_name),
+        "allocation_rule": ALLOCATION_RULE,
+        "strata": [
+            {"domain": h[0], "depth": h[1], "system": h[2], "available": sizes[h], "sampled": alloc[h],
+             "inclusion_probability": probability[h]}
+            for h in sorted(sizes)
+        ],
+    }
+    return items, record
+
+
+def _items(reference: Reference, turns: list[TurnRecord], by_name: dict[str, System],
+           chosen: list[tuple[str, int]], inclusion: dict[tuple[str, int], float]) -> list[SampledItem]:
     evidence = _evidence(reference, turns, by_name, chosen)
     width = max(4, len(str(len(chosen))))
     items = []
@@ -231,19 +315,61 @@ def sample(reference: Reference, systems: Sequence[System], n: int, seed: int) -
             depth=depth_group(turn.depth) if turn.depth is not None else "",
             answer=by_name[system].answers.get(i).text, evidence=evidence[(system, i)][0],
             gold_evidence=evidence[(system, i)][1], submission=by_name[system].submission,
+            inclusion_probability=inclusion[(system, i)],
         ))
+    return items
+
+
+def _paired(reference: Reference, turns: list[TurnRecord], systems: Sequence[System], k: int, seed: int,
+            systems_per_turn: int | None = None) -> tuple[list[SampledItem], dict]:
+    """The paired design (``PAIRED_RULE``): k turns, each with every system's answer to it; with
+    ``systems_per_turn`` m, when the budget cannot cover every system, a uniform random m of the
+    S_t systems that answered turn t (each with probability m / S_t given the turn: balanced in
+    expectation, the probability exact and recorded per item)."""
+    answered = {i: [s.name for s in systems if s.answers.get(i) is not None] for i in range(len(turns))}
+    eligible = [i for i in range(len(turns)) if answered[i]]
+    if not eligible:
+        raise InputError("no submission answers any reference turn: nothing to rate", "human-sample")
+    rng = random.Random(seed)
+    within = {i: rng.random() for i in eligible}  # a seeded random order within each domain x depth stratum
+
+    def stratum(i: int) -> tuple[str, str]:
+        return turns[i].domain, depth_group(turns[i].depth) if turns[i].depth is not None else ""
+
+    ordered = sorted(eligible, key=lambda i: (stratum(i), within[i]))
+    drawn = ordered if k >= len(ordered) else [ordered[p] for p in systematic(len(ordered), k, rng)]
+    probability = min(1.0, k / len(ordered))
+    chosen: list[tuple[str, int]] = []
+    inclusion: dict[tuple[str, int], float] = {}
+    for i in drawn:
+        everyone = sorted(answered[i])
+        some = everyone if systems_per_turn is None or systems_per_turn >= len(everyone) else \
+            sorted(rng.sample(everyone, systems_per_turn))
+        for system in some:
+            chosen.append((system, i))
+            inclusion[(system, i)] = probability if len(some) == len(everyone) else probability * len(some) / len(everyone)
+    rng.shuffle(chosen)
+    by_name = {s.name: s for s in systems}
+    items = _items(reference, turns, by_name, chosen, inclusion)
+    strata = Counter(stratum(i) for i in eligible)
+    sampled = Counter(stratum(i) for i in drawn)
     record = {
         "subtrack": reference.subtrack,
+        "design": "paired",
         "seed": seed,
-        "requested": n,
+        "requested_turns": k,
+        "sampled_turns": len(drawn),
+        "eligible_turns": len(ordered),
         "sampled": len(items),
-        "candidates": sum(sizes.values()),
+        "candidates": sum(len(v) for v in answered.values()),
         "systems": sorted(by_name),
-        "allocation_rule": ALLOCATION_RULE,
-        "strata": [
-            {"domain": h[0], "depth": h[1], "system": h[2], "available": sizes[h], "sampled": alloc[h]}
-            for h in sorted(sizes)
-        ],
+        "inclusion_probability": probability,
+        "systems_per_turn": systems_per_turn,
+        "allocation_rule": PAIRED_RULE + ("" if systems_per_turn is None else
+                                          f"; then a uniform random {systems_per_turn} of the systems that answered "
+                                          "each turn (probability m / S_t given the turn, times the turn's)"),
+        "strata": [{"domain": h[0], "depth": h[1], "available": strata[h], "sampled": sampled.get(h, 0),
+                    "inclusion_probability": probability} for h in sorted(strata)],
     }
     return items, record
 
@@ -356,7 +482,7 @@ def write_key(path: Path, items: Sequence[SampledItem]) -> None:
         writer.writerow(KEY_COLUMNS)
         for item in sorted(items, key=lambda item: item.item_id):
             writer.writerow((item.item_id, item.conversation_id, item.system, item.submission, item.key,
-                             item.domain, item.depth))
+                             item.domain, item.depth, repr(item.inclusion_probability)))
 
 
 def judge_items(reference: Reference, items: Sequence[SampledItem], dimensions: Sequence[str]) -> list:

@@ -19,6 +19,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from reteco.formats.ratings import judge_signature
+from reteco.metrics.ppi_coverage import SETTINGS, coverage
+from reteco.metrics.prediction_powered import MIN_RATED
 import reteco.workbench.judge_audit.stability_report as stability_report
 from reteco.judge.config import PACKAGED_CONFIG
 from reteco.workbench.judge_audit.golden import THRESHOLDS_FILE, golden_dir
@@ -108,6 +110,7 @@ def build_report(config: Any, *, details: list[tuple[str, dict]] = (), golden: l
                                                            "systems", "dimensions", "allocation_rule", "annotators",
                                                            "prompt_version")}
         report["human_sample"]["strata"] = len(sample.get("strata") or [])
+        report["human_sample"].update(sample_design(sample))
     if agreement is not None:
         report["agreement"] = _agreement(agreement, config.signature)
         ranks = stability_report.rank_agreement(agreement, config.signature)
@@ -118,6 +121,40 @@ def build_report(config: Any, *, details: list[tuple[str, dict]] = (), golden: l
     if leaderboard is not None:
         report["system_scores"] = _system_scores(*leaderboard, config.signature)
     return report
+
+
+def sample_design(sample: dict) -> dict[str, Any]:
+    """The sample's design for the disclosure (issue 32): the design, the items' inclusion
+    probabilities (their range over the strata), the rated turns per system, the method the
+    leaderboard's corrected figures use, and the coverage that method reaches at the sample's
+    smallest per-system size by ``reteco.metrics.ppi_coverage`` (2,000 seeded trials per setting)."""
+    strata = sample.get("strata") or []
+    design = sample.get("design") or "stratified (written before issue 32: inclusion probabilities not recorded)"
+    probabilities = [s["inclusion_probability"] for s in strata if isinstance(s.get("inclusion_probability"), float)]
+    if sample.get("design") == "paired":
+        per_system = {name: sample.get("sampled_turns", 0) for name in sample.get("systems") or []}
+    else:
+        per_system = {}
+        for stratum in strata:
+            per_system[stratum.get("system")] = per_system.get(stratum.get("system"), 0) + int(stratum.get("sampled", 0))
+    out: dict[str, Any] = {"design": design}
+    if probabilities:
+        out["inclusion_probability"] = {"min": min(probabilities), "max": max(probabilities)}
+    if not per_system:
+        return out
+    n = min(per_system.values())
+    out["rated_per_system"] = {"min": n, "max": max(per_system.values())}
+    out["method"] = ("lambda = 1 prediction-powered mean weighted by 1 / inclusion probability, t(n - 1) interval with "
+                     "the residual variance floored at its mean over the systems (docs/human_corrected.md)")
+    if n < MIN_RATED:
+        out["coverage_absent"] = (f"{n} rated turns for some system: below {MIN_RATED} the leaderboard gives that "
+                                  "system no corrected interval (no method covers there)")
+        return out
+    size = min(n, 500)  # the simulation's 1,000 turns allow up to 500
+    out["coverage"] = {"n": size, "trials": 2000, "per_setting": {
+        setting: {"means": round(c.means["pooled"], 4), "differences": round(c.differences["pooled"], 4)}
+        for setting in SETTINGS for c in [coverage(setting, size)]}}
+    return out
 
 
 def _system_scores(name: str, board: dict, configured_signature: str) -> dict[str, Any]:
@@ -137,7 +174,9 @@ def _system_scores(name: str, board: dict, configured_signature: str) -> dict[st
     return {"file": name, "subtrack": board.get("subtrack"), "judge_signatures": signatures,
             "same_judge": bool(signatures) and all(s == configured_signature for s in signatures),
             "confidence": block.get("confidence"), "ratings": block.get("ratings"), "systems": systems,
-            "order_differs": ranking.get("order_differs"), "estimator": (block.get("method") or {}).get("estimator")}
+            "order_differs": ranking.get("order_differs"), "estimator": (block.get("method") or {}).get("estimator"),
+            "significant_pairs": ranking.get("significant_pairs"), "note": ranking.get("note"),
+            "design": (block.get("ratings") or {}).get("design")}
 
 
 def judges_of_inputs(report: dict[str, Any]) -> list[tuple[str, str]]:
@@ -346,7 +385,23 @@ def render_markdown(report: dict[str, Any]) -> str:
         s = report["human_sample"]
         out += ["", "## Human sample", "", f"- {s['sampled']} of {s['candidates']} answered items of "
                 f"{len(s.get('systems') or [])} systems, {s['strata']} strata, seed {s['seed']} (sub-track {s['subtrack']})",
-                f"- dimensions: {', '.join(s.get('dimensions') or [])}", f"- allocation: {s['allocation_rule']}"]
+                f"- dimensions: {', '.join(s.get('dimensions') or [])}", f"- design: {s['design']}",
+                f"- allocation: {s['allocation_rule']}"]
+        if s.get("inclusion_probability"):
+            p = s["inclusion_probability"]
+            out.append(f"- inclusion probabilities: {p['min']:.4g} to {p['max']:.4g} (the corrected figures weigh each "
+                       "rated turn by their inverse)")
+        if s.get("rated_per_system"):
+            r = s["rated_per_system"]
+            out.append(f"- rated turns per system: {r['min']} to {r['max']}; method: {s['method']}")
+        if s.get("coverage"):
+            c = s["coverage"]
+            cells = "; ".join(f"{k.replace('_', ' ')} {v['means']:.1%} (differences {v['differences']:.1%})"
+                              for k, v in c["per_setting"].items())
+            out.append(f"- coverage of the 95% intervals at {c['n']} rated turns per system ({c['trials']} simulated "
+                       f"phases per setting): {cells}")
+        elif s.get("coverage_absent"):
+            out.append(f"- coverage: {s['coverage_absent']}")
         if s.get("annotators"):
             out.append(f"- blind: {len(s['annotators'])} annotators saw item codes only, each in an order of their own; "
                        f"their guide quotes the rubric of prompt version {s.get('prompt_version')}")
@@ -369,14 +424,20 @@ def _system_scores_markdown(t: dict) -> list[str]:
            f"{(t.get('ratings') or {}).get('items')} human-rated items; {t.get('estimator')}.", ""]
     if not t["same_judge"]:
         out += ["> **Warning:** these figures were not (all) made by the judge configured for this report.", ""]
-    if t.get("order_differs") is not None:
-        out += [f"Ranked by the corrected figure, the order differs from the judge's for "
+    if t.get("note"):
+        out += [f"Ranked by the corrected figure: {t['note']}.", ""]
+    elif t.get("order_differs") is not None:
+        out += [f"Ranked by the corrected figure (paired differences, Holm): {t.get('significant_pairs')} pairs differ "
+                "significantly; the judge orders the systems of some of them the other way for "
                 f"{len(t['order_differs'])} systems" + (f": {', '.join(map(printable, t['order_differs']))}."
-                                                          if t["order_differs"] else "."), ""]
+                                                        if t["order_differs"] else "."), ""]
 
     def cell(row: dict, prefix: str, value: str) -> str:
-        return (f"{row[value]:.4f} [{row[prefix + 'ci_low']:.4f}, {row[prefix + 'ci_high']:.4f}]"
-                if value in row else "")
+        if value not in row:
+            return ""
+        if prefix + "ci_low" not in row:
+            return f"{row[value]:.4f} (no interval)"
+        return f"{row[value]:.4f} [{row[prefix + 'ci_low']:.4f}, {row[prefix + 'ci_high']:.4f}]"
 
     rows = [[printable(r["name"]), cell(r, "judge_", "judge"), cell(r, "", "estimate"), cell(r, "human_", "human"),
              str(r.get("n_rated", "")), f"{r['effective_sample_size']:.1f}" if "effective_sample_size" in r else "",

@@ -31,7 +31,8 @@ def render_csv(block: dict) -> str:
         for figure in FIGURES:
             row = system.get("figures", {}).get(figure, {"absent": system.get("absent", "")})
             cells = [_exact(row.get(c)) if isinstance(row.get(c), float) else row.get(c, "") for c in CSV_COLUMNS]
-            writer.writerow([system["team"], system["run"], system["file"], figure, *cells, row.get("absent", "")])
+            writer.writerow([system["team"], system["run"], system["file"], figure, *cells,
+                             row.get("absent", "") or row.get("ci_absent", "")])
     return out.getvalue()
 
 
@@ -74,7 +75,7 @@ def render_html(block: dict) -> str:
     elif ranking:
         out.append("<h2>Ranked by the human-corrected judge mean</h2>"
                    f"<p class='small'>{e(ranking['method']['test'])}; {e(ranking['method']['groups'])}. "
-                   f"Order differs from the judge's for: {e(', '.join(ranking['order_differs']) or 'none')}.</p>"
+                   f"{e(_order_sentence(ranking))}</p>"
                    "<div class='scroll'><table><tr><th>Rank</th><th>Team / run</th><th>Prediction-powered</th>"
                    "<th>Rank CI</th><th>Group</th><th>Judge rank</th><th>Judge rank CI</th><th>Judge group</th></tr>")
         for row in ranking["systems"]:
@@ -85,6 +86,15 @@ def render_html(block: dict) -> str:
                        f"<td>{e(row.get('judge_letters', ''))}</td></tr>")
         out.append("</table></div>")
     return "".join(out)
+
+
+def _order_sentence(ranking: dict) -> str:
+    """What the corrected ranking says against the judge's: only significant pairs count."""
+    if "note" in ranking:
+        return ranking["note"][0].upper() + ranking["note"][1:] + "."
+    swapped = ranking.get("pairs_ordered_differently") or []
+    return (f"{ranking.get('significant_pairs', 0)} pairs differ significantly; the judge orders "
+            f"{len(swapped)} of them the other way" + (f" ({', '.join(ranking['order_differs'])})." if swapped else "."))
 
 
 def _effective(row: dict) -> str:
@@ -107,8 +117,9 @@ def render_latex(board: dict) -> str:
              f"{', '.join(block['judge_signatures']) or 'unknown'})"]
     if rows:
         caption = (f"Sub-track {board['title']}: the judge mean per system by the judge alone, corrected by "
-                   f"{block['ratings']['items']} human-rated items (prediction-powered inference, PPI++), and by the "
-                   f"humans alone; {percent}% normal intervals; n rated and the effective sample size.")
+                   f"{block['ratings']['items']} human-rated items (prediction-powered inference, lambda = 1, "
+                   f"docs/human_corrected.md), and by the humans alone; {percent}% intervals (judge: normal; "
+                   f"corrected and humans: t); n rated and the effective sample size.")
         lines += _latex_table(["System", "Judge", f"{percent}% CI", "PPI", f"{percent}% CI", "Humans", f"{percent}% CI",
                                "n", "n eff"], "lrrrrrrrr", rows, caption, f"tab:reteco-{board['subtrack']}-ppi")
     ranking = block.get("ranking")
@@ -117,8 +128,8 @@ def render_latex(board: dict) -> str:
                  f"{r['judge_rank']} ({rank_interval_text({k[6:]: v for k, v in r.items() if k.startswith('judge_')})})",
                  r.get("judge_letters", "")] for r in ranking["systems"]]
         caption = (f"Sub-track {board['title']}: ranked by the prediction-powered judge mean (rank with its "
-                   f"{percent}% bootstrap interval; groups by Holm-corrected bootstrap tests) beside the judge's rank; "
-                   f"the order differs for {len(ranking['order_differs'])} systems.")
+                   f"range consistent with the tests; groups by Holm-corrected paired t tests) beside the judge's rank; "
+                   f"{_order_sentence(ranking)}")
         lines += _latex_table(["Rank", "System", "PPI", "Group", "Judge rank", "Judge group"], "rlrlrl", body, caption,
                               f"tab:reteco-{board['subtrack']}-ppi-ranking")
     return "\n".join(lines) + "\n"
