@@ -7,10 +7,12 @@ Wilson interval (the LLM's recall on pairs known to be relevant).
   distribution of the pairs' (x, y) labels and ``E`` the product of its margins; on two levels
   (a binary cut) it is Cohen's kappa. Weights are on the levels, so a level nobody used changes
   nothing (scikit-learn's ``cohen_kappa_score(..., weights="quadratic", labels=range(L + 1))``).
-- Intervals: a percentile bootstrap over clusters (the pairs of one topic are not independent:
-  they share the question), ``resamples`` draws of as many clusters as there are, with
-  replacement, from ``numpy.random.default_rng(seed)``; a resample whose kappa is undefined (one
-  rater gave one level throughout) is left out and counted.
+- Intervals: a bootstrap over clusters (the pairs of one topic are not independent: they share
+  the question), ``resamples`` draws of as many clusters as there are, with replacement, from
+  ``numpy.random.default_rng(seed)``; a resample whose kappa is undefined (one rater gave one
+  level throughout) is left out and counted. The interval is the percentile interval re-centred on
+  the estimate and clipped to [-1, 1] (``significance.centred_percentile_interval``, as every
+  agreement interval of the project: it holds its estimate).
 - ``wilson_interval``: Wilson's score interval (Wilson 1927) for k successes of n at 95%.
 """
 
@@ -19,6 +21,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from reteco.metrics.significance import centred_percentile_interval
 
 CONFIDENCE = 0.95
 Z_95 = 1.959963984540054  # the standard normal's 97.5th percentile
@@ -65,8 +69,8 @@ def kappa_with_interval(x, y, clusters, levels: int, *, resamples: int, seed: in
     counts = np.zeros((resamples, len(names)))
     np.add.at(counts, (np.repeat(np.arange(resamples), len(names)), draws.ravel()), 1.0)
     values, ok = weighted_kappa(np.einsum("rc,cij->rij", counts, per_cluster))
-    tail = (1 - CONFIDENCE) / 2
-    low, high = (np.quantile(values[ok], [tail, 1 - tail]) if ok.any() else (None, None))
+    low, high = (centred_percentile_interval(float(point[0]), values[ok], CONFIDENCE, -1.0, 1.0) if ok.any()
+                 else (None, None))
     return {**out, "value": float(point[0]), "ci_low": None if low is None else float(low),
             "ci_high": None if high is None else float(high), "undefined_resamples": int((~ok).sum()),
             "resamples": resamples}
