@@ -9,9 +9,9 @@ Wilson interval (the LLM's recall on pairs known to be relevant).
   nothing (scikit-learn's ``cohen_kappa_score(..., weights="quadratic", labels=range(L + 1))``).
 - Intervals: a bootstrap over clusters (the pairs of one topic are not independent: they share
   the question), ``resamples`` draws of as many clusters as there are, with replacement, from
-  ``numpy.random.default_rng(seed)``; a resample whose kappa is undefined (one rater gave one
-  level throughout) is left out and counted. The interval is the percentile interval re-centred on
-  the estimate and clipped to [-1, 1] (``significance.centred_percentile_interval``, as every
+  ``numpy.random.default_rng(seed)``; a resample whose kappa is undefined (both raters gave one
+  and the same level throughout) is left out and counted. The interval is the percentile
+  interval re-centred on the estimate and clipped to [-1, 1] (``significance.centred_percentile_interval``, as every
   agreement interval of the project: it holds its estimate).
 - ``wilson_interval``: Wilson's score interval (Wilson 1927) for k successes of n at 95%.
 """
@@ -35,7 +35,8 @@ def contingency(x: np.ndarray, y: np.ndarray, levels: int) -> np.ndarray:
 
 def weighted_kappa(tables: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Quadratic-weighted kappa of (R x L x L) count tables: ``(values, defined)``; a table with
-    no pairs, or whose expected disagreement is 0, is undefined (value 0)."""
+    no pairs, or whose expected disagreement is 0 (both raters one and the same level), is
+    undefined (value 0)."""
     if tables.ndim == 2:
         tables = tables[None]
     levels = tables.shape[1]
@@ -60,7 +61,7 @@ def kappa_with_interval(x, y, clusters, levels: int, *, resamples: int, seed: in
     out: dict = {"pairs": int(len(x)), "clusters": int(len(names))}
     if not defined[0]:
         return {**out, "value": None, "ci_low": None, "ci_high": None,
-                "reason": "undefined: no pairs, or one rater gave one label throughout"}
+                "reason": "undefined: no pairs, or both raters gave one and the same label throughout"}
     # Per cluster tables, then each resample's table as the draw counts' weighted sum.
     per_cluster = np.zeros((len(names), levels, levels))
     np.add.at(per_cluster, (cluster, x, y), 1.0)
