@@ -22,6 +22,7 @@ from reteco.formats.phase_record import phase_rules
 from reteco.formats.reference import Reference
 from reteco.formats.submission import in_memory_submission
 from reteco.metrics.measure_strings import MeasureError, parse_measures
+from reteco.outputs.trec_qrels import trec_qrels_lines, trec_run_lines, write_lines
 from reteco.problems import InputError
 from reteco.scoring.retrieval import retrieval_score_keys
 from reteco.scoring.submission import score_submission
@@ -61,7 +62,7 @@ class Evaluation:
         return "\n".join(out)
 
 
-def evaluate(run, reference, measures=None, *, engine: str = "numpy") -> Evaluation:
+def evaluate(run, reference, measures=None, *, engine: str = "numpy", trec_run=None, trec_qrels=None) -> Evaluation:
     """Score a run as ``reteco score`` does.
 
     ``run``: a path (a TREC run file, .gz, a folder or zip holding it), a ``{topic: {doc: score}}``
@@ -71,6 +72,8 @@ def evaluate(run, reference, measures=None, *, engine: str = "numpy") -> Evaluat
     ``measures``: measure strings as ``reteco score -m`` takes them (``"nDCG@10 P@5 R@100 MRR"``,
     trec_eval's ``ndcg_cut.10`` too, or a list), computed beside the official figures.
     ``engine``: ``numpy`` (the official) or ``pytrec_eval`` (the cross-check), as ``--engine``.
+    ``trec_run``, ``trec_qrels``: paths to write the ranking reteco scored and the judgments to,
+    as ``reteco score --trec-run`` and ``--trec-qrels`` do (``reteco.outputs.trec_qrels``).
     """
     ref = _reference(reference)
     if ref.row is not None and ref.row.takes_answers:
@@ -79,7 +82,7 @@ def evaluate(run, reference, measures=None, *, engine: str = "numpy") -> Evaluat
                          "reference")
     wanted = _measures(measures)
     files = {} if _is_path(run) else {"run.txt": _run_lines(run)}
-    return _evaluation(ref, run, files, engine=engine, measures=wanted)
+    return _evaluation(ref, run, files, engine=engine, measures=wanted, trec_files=(trec_run, trec_qrels))
 
 
 def evaluate_answers(answers, reference, *, run=None, judge_config=None, judge_cache=None) -> Evaluation:
@@ -108,7 +111,7 @@ def evaluate_answers(answers, reference, *, run=None, judge_config=None, judge_c
 
 
 def _evaluation(ref: Reference, path, files: dict[str, Lines], *, engine="numpy", measures=None, judge=None,
-                judge_cache=None) -> Evaluation:
+                judge_cache=None, trec_files=(None, None)) -> Evaluation:
     phase = phase_rules(ref)
     if files:
         submission = in_memory_submission({name: (lines.label, lines.data) for name, lines in files.items()}, "submission")
@@ -122,6 +125,7 @@ def _evaluation(ref: Reference, path, files: dict[str, Lines], *, engine="numpy"
         for lines in files.values():
             problems = lines.located(problems)
         raise InputError(problems) from None
+    _write_trec_files(ref, result.ranked, *trec_files)
     details = result.details_json(per_topic=phase["per_topic"])
     return Evaluation(
         official=_official(ref),
@@ -132,6 +136,16 @@ def _evaluation(ref: Reference, path, files: dict[str, Lines], *, engine="numpy"
         absent=dict(result.absent),
         details=details,
     )
+
+
+def _write_trec_files(ref: Reference, ranked, trec_run, trec_qrels) -> None:
+    for out, lines in ((trec_run, lambda: trec_run_lines(ref, ranked)), (trec_qrels, lambda: trec_qrels_lines(ref))):
+        if out is None:
+            continue
+        try:
+            write_lines(Path(out), lines())
+        except OSError as exc:
+            raise InputError(f"cannot be written ({exc.strerror or exc})", str(out)) from None
 
 
 def _per_topic_frame(result):

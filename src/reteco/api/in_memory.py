@@ -11,10 +11,10 @@ How the lines are written:
 
 - a run line ``topic Q0 doc rank score reteco``: the score as Python's ``repr`` of the float
   (exact: it reads back to the same float64), so the ranking is the one the object holds;
-- ``rank``: a DataFrame's ``rank`` column when it has one (PyTerrier's start at 0: a column whose
-  smallest rank is 0 is shifted by one, which keeps its order, all the rules read from it),
-  otherwise each topic's rows numbered 1, 2, ... in the order given (so ties keep that order, as
-  a file's line order does).
+- ``rank``: a DataFrame's ``rank`` column when it has one, as it is (PyTerrier's start at 0, which
+  a run file may do too), otherwise each topic's rows numbered 1, 2, ... by score, highest
+  first, rows of equal score in the order given (so ties keep that order, as a file's line
+  order does, and no rank can disagree with the scores).
 
 A DataFrame's columns are PyTerrier's (``qid``, ``docno``, ``score``) or ir_measures' and
 ranx's (``query_id``, ``doc_id``, ``score``), each with an optional ``rank``.
@@ -93,10 +93,13 @@ def run_from_dict(run: dict, label: str = "run dict") -> Lines:
         topic_text = _id(topic, "topic id", f"topic {quoted(str(topic))}", label)
         if not isinstance(docs, dict):
             raise InputError(f"expected a {{doc: score}} dict, not {type(docs).__name__}", f"{label} topic {quoted(topic_text)}")
-        for rank, (doc, score) in enumerate(docs.items(), start=1):
+        written = []
+        for doc, score in docs.items():
             where = f"topic {quoted(topic_text)}, document {quoted(str(doc))}"
-            doc_text = _id(doc, "document id", where, label)
-            lines.add(f"{topic_text} Q0 {doc_text} {rank} {_score(score, where, label)} reteco", where)
+            written.append((_id(doc, "document id", where, label), _score(score, where, label), where))
+        for rank, position in enumerate(_by_score([float(score) for _, score, _ in written]), start=1):
+            doc_text, score_text, where = written[position]
+            lines.add(f"{topic_text} Q0 {doc_text} {rank} {score_text} reteco", where)
     if not lines.text:
         raise InputError("the run is empty: no topic ranks a document", label)
     return lines
@@ -123,14 +126,15 @@ def run_from_frame(frame, label: str = "DataFrame") -> Lines:
                 if not (isinstance(rank, float) and rank.is_integer()):
                     raise InputError(f"rank {quoted(str(rank))} is not a whole number", f"{label} row {row}")
         ranks = [int(r) for r in ranks]
-        shift = 1 if min(ranks) == 0 else 0  # PyTerrier numbers ranks from 0
-        ranks = [r + shift for r in ranks]
     else:
-        seen: dict[str, int] = {}
-        ranks = []
-        for topic in topics:
-            seen[str(topic)] = seen.get(str(topic), 0) + 1
-            ranks.append(seen[str(topic)])
+        ranks = [0] * len(topics)
+        by_topic: dict[str, list[int]] = {}
+        for i, topic in enumerate(topics):
+            by_topic.setdefault(str(topic), []).append(i)
+        for members in by_topic.values():
+            values = [_score_value(scores[i]) for i in members]
+            for rank, position in enumerate(_by_score(values), start=1):
+                ranks[members[position]] = rank
     lines = Lines(label)
     for row, topic, doc, rank, score in zip(rows, topics, docs, ranks, scores):
         where = f"row {row}"
@@ -138,6 +142,20 @@ def run_from_frame(frame, label: str = "DataFrame") -> Lines:
                 f"{rank} {_score(score, where, label)} reteco")
         lines.add(line, where)
     return lines
+
+
+def _score_value(value) -> float:
+    """A score as a number to order by (a wrong type is refused, naming its row, when written)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return 0.0
+    return number if math.isfinite(number) else 0.0
+
+
+def _by_score(scores: list[float]) -> list[int]:
+    """Positions in rank order: score descending, equal scores in the order given."""
+    return sorted(range(len(scores)), key=lambda i: -scores[i])
 
 
 def answers_from_object(answers, label: str) -> Lines:
