@@ -312,14 +312,14 @@ def _no_document_known(reference: Reference, run: RunTable, topic: np.ndarray, i
         return f"{count} of the {len(ids)} ids checked"
 
     prefix = _common_prefix(ids)
-    if "/" in prefix:
-        cut = prefix[: prefix.rindex("/") + 1]
+    for at in [i for i, c in enumerate(prefix) if c == "/"]:  # the shortest prefix that explains it
+        cut = prefix[: at + 1]
         count = found([d[len(cut):] for d in ids])
         if count:
             return f"{head}; every id starts with {quoted(cut)}: without it {share(count)} are corpus ids; remove it"
     suffix = _common_prefix([d[::-1] for d in ids])[::-1]
-    if "." in suffix:
-        cut = suffix[suffix.index("."):]
+    for at in reversed([i for i, c in enumerate(suffix) if c == "."]):  # the shortest suffix first
+        cut = suffix[at:]
         count = found([d[: -len(cut)] for d in ids])
         if count:
             return f"{head}; every id ends with {quoted(cut)}: without it {share(count)} are corpus ids; remove it"
