@@ -20,7 +20,7 @@ from pathlib import Path
 from reteco.api.in_memory import Lines, answers_from_object, run_from_dict, run_from_frame
 from reteco.formats.phase_record import phase_rules
 from reteco.formats.reference import Reference
-from reteco.formats.submission import in_memory_submission
+from reteco.formats.submission import in_memory_submission, open_submission
 from reteco.metrics.measure_strings import MeasureError, parse_measures
 from reteco.outputs.trec_qrels import trec_qrels_lines, trec_run_lines, write_lines
 from reteco.problems import InputError
@@ -104,9 +104,9 @@ def evaluate_answers(answers, reference, *, run=None, judge_config=None, judge_c
                          "DataFrame), or the path of a folder or zip holding both", "answers")
     if _is_path(answers) and run is None:
         return _evaluation(ref, answers, {}, judge=config, judge_cache=judge_cache)
-    files = {"answers.jsonl": _answers_lines(answers)}
+    files = {"answers.jsonl": _member_lines(answers, "answers") if _is_path(answers) else answers_from_object(answers, "answers")}
     if run is not None:
-        files["run.txt"] = _file_lines(run) if _is_path(run) else _run_lines(run)
+        files["run.txt"] = _member_lines(run, "run") if _is_path(run) else _run_lines(run)
     return _evaluation(ref, None, files, judge=config, judge_cache=judge_cache)
 
 
@@ -207,17 +207,13 @@ def _run_lines(run) -> Lines:
         f"the run must be a path, a {{topic: {{doc: score}}}} dict or a pandas DataFrame, not {type(run).__name__}", "run")
 
 
-def _file_lines(path) -> Lines:
-    """A file given by its path beside files built in memory (2c's run or answers): its bytes as
-    they are (gzipped or not: the submission reader decodes them)."""
-    try:
-        return Lines.of_bytes(Path(path).name, Path(path).read_bytes())
-    except OSError as exc:
-        raise InputError(f"cannot be read ({exc.strerror or exc})", str(path)) from None
-
-
-def _answers_lines(answers) -> Lines:
-    return _file_lines(answers) if _is_path(answers) else answers_from_object(answers, "answers")
+def _member_lines(path, kind: str) -> Lines:
+    """The run or the answers of a path given beside an object (2c's run or answers): a file
+    (gzipped or not), or the one ``kind`` file of a folder or zip, found and read as ``reteco
+    score`` finds and reads it (``reteco.formats.submission``), its name kept for messages."""
+    opened = open_submission(Path(path))
+    name = opened.find(kind)
+    return Lines.of_bytes(opened.display_name(name), opened.read_bytes(name))
 
 
 def _judge_config(config):

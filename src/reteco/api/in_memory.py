@@ -61,10 +61,11 @@ class Lines:
 
     def located(self, problems: Problems) -> Problems:
         """``problems`` with each of this file's line numbers replaced by the row it came from."""
-        out = Problems(suppressed_errors=problems.suppressed_errors)
+        out = Problems(suppressed_errors=problems.suppressed_errors, suppressed_by_kind=dict(problems.suppressed_by_kind),
+                       suppressed_varied=set(problems.suppressed_varied))
         for p in problems:
             if p.file == self.label and p.line is not None and 0 < p.line <= len(self.rows):
-                p = Problem(p.level, f"{self.label} {self.rows[p.line - 1]}", None, p.message)
+                p = Problem(p.level, self.label, None, p.message, self.rows[p.line - 1])
             out.items.append(p)
         return out
 
@@ -89,17 +90,28 @@ def _score(value, where: str, label: str) -> str:
 def run_from_dict(run: dict, label: str = "run dict") -> Lines:
     """``{topic: {doc: score}}`` as TREC lines (module docstring)."""
     lines = Lines(label)
+    collected = Problems()
     for topic, docs in run.items():
-        topic_text = _id(topic, "topic id", f"topic {quoted(str(topic))}", label)
-        if not isinstance(docs, dict):
-            raise InputError(f"expected a {{doc: score}} dict, not {type(docs).__name__}", f"{label} topic {quoted(topic_text)}")
+        where = f"topic {quoted(str(topic))}"
+        try:
+            topic_text = _id(topic, "topic id", where, label)
+            if not isinstance(docs, dict):
+                raise InputError(f"expected a {{doc: score}} dict, not {type(docs).__name__}", f"{label} {where}")
+        except InputError as exc:
+            collected.error(label, None, exc.problems.items[0].message, where)
+            continue
         written = []
         for doc, score in docs.items():
             where = f"topic {quoted(topic_text)}, document {quoted(str(doc))}"
-            written.append((_id(doc, "document id", where, label), _score(score, where, label), where))
+            try:
+                written.append((_id(doc, "document id", where, label), _score(score, where, label), where))
+            except InputError as exc:
+                collected.error(label, None, exc.problems.items[0].message, where)
         for rank, position in enumerate(_by_score([float(score) for _, score, _ in written]), start=1):
             doc_text, score_text, where = written[position]
             lines.add(f"{topic_text} Q0 {doc_text} {rank} {score_text} reteco", where)
+    if collected.has_errors:
+        raise InputError(collected)
     if not lines.text:
         raise InputError("the run is empty: no topic ranks a document", label)
     return lines
@@ -119,13 +131,16 @@ def run_from_frame(frame, label: str = "DataFrame") -> Lines:
     topic_col, doc_col, score_col = chosen
     topics, docs, scores = (frame[c].tolist() for c in chosen)
     rows = frame.index.tolist()
+    collected = Problems()
+    given_ranks = frame["rank"].tolist() if "rank" in columns else []
     if "rank" in columns:
-        ranks = frame["rank"].tolist()
-        for row, rank in zip(rows, ranks):
+        ranks = []
+        for rank in given_ranks:
             if isinstance(rank, bool) or not isinstance(rank, numbers.Integral):
                 if not (isinstance(rank, float) and rank.is_integer()):
-                    raise InputError(f"rank {quoted(str(rank))} is not a whole number", f"{label} row {row}")
-        ranks = [int(r) for r in ranks]
+                    ranks.append(None)
+                    continue
+            ranks.append(int(rank))
     else:
         ranks = [0] * len(topics)
         by_topic: dict[str, list[int]] = {}
@@ -136,11 +151,20 @@ def run_from_frame(frame, label: str = "DataFrame") -> Lines:
             for rank, position in enumerate(_by_score(values), start=1):
                 ranks[members[position]] = rank
     lines = Lines(label)
-    for row, topic, doc, rank, score in zip(rows, topics, docs, ranks, scores):
+    for i, (row, topic, doc, rank, score) in enumerate(zip(rows, topics, docs, ranks, scores)):
         where = f"row {row}"
-        line = (f"{_id(topic, f'{topic_col} (topic id)', where, label)} Q0 {_id(doc, f'{doc_col} (document id)', where, label)} "
-                f"{rank} {_score(score, where, label)} reteco")
+        try:  # every row is checked, in order: the errors read as a file's, grouped and counted
+            line = (f"{_id(topic, f'{topic_col} (topic id)', where, label)} Q0 "
+                    f"{_id(doc, f'{doc_col} (document id)', where, label)} ")
+            if rank is None:
+                raise InputError(f"rank {quoted(str(given_ranks[i]))} is not a whole number", f"{label} {where}")
+            line += f"{rank} {_score(score, where, label)} reteco"
+        except InputError as exc:
+            collected.error(label, None, exc.problems.items[0].message, where)
+            continue
         lines.add(line, where)
+    if collected.has_errors:
+        raise InputError(collected)
     return lines
 
 
