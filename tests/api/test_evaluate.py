@@ -90,7 +90,8 @@ def test_answers_give_the_commands_numbers_without_the_judge(kit, capsys, monkey
 @pytest.mark.parametrize(
     ("run", "expected"),
     [
-        (42, "run: error: the run must be a path, a {topic: {doc: score}} dict or a pandas DataFrame, not int"),
+        (42, "run: error: the run must be a path, a {topic: {doc: score}} dict, a pandas DataFrame, a ranx Run or "
+             "ir_measures' ScoredDoc items, not int"),
         ({"q": ["d1"]}, "run dict topic 'q': error: expected a {doc: score} dict, not list"),
         ({"q": {"d 1": 1.0}}, "run dict topic 'q', document 'd 1': error: the document id 'd 1' is empty or holds blanks"),
         ({"q": {"d1": "high"}}, "run dict topic 'q', document 'd1': error: the score must be a number, not str 'high'"),

@@ -66,3 +66,16 @@ def test_a_dicts_errors_are_all_listed(kit):
         "run dict topic 'biology/2_turn_1', document 'c': error: the score must be a number, not str 'high'",
         "run dict topic 'x y': error: the topic id 'x y' is empty or holds blanks, which a TREC line cannot hold",
     ]
+
+
+def test_a_ranx_run_and_ir_measures_scored_docs_give_the_files_figures(kit):
+    ranx = pytest.importorskip("ranx")
+    ir_measures = pytest.importorskip("ir_measures")
+    path = kit / "sample_submissions/2a/run.txt"
+    expected = reteco.evaluate(path, kit / "ref/2a").scores
+    assert reteco.evaluate(ranx.Run.from_file(str(path), kind="trec"), kit / "ref/2a").scores == expected
+    assert reteco.evaluate(list(ir_measures.read_trec_run(str(path))), kit / "ref/2a").scores == expected
+    assert reteco.evaluate(ir_measures.read_trec_run(str(path)), kit / "ref/2a").scores == expected  # a generator
+    bad = [ir_measures.ScoredDoc("biology/2_turn_1", "a b", 1.0), ir_measures.ScoredDoc("biology/2_turn_1", "c", 1.0)]
+    with pytest.raises(reteco.InputError, match="ir_measures run row 0: error: the doc_id"):
+        reteco.evaluate(bad, kit / "ref/2a")

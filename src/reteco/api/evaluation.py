@@ -199,12 +199,28 @@ def _measures(measures):
 
 
 def _run_lines(run) -> Lines:
+    """A run object as TREC lines: a dict, a DataFrame, a ``ranx.Run`` (its ``to_dict()``), or an
+    iterable of ir_measures' ``ScoredDoc`` (anything with ``query_id``, ``doc_id``, ``score``,
+    read as a DataFrame of ir_measures' columns, one row per item in the order given)."""
     if isinstance(run, dict):
         return run_from_dict(run)
     if type(run).__name__ == "DataFrame" and hasattr(run, "columns"):
         return run_from_frame(run)
+    if type(run).__module__.split(".")[0] == "ranx" and hasattr(run, "to_dict"):
+        return run_from_dict(run.to_dict(), "ranx Run")
+    if hasattr(run, "__iter__") and not isinstance(run, (str, bytes)):
+        import pandas as pd
+
+        items = list(run)
+        if items and all(hasattr(item, f) for item in items for f in ("query_id", "doc_id", "score")):
+            frame = pd.DataFrame({"query_id": [i.query_id for i in items], "doc_id": [i.doc_id for i in items],
+                                  "score": [i.score for i in items]})
+            return run_from_frame(frame, "ir_measures run")
+        if not items:
+            raise InputError("the run is empty: the iterable yielded nothing", "run")
     raise InputError(
-        f"the run must be a path, a {{topic: {{doc: score}}}} dict or a pandas DataFrame, not {type(run).__name__}", "run")
+        f"the run must be a path, a {{topic: {{doc: score}}}} dict, a pandas DataFrame, a ranx Run or ir_measures' "
+        f"ScoredDoc items, not {type(run).__name__}", "run")
 
 
 def _member_lines(path, kind: str) -> Lines:
