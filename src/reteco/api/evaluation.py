@@ -75,13 +75,13 @@ def evaluate(run, reference, measures=None, *, engine: str = "numpy", trec_run=N
     ``trec_run``, ``trec_qrels``: paths to write the ranking reteco scored and the judgments to,
     as ``reteco score --trec-run`` and ``--trec-qrels`` do (``reteco.outputs.trec_qrels``).
     """
-    ref = _reference(reference)
+    ref = as_reference(reference)
     if ref.row is not None and ref.row.takes_answers:
         also = ", run=..." if ref.row.takes_run else ""
         raise InputError(f"sub-track {ref.subtrack} scores answers: use reteco.evaluate_answers(answers, reference{also})",
                          "reference")
     wanted = _measures(measures)
-    files = {} if _is_path(run) else {"run.txt": _run_lines(run)}
+    files = {} if _is_path(run) else {"run.txt": run_lines(run)}
     return _evaluation(ref, run, files, engine=engine, measures=wanted, trec_files=(trec_run, trec_qrels))
 
 
@@ -95,7 +95,7 @@ def evaluate_answers(answers, reference, *, run=None, judge_config=None, judge_c
     configuration YAML path or a loaded ``JudgeConfig``; without it the judge's figures are
     absent (``absent`` says why) and nothing is sent anywhere. ``judge_cache``: its cache folder.
     """
-    ref = _reference(reference)
+    ref = as_reference(reference)
     if ref.row is None or not ref.row.takes_answers:
         raise InputError(f"sub-track {ref.subtrack} scores a run: use reteco.evaluate", "reference")
     config = _judge_config(judge_config)
@@ -106,12 +106,31 @@ def evaluate_answers(answers, reference, *, run=None, judge_config=None, judge_c
         return _evaluation(ref, answers, {}, judge=config, judge_cache=judge_cache)
     files = {"answers.jsonl": _member_lines(answers, "answers") if _is_path(answers) else answers_from_object(answers, "answers")}
     if run is not None:
-        files["run.txt"] = _member_lines(run, "run") if _is_path(run) else _run_lines(run)
+        files["run.txt"] = _member_lines(run, "run") if _is_path(run) else run_lines(run)
     return _evaluation(ref, None, files, judge=config, judge_cache=judge_cache)
 
 
 def _evaluation(ref: Reference, path, files: dict[str, Lines], *, engine="numpy", measures=None, judge=None,
                 judge_cache=None, trec_files=(None, None)) -> Evaluation:
+    phase = phase_rules(ref)
+    result = score_object(ref, path, files, engine=engine, measures=measures, judge=judge, judge_cache=judge_cache)
+    _write_trec_files(ref, result.ranked, *trec_files)
+    details = result.details_json(per_topic=phase["per_topic"])
+    return Evaluation(
+        official=official_key(ref),
+        scores=dict(result.scores),
+        measures=dict((result.details.get("measures") or {}).get("overall", {})),
+        per_topic=_per_topic_frame(result),
+        warnings=[str(p) for p in result.problems.warnings()],
+        absent=dict(result.absent),
+        details=details,
+    )
+
+
+def score_object(ref: Reference, path, files: dict[str, Lines], *, engine="numpy", measures=None, judge=None,
+                 judge_cache=None):
+    """``score_submission`` on a path, or on ``files`` built in memory, with the reference's phase
+    rules; an InputError names the object's rows."""
     phase = phase_rules(ref)
     if files:
         submission = in_memory_submission({name: (lines.label, lines.data) for name, lines in files.items()}, "submission")
@@ -125,17 +144,7 @@ def _evaluation(ref: Reference, path, files: dict[str, Lines], *, engine="numpy"
         for lines in files.values():
             problems = lines.located(problems)
         raise InputError(problems) from None
-    _write_trec_files(ref, result.ranked, *trec_files)
-    details = result.details_json(per_topic=phase["per_topic"])
-    return Evaluation(
-        official=_official(ref),
-        scores=dict(result.scores),
-        measures=dict((result.details.get("measures") or {}).get("overall", {})),
-        per_topic=_per_topic_frame(result),
-        warnings=[str(p) for p in result.problems.warnings()],
-        absent=dict(result.absent),
-        details=details,
-    )
+    return result
 
 
 def _write_trec_files(ref: Reference, ranked, trec_run, trec_qrels) -> None:
@@ -163,14 +172,14 @@ def _per_topic_frame(result):
     return frames[0].join(frames[1:]) if len(frames) > 1 else frames[0]
 
 
-def _official(ref: Reference) -> str | None:
+def official_key(ref: Reference) -> str | None:
     row = SUBTRACKS.get(ref.subtrack)
     if row is not None:
         return row.official
     return retrieval_score_keys(ref)[0]
 
 
-def _reference(reference) -> Reference:
+def as_reference(reference) -> Reference:
     if isinstance(reference, Reference):
         return reference
     if isinstance(reference, (str, Path)):
@@ -198,7 +207,7 @@ def _measures(measures):
         raise InputError(str(exc), "measures") from None
 
 
-def _run_lines(run) -> Lines:
+def run_lines(run) -> Lines:
     """A run object as TREC lines: a dict, a DataFrame, a ``ranx.Run`` (its ``to_dict()``), or an
     iterable of ir_measures' ``ScoredDoc`` (anything with ``query_id``, ``doc_id``, ``score``,
     read as a DataFrame of ir_measures' columns, one row per item in the order given)."""
