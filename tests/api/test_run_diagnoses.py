@@ -100,3 +100,12 @@ def test_a_negative_rank_is_refused_and_rank_0_is_read_with_a_warning(kit, tmp_p
     negative = _write(tmp_path / "negative.txt", [[t, q, d, int(r) - 2, s, g] for t, q, d, r, s, g in rows])
     assert "negative.txt:1: error: rank -1 is negative; ranks start at 1 (or at 0, as PyTerrier writes them)" in \
         _refusal(capsys, kit / "ref/2a", negative)
+
+
+def test_the_rank_warning_quotes_the_topic_as_the_run_spelled_it(kit, tmp_path, capsys):
+    # biology/2_turn_1 written qualified, its ranks reversed: the example is the run's own spelling,
+    # never the bare '2_turn_1', which names a topic of two domains.
+    rows = [r for r in _lines(kit / "sample_submissions/2a/run.txt") if r[0] == "biology/2_turn_1"]
+    run = _write(tmp_path / "run.txt", [[t, q, d, len(rows) - int(r) + 1, s, g] for t, q, d, r, s, g in rows])
+    assert main(["score", "--ref", str(kit / "ref/2a"), "--res", str(run)]) == 0
+    assert "in 1 topics (e.g. 'biology/2_turn_1') the rank column disagrees with the scores" in capsys.readouterr().err

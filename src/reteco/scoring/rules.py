@@ -160,7 +160,9 @@ def apply_rules(reference: Reference, run: RunTable, problems: Problems) -> Rank
         del order
     counts["topics_rank_score_disagree"] = len(disagreeing)
     if len(disagreeing):
-        example = reference.topics[int(disagreeing[0])].topic_id
+        # As the run spelled it (a bare id like '2_turn_1' may name topics of two domains).
+        example = next((text for text, code in distinct.items() if code == int(disagreeing[0])),
+                       reference.topics[int(disagreeing[0])].key)
         problems.warning(
             name,
             None,
