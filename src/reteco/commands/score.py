@@ -73,10 +73,10 @@ def add_parser(subparsers) -> None:
                            help="print the per-topic figures as TSV (key, topic, value; then the 'all' rows)")
             p.add_argument("-m", "--measures", dest="measures", type=measures_argument, action="append", default=[],
                            metavar="MEASURES",
-                           help="diagnostics beyond the leaderboard's keys, e.g. 'nDCG@10 P@5 R@100 MRR' (ir_measures' "
-                           "names; trec_eval's ndcg_cut.10, P.5, recall.100, recip_rank too), computed by pytrec_eval "
-                           "on the decided rankings; printed after the official figure and written to details.json "
-                           "'measures', never to scores.json")
+                           help="diagnostics beyond the leaderboard's keys, e.g. 'nDCG@10 P@5 R@100 MRR RR@10 Judged@10' "
+                           "(ir_measures' names; trec_eval's ndcg_cut.10 or ndcg_cut_10, P.5, recip_rank; ranx's "
+                           "precision@5, mrr@10), computed on the decided rankings; printed after the official figure "
+                           "and written to details.json 'measures', never to scores.json")
             p.add_argument("--trec-qrels", type=Path, metavar="OUT",
                            help="also write the reference's qrels to OUT, keyed <domain>/<id>, with the relevance "
                            "reteco scores with: for trec_eval, ir_measures or ranx (with --trec-run)")
