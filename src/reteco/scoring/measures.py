@@ -5,7 +5,8 @@ The rankings are those the official figures are computed on (``reteco.scoring.ru
 tie-break, v1.0 ids mapped, unknown ids discarded, duplicates removed), but not cut at the
 largest cutoff: a requested ``R@100`` sees the top 100 even where the official cutoff is 10. Each
 measure is computed per reference topic by pytrec_eval (``reteco.metrics.trec_eval_engine``; a
-topic without a ranked document scores 0) and averaged as the official figures are
+topic without a ranked document scores 0), or, for a measure trec_eval lacks (``RR@k``,
+``Judged@k``), by its row's ``requested`` function (``reteco.metrics.ranking``) and averaged as the official figures are
 (``reteco.scoring.aggregate.summarize``: over units, a 1b query's steps first). Which spellings
 name which measure, and which figure of reteco's each equals, is the measure table's
 (``reteco.metrics.measure_table``, read through ``reteco.metrics.measure_strings``). So a requested
