@@ -150,7 +150,7 @@ def test_import_reteco_loads_no_scoring_until_the_api_is_used():
     code = ("import sys, reteco; assert 'reteco.api' not in sys.modules; reteco.evaluate; "
             "assert 'reteco.api' in sys.modules; print(sorted(reteco.__all__))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == str(sorted(["__version__", "Evaluation", "InputError", "evaluate", "evaluate_answers"]))
+    assert out.strip() == str(sorted(["__version__", "Evaluation", "InputError", "compare", "evaluate", "evaluate_answers"]))
 
 
 # ---------------------------------------------------------------------------- the page's examples
