@@ -11,6 +11,7 @@ agree with it. Version 3 stays readable for the verdicts it made.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
@@ -21,6 +22,7 @@ from reteco.judge import JudgeItem, build_request, load_judge_config
 from reteco.judge.prompts import load_prompt_set
 
 V4 = load_prompt_set(4)
+V4_CONFIG = dataclasses.replace(load_judge_config(), prompt_version=4, prompts=V4)
 RUN_PASSAGE = ("run_doc_7", "The museum opened its east wing in 1998 after a long renovation.")
 GOLD_PASSAGE = ("gold_doc_3", "The bridge over the Elbe was completed in 1892 by the city's engineers.")
 REFERENCE = "The bridge was completed in 1892."
@@ -41,10 +43,11 @@ def user_text(dimension: str, item: JudgeItem = ITEM_2C) -> str:
     return V4.messages(JudgeItem(**{**item.__dict__, "dimension": dimension}))[1]["content"]
 
 
-def test_v4_is_the_packaged_default_and_v3_stays_readable():
-    assert load_judge_config().prompt_version == 4
-    v3 = load_prompt_set(3)
-    assert v3.dimension_names == V4.dimension_names  # the plan's five, in the same order
+def test_v4_loads_beside_v3_with_the_plans_five_dimensions():
+    # Not the packaged default: it costs more than version 2 on the golden turns at every cache
+    # discount (bench/README.md), and the golden set is graded for version 3's abstention policy.
+    assert load_judge_config().prompt_version == 3
+    assert load_prompt_set(3).dimension_names == V4.dimension_names  # the plan's five, in the same order
 
 
 def test_faithfulness_in_2c_sees_the_runs_passages_never_the_gold_it_lacked_nor_the_reference():
@@ -81,7 +84,7 @@ def test_every_dimension_shows_exactly_its_inputs_shared_ones_first():
 
 
 def test_a_turns_five_requests_are_the_same_bytes_up_to_the_end_of_the_response_block():
-    texts = [prompt_text(build_request(JudgeItem(**{**ITEM_2C.__dict__, "dimension": d}), load_judge_config()))
+    texts = [prompt_text(build_request(JudgeItem(**{**ITEM_2C.__dict__, "dimension": d}), V4_CONFIG))
              for d in V4.dimension_names]
     prefix = min(common_prefix_length(texts[0], t) for t in texts)
     shared = texts[0][:prefix]
@@ -98,11 +101,8 @@ def test_a_turns_five_requests_are_the_same_bytes_up_to_the_end_of_the_response_
 def test_most_of_a_turns_prompt_tokens_lie_in_the_prefix_its_five_requests_share(subtrack):
     """Measured on the golden turns (bench/README.md): 80 % (2b) and 78 % (2c), mean; version 2
     shares 50 % and 48 %."""
-    config = load_judge_config()
-
     def share(version, item):
-        c = config if version == 4 else __import__("dataclasses").replace(
-            config, prompt_version=version, prompts=load_prompt_set(version))
+        c = dataclasses.replace(V4_CONFIG, prompt_version=version, prompts=load_prompt_set(version))
         texts = [prompt_text(build_request(i, c)) for i in every_dimension([item])]
         prefix = min(common_prefix_length(texts[0], t) for t in texts)
         return sum(rule_tokens(t[:prefix]) for t in texts) / sum(rule_tokens(t) for t in texts)
