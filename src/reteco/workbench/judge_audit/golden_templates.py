@@ -25,6 +25,10 @@ Each ``TOPIC`` is one subject in one domain and yields four series (turns):
 
 The grades follow the rubric v3 policy (docs/golden_v3.md says why, case by case).
 
+Why one module: the topics' slot values and the series built from them are one generator; a
+series template reads the topic's slots by name, so splitting the data from the builders would
+only put the names on both sides of an import.
+
 Golden set v4 (``python -m reteco.workbench.judge_audit.golden_templates 4`` writes
 ``golden/v4/cases.yaml``) is graded for prompt version 4, where each dimension sees only its own
 evidence and a 2c abstention is judged by the sub-track's rule (issue 31): the same series, with
