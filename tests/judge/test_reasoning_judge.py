@@ -144,3 +144,19 @@ def test_a_reasoning_judge_scores_2b_and_2c_in_the_scoring_program(reasoning_ser
     assert stored == (judgments, judgments)  # each verdict stored once
     assert reasoning == (judgments, judgments * REASONING_TOKENS["low"])
     assert all("temperature" not in r.body and r.body["reasoning_effort"] == "low" for r in reasoning_server.chat_requests)
+
+
+def test_the_judge_probe_asks_with_the_judges_decoding_so_a_reasoning_model_answers_it(reasoning_server):
+    from reteco.codabench.program.judge_probe import probe
+    from reteco.workbench.codabench.bundle.judge_probe_bundle import probe_record
+
+    class Setup:  # what probe_record reads of the bundle's judge setup
+        config = reasoning_config(reasoning_server)
+
+    record = probe_record(Setup, ("evaluation",))
+    assert record["decoding"] == {"max_completion_tokens": 4000, "seed": 2027, "reasoning_effort": "low"}
+    assert probe(record, TEST_KEY)["completion"]["ok"] is True
+    # A probe.json of an older reteco names no decoding: 5 tokens at temperature 0, refused here.
+    old = {k: v for k, v in record.items() if k != "decoding"}
+    refused = probe(old, TEST_KEY)["completion"]
+    assert (refused["ok"], refused["status"]) == (False, 400)
