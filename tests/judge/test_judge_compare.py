@@ -39,6 +39,11 @@ def test_two_configs_make_one_table(fake_openai, tmp_path, monkeypatch, capsys):
         assert row["gate"]["complete"] and row["gate"]["passed"] is False and row["gate"]["failing_tags"]
         assert row["judged_now"] == row["judgments"] > 0 and row["seconds_per_judgment"] > 0
     assert a["expected_phase_cost_usd"] is None and b["expected_phase_cost_usd"] > 0
+    # At the golden run's reported usage (the fake server: 100 prompt + 20 completion tokens a call).
+    # (the re-judged probes ask the same requests again, in a second cache: their usage counts once)
+    assert 0 < b["golden_usage"]["calls"] <= b["judgments"] and a["expected_phase_cost_usd_measured"] is None
+    per_call = (100 * 1.0 + 20 * 8.0) / 1e6
+    assert b["expected_phase_cost_usd_measured"] == round(per_call * 200 * 5 * 2, 2)
     assert b["decoding"] == {"max_completion_tokens": 4000, "seed": 2027, "reasoning_effort": "low"}
     lines = table.splitlines()
     assert len([line for line in lines if line.startswith("| gpt-4o.yaml") or line.startswith("| judge.yaml")]) == 2

@@ -6,7 +6,8 @@ Per configuration: its signature and model; the model's announced shutdown date
 (Evaluation, Post-evaluation: ``reteco.workbench.codabench.bundle.competition.PHASES``); the
 golden gate (``judge-meta``'s: pass or fail, and the failing checks' tags); the cost of the
 expected phase (``--turns`` turns for ``--submissions`` submissions, the golden turns' estimate
-scaled, at the config's ``price_per_million``; none without prices) and the wall time per
+scaled, at the config's ``price_per_million``; none without prices; and the same phase at the
+golden run's reported cost per call, reasoning tokens included) and the wall time per
 judgment made now (judgments answered from the cache are not timed). Agreement with human
 ratings is ``reteco agreement``'s, per rater (the table names the judge's rater id to use).
 
@@ -97,6 +98,7 @@ def compare_one(config, cases, thresholds, contrast, cache_dir: Path, args) -> d
     failing = report["failures"]
     tags = sorted({m.group(1) for f in failing for m in [re.search(r"tag (\S+?)[,:]", f)] if m})
     cost = phase_cost(config, cases, args.turns, args.submissions)
+    measured = measured_cost(config, [*outcomes, *probe_outcomes], args.turns, args.submissions)
     return {
         "config": str(config.source), "signature": config.signature, "model": config.model,
         "prompt_version": config.prompt_version, "decoding": {k: v for k, v in config.decoding().items()},
@@ -105,9 +107,27 @@ def compare_one(config, cases, thresholds, contrast, cache_dir: Path, args) -> d
         "human_agreement": {"rater": f"{config.model}@{config.signature}",
                             "how": "reteco agreement with the organizers' human ratings (not given here)"},
         "expected_phase_cost_usd": cost,
+        "golden_usage": measured["usage"],
+        "expected_phase_cost_usd_measured": measured["phase_usd"],
         "judgments": len(outcomes) + len(probe_outcomes), "judged_now": judged_now,
         "seconds_per_judgment": round(seconds / judged_now, 3) if judged_now else None,
     }
+
+
+def measured_cost(config, outcomes, turns: int, submissions: int) -> dict:
+    """What the golden verdicts cost as the server reported it (``verdicts_usage``: reasoning
+    tokens included, which no estimate knows before a run), and the expected phase at that cost
+    per judgment and the config's prices (None without prices or usage)."""
+    from reteco.judge.items import verdicts_usage
+
+    usage = verdicts_usage(outcomes)
+    prices = config.prices()
+    recorded = usage.calls - usage.not_recorded
+    phase = None
+    if prices is not None and recorded:
+        judgments = turns * len(config.prompts.dimension_names) * submissions
+        phase = round(prices.money(usage) / recorded * judgments, 2)
+    return {"usage": usage.as_dict(prices), "phase_usd": phase}
 
 
 def phase_cost(config, cases, turns: int, submissions: int) -> float | None:
@@ -132,8 +152,9 @@ def table_markdown(document: dict) -> str:
     lines = [f"Golden set {document['golden_version']}; expected phase: {document['turns']} turns x "
              f"{document['submissions']} submissions.", "",
              "| config | signature | model | decoding | announced shutdown | leaves before the end of | golden gate | "
-             "failing tags | human agreement | phase cost | s / judgment |",
-             "|---|---|---|---|---|---|---|---|---|---:|---:|"]
+             "failing tags | human agreement | phase cost (estimate) | phase cost (golden run's usage) | reasoning tokens | "
+             "s / judgment |",
+             "|---|---|---|---|---|---|---|---|---|---:|---:|---:|---:|"]
     for r in document["judges"]:
         gate = "incomplete" if not r["gate"]["complete"] else ("pass" if r["gate"]["passed"] else
                                                                 f"fail ({len(r['gate']['failures'])} checks)")
@@ -141,8 +162,9 @@ def table_markdown(document: dict) -> str:
         decoding = ", ".join(f"{k} {v}" for k, v in r["decoding"].items())
         cost = "no prices in the config" if r["expected_phase_cost_usd"] is None else f"${r['expected_phase_cost_usd']:,.2f}"
         seconds = "-" if r["seconds_per_judgment"] is None else f"{r['seconds_per_judgment']:.3f}"
+        measured = "-" if r["expected_phase_cost_usd_measured"] is None else f"${r['expected_phase_cost_usd_measured']:,.2f}"
         lines.append(f"| {Path(r['config']).name} | `{r['signature']}` | {r['model']} | {decoding} | "
                      f"{r['shutdown_date'] or 'none announced'} | {leaves or '-'} | {gate} | "
                      f"{', '.join(r['gate']['failing_tags']) or '-'} | `reteco agreement` rater `{r['human_agreement']['rater']}` | "
-                     f"{cost} | {seconds} |")
+                     f"{cost} | {measured} | {r['golden_usage']['reasoning_tokens']:,} | {seconds} |")
     return "\n".join(lines) + "\n"
