@@ -78,6 +78,7 @@ def test_the_report_discloses_prompts_models_retries_counts_golden_and_agreement
     assert judge["signature"] == CONFIG.signature and judge["prompt_version"] == CONFIG.prompt_version == 3
     assert judge["prompt_files"] == dict(CONFIG.prompts.file_hashes) and len(judge["prompt_files"]) == 9
     assert judge["configured_model"] == CONFIG.model and judge["decoding"]["response_format"] == "json_schema"
+    assert (judge["decoding"]["temperature"], judge["decoding"]["reasoning_effort"]) == (None, "low")
     assert report["retry_procedure"]["settings"]["max_retries"] == CONFIG.max_retries
     assert any(rule.startswith("not retried:") for rule in report["retry_procedure"]["rules"])
     # Counts summed by hand over the two files.
