@@ -1,4 +1,4 @@
-"""Prompt version 2 against version 3 on the real llama-server: prompt-processing time, cached
+"""Prompt versions 2, 3 and 4 on the real llama-server: prompt-processing time, cached
 tokens, wall time; and the estimate against the tokens the server reports.
 
     .venv/bin/python bench/bench_judge_cost.py [--turns 3] [--subtrack 2c] [--threads 1]
@@ -21,10 +21,12 @@ OpenAI's tokenizers count about four characters a token: its token counts show t
 shares, not an API bill; the estimate's input tokens are compared as a ratio.
 
 ``--table``: no server; the estimate (``reteco.workbench.judge_audit.estimate``) of a 200-turn phase for 1, 50 and
-180 submissions, per sub-track and prompt version, at gpt-4o-2024-08-06's list prices with
-OpenAI's prompt-caching rule (cached prefixes from 1,024 tokens, half price), live and through the
-Batch API (half price; Batch API requests are not prompt-cached at a discount beyond that, so the
-batch column halves the live one as an upper bound).
+180 submissions, per sub-track and prompt version (2, 3, 4), with the mean and least share of a
+turn's prompt tokens in the prefix its five requests share, at gpt-4o-2024-08-06's input and
+output list prices with the cached input at 50 %, 75 % and 90 % off and OpenAI's prompt-caching
+rule (cached prefixes from 1,024 tokens), live, and through the Batch API at 50 % off (half
+price; Batch API requests are not prompt-cached at a discount beyond that, so the batch column
+halves the live one as an upper bound).
 """
 
 from __future__ import annotations
@@ -118,28 +120,53 @@ def run(version: int, items, llama_cpp: Path, threads: int, context: int) -> dic
 #: OpenAI's list prices for gpt-4o-2024-08-06 (dollars per million tokens: input, cached input,
 #: output) as published in 2024-2025; check them before relying on the table.
 GPT_4O_PRICES = {"input": 2.5, "cached_input": 1.25, "output": 10.0}
+#: The table's three price schedules: gpt-4o's input and output prices, cached input at 50 %, 75 %
+#: and 90 % off (the discounts OpenAI's model families have had: gpt-4o, gpt-4.1, the gpt-5 family).
+#: What matters is the order of the versions at each discount, not the dollars.
+CACHE_DISCOUNTS = (0.5, 0.75, 0.9)
+VERSIONS = (2, 3, 4)
+
+
+def shared_prefix_share(config, item) -> float:
+    """The share of a turn's five prompts' tokens (the fake server's rule) in the prefix they all share."""
+    from support.fake_openai_server import common_prefix_length, prompt_text, rule_tokens
+
+    from reteco.judge import build_request
+
+    texts = [prompt_text(build_request(i, config)) for i in every_dimension([item])]
+    prefix = min(common_prefix_length(texts[0], t) for t in texts)
+    return sum(rule_tokens(t[:prefix]) for t in texts) / sum(rule_tokens(t) for t in texts)
 
 
 def cost_table(turns: int, submissions: list[int]) -> list[dict]:
     """The estimate (no server) for a phase of TURNS turns, per sub-track and prompt version, at
-    gpt-4o's prices with OpenAI's caching rule (prefixes of 1,024 tokens or more), live and batch."""
+    gpt-4o's input and output prices with the cached input at each of ``CACHE_DISCOUNTS`` off,
+    with OpenAI's caching rule (prefixes of 1,024 tokens or more), live and batch."""
     from reteco.workbench.judge_audit.estimate import OPENAI_CACHE_MIN_TOKENS
 
     rows = []
     for sub in ("2b", "2c"):
         sample = golden_turns(sub)
         items = every_dimension(sample)
-        for version in (2, 3):
-            config = dataclasses.replace(load_judge_config(), prompt_version=version, prompts=load_prompt_set(version),
-                                         price_per_million=GPT_4O_PRICES)
-            one = estimate_judging(items, config, min_cached_tokens=OPENAI_CACHE_MIN_TOKENS)
-            per_submission = one.scaled(turns / len(sample))
+        for version in VERSIONS:
+            base = dataclasses.replace(load_judge_config(), prompt_version=version, prompts=load_prompt_set(version))
+            shares = [shared_prefix_share(base, item) for item in sample]
+            row_money = {}
+            for discount in CACHE_DISCOUNTS:
+                prices = {**GPT_4O_PRICES, "cached_input": GPT_4O_PRICES["input"] * (1 - discount)}
+                config = dataclasses.replace(base, price_per_million=prices)
+                one = estimate_judging(items, config, min_cached_tokens=OPENAI_CACHE_MIN_TOKENS)
+                row_money[discount] = one.scaled(turns / len(sample))
             for n in submissions:
-                phase = per_submission.scaled(n)
+                phase = row_money[CACHE_DISCOUNTS[0]].scaled(n)
                 rows.append({"subtrack": sub, "version": version, "turns": turns, "submissions": n,
+                             "shared_prefix_mean": round(sum(shares) / len(shares), 4),
+                             "shared_prefix_min": round(min(shares), 4),
                              "calls": phase.calls, "input_tokens": phase.input_tokens,
                              "cached_tokens": phase.cacheable_tokens, "output_tokens": phase.output_tokens,
-                             "usd_live": round(phase.money_usd, 2), "usd_batch": round(phase.money_usd * 0.5, 2)})
+                             **{f"usd_live_{round(d * 100)}off": round(row_money[d].scaled(n).money_usd, 2)
+                                for d in CACHE_DISCOUNTS},
+                             "usd_batch_50off": round(phase.money_usd * 0.5, 2)})
     return rows
 
 
@@ -195,10 +222,12 @@ def main() -> int:
     def total(version: int, key: str) -> float:
         return sum(r[key] for r in results if r["version"] == version)
 
+    versions = sorted({r["version"] for r in results})
     summary = {"turns": args.turns, "subtrack": args.subtrack, "threads": args.threads,
                "sample_passages": args.sample_passages, "order": args.order, "runs": results,
-               **{f"{key}_v3_over_v2": round(total(3, key) / total(2, key), 3)
-                  for key in ("prompt_ms", "prompt_n", "wall_s") if total(2, key) and total(3, key)}}
+               **{f"{key}_v{v}_over_v2": round(total(v, key) / total(2, key), 3)
+                  for v in versions if v != 2 for key in ("prompt_ms", "prompt_n", "wall_s")
+                  if total(2, key) and total(v, key)}}
     print(json.dumps(summary, indent=2))
     if args.json:
         args.json.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")

@@ -15,6 +15,7 @@ import pytest
 from support.fake_openai_server import TEST_KEY, FakeOpenAI
 
 from reteco.judge import load_judge_config
+from reteco.judge.config import PLAN_GPT4O_CONFIG
 from reteco.judge.prompts import load_prompt_set
 from reteco.release.prepare import prepare_release
 from reteco.release.synthetic.release import write_synthetic_release
@@ -39,8 +40,9 @@ def server(fake_openai):
 
 @pytest.fixture(name="judge_config")
 def judge_config_fixture(fake_openai, monkeypatch):
-    """The packaged judge config on prompt version 1, pointed at the fake server, with
-    test-sized waits.
+    """The plan's GPT-4o judge config (``gpt-4o.yaml``, packaged beside the default: temperature 0,
+    no reasoning effort) on prompt version 1, pointed at the fake server, with test-sized waits.
+    The reasoning-model default has its own tests (tests/judge/test_reasoning_judge.py).
 
     The transport, fault and batch tests script replies in version 1's reply schema
     ({"rationale", "score"}), so they stay on version 1 explicitly; the version-2 rubric has
@@ -49,7 +51,7 @@ def judge_config_fixture(fake_openai, monkeypatch):
     """
     monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
     return dataclasses.replace(
-        load_judge_config(), prompt_version=1, prompts=load_prompt_set(1), base_url=fake_openai.base_url,
+        load_judge_config(PLAN_GPT4O_CONFIG), prompt_version=1, prompts=load_prompt_set(1), base_url=fake_openai.base_url,
         backoff_initial_s=0.01, backoff_max_s=0.05, timeout_s=5.0, max_retries=3, max_reasks=2,
     )
 

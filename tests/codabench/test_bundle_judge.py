@@ -142,12 +142,13 @@ def test_without_network_the_judged_2b_runs_are_failed_not_ranked_and_said_so(ju
     assert len(no_ranking) == 1 and "phase 'Development'" in no_ranking[0]
 
 
-def test_check_bundle_warns_of_a_judge_model_leaving_before_a_judged_phase_ends(judged_build, tmp_path):
+def test_check_bundle_refuses_a_judge_model_leaving_before_a_judged_phase_ends(judged_build, tmp_path):
     """From the table of announced dates (no network): gpt-4o-2024-08-06 leaves on 2027-01-14,
-    inside Evaluation (to 2027-01-31) and before Post-evaluation's open end."""
+    inside Evaluation (to 2027-01-31) and before Post-evaluation's open end: refused, both dates
+    named; kept with --allow-judge-shutdown, the reason written into the report."""
     bundles, _, _ = judged_build
     report = check_bundle(bundles["2b"], simulate=False)
-    assert not [n for n in report.notes if "announced shutdown date" in n]  # the fake judge model: no date known
+    assert not [n for n in report.notes + report.errors if "announced shutdown date" in n]  # no date known
 
     def use_gpt_4o(path: Path):
         with zipfile.ZipFile(path) as archive:
@@ -166,9 +167,14 @@ def test_check_bundle_warns_of_a_judge_model_leaving_before_a_judged_phase_ends(
         return members
 
     changed = rewrite(bundles["2b"], tmp_path / "gpt4o.zip", members=use_gpt_4o(bundles["2b"]))
-    notes = [n for n in check_bundle(changed, simulate=False).notes if "announced shutdown date of 2027-01-14" in n]
-    assert len(notes) == 2
-    assert "phase 'Evaluation' ends 2027-01-31 23:59:59 UTC" in notes[0] and "has no end" in notes[1]
+    errors = [e for e in check_bundle(changed, simulate=False).errors if "announced shutdown date of 2027-01-14" in e]
+    assert len(errors) == 2 and all(e.startswith("[judge] ") and "--allow-judge-shutdown REASON" in e for e in errors)
+    assert "phase 'Evaluation' ends 2027-01-31 23:59:59 UTC" in errors[0] and "has no end" in errors[1]
+    kept = check_bundle(changed, simulate=False, allow_judge_shutdown="the plan's GPT-4o, every turn judged by 01-13")
+    assert not [e for e in kept.errors if "announced shutdown" in e]
+    notes = [n for n in kept.notes if "announced shutdown date of 2027-01-14" in n]
+    assert len(notes) == 2 and all(n.endswith("(--allow-judge-shutdown): the plan's GPT-4o, every turn judged by 01-13")
+                                   for n in notes)
 
 
 def test_a_server_that_stalls_past_the_deadline_leaves_the_judge_keys_absent_within_the_limit(judged_build, tmp_path):

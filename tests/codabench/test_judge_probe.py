@@ -37,7 +37,7 @@ def test_the_fake_server_answers_models_as_before_and_with_a_shutdown_date(serve
 
 
 def test_a_shutdown_inside_a_phase_warns_and_one_after_it_does_not():
-    assert KNOWN_SHUTDOWN_DATES["gpt-4o-2024-08-06"] == "2027-01-14"  # openai-python 3.57.0's list
+    assert KNOWN_SHUTDOWN_DATES["gpt-4o-2024-08-06"] == "2027-01-14"  # openai-python 3.63.0's list
     warning = retirement_warning("gpt-4o-2024-08-06", "2027-01-14", "Evaluation", EVALUATION_END, "the table")
     assert "announced shutdown date of 2027-01-14 (the table), and phase 'Evaluation' ends 2027-01-31" in warning
     assert retirement_warning("m", "2027-02-01", "Evaluation", EVALUATION_END, "x") is None

@@ -9,29 +9,33 @@ import pytest
 from support.fake_openai_server import TEST_KEY
 
 from reteco.judge import JudgeItem, JudgeNotAvailable, default_cache_dir, judge_available, load_judge_config, run_judge
-from reteco.judge.config import PACKAGED_CONFIG
+from reteco.judge.config import PACKAGED_CONFIG, PLAN_GPT4O_CONFIG
+from reteco.llm.model_retirement import known_shutdown
 from reteco.llm.config import Redactor, public_url
 from reteco.problems import InputError
 
 EXAMPLE = PACKAGED_CONFIG.parent / "open-weights.example.yaml"
 
 
-def test_the_packaged_config_is_the_frozen_gpt4o_judge():
+def test_the_packaged_config_is_a_reasoning_judge_that_outlives_the_phases_and_gpt4o_stays_named():
     config = load_judge_config()
-    assert config.prompt_version == 3
-    assert config.model == "gpt-4o-2024-08-06"
-    assert (config.temperature, config.seed) == (0, 2027)
-    assert config.max_completion_tokens > 0 and config.max_reasks >= 1 and config.max_retries >= 1
+    assert config.model == "gpt-5.5-2026-04-23" and known_shutdown(config.model) is None  # no announced date
+    assert (config.temperature, config.seed, config.reasoning_effort) == (None, 2027, "low")
+    assert config.max_completion_tokens == 4000 and config.max_reasks >= 1 and config.max_retries >= 1
     assert not config.use_batch_api
     assert len(config.signature) == 16 and int(config.signature, 16) >= 0
     assert config.signature == load_judge_config(PACKAGED_CONFIG).signature
+    plan = load_judge_config(PLAN_GPT4O_CONFIG)  # the plan's judge, for comparison
+    assert (plan.model, plan.temperature, plan.reasoning_effort, plan.max_completion_tokens) == (
+        "gpt-4o-2024-08-06", 0, None, 400)
+    assert known_shutdown(plan.model) == "2027-01-14" and plan.prompt_version == config.prompt_version
 
 
 def test_the_signature_is_who_judged_not_how_the_calls_were_made():
     base = load_judge_config()
     # Who answers is part of who judged: another endpoint or another response format is
     # another judge (a llama.cpp server answering under the name gpt-4o must not pass for it).
-    for change in ({"model": "other"}, {"temperature": 0.7}, {"seed": 1}, {"max_completion_tokens": 50}, {"max_reasks": 0},
+    for change in ({"model": "other"}, {"temperature": 0.7}, {"reasoning_effort": "medium"}, {"reasoning_effort": None}, {"seed": 1}, {"max_completion_tokens": 50}, {"max_reasks": 0},
                    {"base_url": "http://127.0.0.1:9/v1"}, {"response_format": "json_object"}):
         assert dataclasses.replace(base, **change).signature != base.signature, change
     for change in ({"concurrency": 64}, {"timeout_s": 5.0}, {"use_batch_api": True}, {"max_retries": 1},

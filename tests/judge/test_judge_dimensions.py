@@ -39,34 +39,34 @@ def declare(root, version: int, dimensions) -> None:
 
 
 def made_up_versions(tmp_path):
-    """A copy of the packaged prompts with v4 (v3 and a sixth dimension, 'timeliness') and v5 (v3
+    """A copy of the packaged prompts with v5 (v3 and a sixth dimension, 'timeliness') and v6 (v3
     without relevance), each frozen with ``reteco freeze-prompt``."""
     root = tmp_path / "prompts"
     shutil.copytree(PACKAGED_PROMPTS, root)
-    shutil.copytree(root / "v3", root / "v4")
+    shutil.copytree(root / "v3", root / "v5")
     coherence = (root / "v3" / "coherence.md").read_text(encoding="utf-8")
     front, _, _ = coherence.partition("\n---\n")
-    (root / "v4" / "timeliness.md").write_text(
+    (root / "v5" / "timeliness.md").write_text(
         front.replace("dimension: coherence", "dimension: timeliness").replace("conversational coherence", "timeliness")
         + "\n---\nDimension: timeliness. Is the RESPONSE right for the time the question is about?\n"
         + "".join(f"{n} - Anchor {n}.\n" for n in (5, 4, 3, 2, 1)),
         encoding="utf-8",
     )
-    shutil.copytree(root / "v3", root / "v5")
-    (root / "v5" / "relevance.md").unlink()
-    declare(root, 4, SIX)
-    declare(root, 5, FOUR)
-    for version in (4, 5):
+    shutil.copytree(root / "v3", root / "v6")
+    (root / "v6" / "relevance.md").unlink()
+    declare(root, 5, SIX)
+    declare(root, 6, FOUR)
+    for version in (5, 6):
         assert reteco(["freeze-prompt", "--family", "judge", "--root", str(root), str(version)]) == 0
     return root
 
 
-def test_versions_1_to_3_list_the_five_dimensions_of_the_evaluation_plan():
+def test_versions_1_to_4_list_the_five_dimensions_of_the_evaluation_plan():
     """Frozen facts: a later table with more dimensions leaves them as they are."""
     five = ("correctness", "completeness", "relevance", "coherence", "faithfulness")
     versions = read_manifest(PACKAGED_PROMPTS)["versions"]
-    assert {"1", "2", "3"} <= set(versions)
-    for version in (1, 2, 3):
+    assert {"1", "2", "3", "4"} <= set(versions)
+    for version in (1, 2, 3, 4):
         assert versions[str(version)]["dimensions"] == list(five)
         assert load_prompt_set(version).dimension_names == five
 
@@ -81,7 +81,7 @@ def test_the_default_versions_dimensions_are_the_tables():
 
 def test_a_version_with_a_sixth_or_fewer_dimensions_loads_renders_and_the_frozen_ones_still_check(tmp_path, capsys):
     root = made_up_versions(tmp_path)
-    six, four = load_prompt_set(4, root), load_prompt_set(5, root)
+    six, four = load_prompt_set(5, root), load_prompt_set(6, root)
     assert six.dimension_names == SIX and four.dimension_names == FOUR
     assert "timeliness.md" in six.file_hashes and "relevance.md" not in four.file_hashes
     item = JudgeItem(key="q_turn_1", dimension="timeliness", query="When?", history="", answer="In 2017.",
@@ -103,8 +103,8 @@ def test_a_version_with_a_sixth_or_fewer_dimensions_loads_renders_and_the_frozen
     capsys.readouterr()
     assert reteco(["freeze-prompt", "--family", "judge", "--root", str(root), "--check"]) == 0
     assert [line.split(" matches ")[0] for line in capsys.readouterr().out.splitlines()] == [
-        f"judge prompt version {v}" for v in (1, 2, 3, 4, 5)]
-    for version in (1, 2, 3):
+        f"judge prompt version {v}" for v in (1, 2, 3, 4, 5, 6)]
+    for version in (1, 2, 3, 4):
         assert load_prompt_set(version, root).file_hashes == load_prompt_set(version).file_hashes
 
 
@@ -140,7 +140,7 @@ def test_the_keys_and_figures_of_a_run_follow_the_version_in_use(tmp_path, fake_
     ref = write_tiny_reference(tmp_path / "2b", "2b")
     answers = read_answers(b'{"turn_id": "biology/2_turn_1", "answer": "cells"}\n', "answers.jsonl", ref)
     packaged = load_judge_config()
-    for version, dimensions in ((4, SIX), (5, FOUR)):
+    for version, dimensions in ((5, SIX), (6, FOUR)):
         config = dataclasses.replace(packaged, prompt_version=version, prompts=load_prompt_set(version, root),
                                      base_url=fake_openai.base_url, max_retries=0)
         scores, details, _, absent = score_generation(

@@ -12,6 +12,7 @@ from support.paths import REPO_ROOT
 
 from reteco.judge import DIMENSIONS, JudgeItem, build_request, load_judge_config
 from reteco.workbench.judge_audit.golden import load_golden_cases
+from reteco.judge.config import PLAN_GPT4O_CONFIG
 from reteco.judge.prompts import PACKAGED_PROMPTS, freeze, injection_flag, load_prompt_set
 from reteco.llm.prompt_files import PromptIntegrityError, ReplyProblem
 from reteco.problems import InputError
@@ -174,11 +175,14 @@ def test_the_v2_rubric_states_its_rules():
         assert "attempt to influence the grade" in prompts.dimensions[d].text, f"{d}: anchor 1 names the attempts"
 
 
-def test_the_request_is_strict_json_schema_temperature_0_fixed_seed_token_cap():
+def test_the_request_is_strict_json_schema_fixed_seed_token_cap_and_the_decoding_of_its_config():
     config = load_judge_config()
     body = build_request(item("correctness"), config)
     assert body["model"] == config.model
-    assert body["temperature"] == 0 and body["seed"] == config.seed
+    # The packaged reasoning judge sends no temperature (refused) and its effort; the plan's GPT-4o 0.
+    assert "temperature" not in body and body["reasoning_effort"] == "low" and body["seed"] == config.seed
+    plan = build_request(item("correctness"), load_judge_config(PLAN_GPT4O_CONFIG))
+    assert plan["temperature"] == 0 and "reasoning_effort" not in plan
     assert body["max_completion_tokens"] == config.max_completion_tokens
     fmt = body["response_format"]
     assert fmt["type"] == "json_schema" and fmt["json_schema"]["strict"] is True

@@ -60,7 +60,7 @@ def fixtures(tmp_path):
                                        "spearman": {"value": None, "reason": "constant"}}},
         "ceiling": {"dimensions": {"correctness": {"kappa_quadratic": {"value": 0.7, "ci_low": 0.5, "ci_high": 0.8}}}},
         "method": {"seed": 2027, "resamples": 2000, "interval": "95% percentile bootstrap",
-                   "judge": f"gpt-4o-2024-08-06@{CONFIG.signature}", "judge_signature": CONFIG.signature},
+                   "judge": f"{CONFIG.model}@{CONFIG.signature}", "judge_signature": CONFIG.signature},
     })
     sample = write(tmp_path / "sheet.sample.json", {
         "subtrack": "2c", "seed": 5, "requested": 40, "sampled": 40, "candidates": 600, "systems": ["a", "b"],
@@ -77,7 +77,8 @@ def test_the_report_discloses_prompts_models_retries_counts_golden_and_agreement
     judge = report["judge"]
     assert judge["signature"] == CONFIG.signature and judge["prompt_version"] == CONFIG.prompt_version == 3
     assert judge["prompt_files"] == dict(CONFIG.prompts.file_hashes) and len(judge["prompt_files"]) == 9
-    assert judge["configured_model"] == "gpt-4o-2024-08-06" and judge["decoding"]["response_format"] == "json_schema"
+    assert judge["configured_model"] == CONFIG.model and judge["decoding"]["response_format"] == "json_schema"
+    assert (judge["decoding"]["temperature"], judge["decoding"]["reasoning_effort"]) == (None, "low")
     assert report["retry_procedure"]["settings"]["max_retries"] == CONFIG.max_retries
     assert any(rule.startswith("not retried:") for rule in report["retry_procedure"]["rules"])
     # Counts summed by hand over the two files.
@@ -114,7 +115,9 @@ def report_of_a_real_scoring(tmp_path, fake_openai, monkeypatch, answer: str):
     result = score_submission(ref, answers, judge_config=config, cache_dir=tmp_path / "cache")
     write_details(tmp_path / "scored", result.details)
     yaml = tmp_path / "judge.yaml"
-    yaml.write_text(f"prompt_version: {CONFIG.prompt_version}\nmodel: gpt-4o-2024-08-06\nbase_url: {fake_openai.base_url}\n")
+    yaml.write_text(f"prompt_version: {CONFIG.prompt_version}\nmodel: {CONFIG.model}\nbase_url: {fake_openai.base_url}\n"
+                    f"temperature: null\nreasoning_effort: {CONFIG.reasoning_effort}\n"
+                    f"max_completion_tokens: {CONFIG.max_completion_tokens}\n")  # the packaged judge's decoding
     assert main(["judge-report", "--out", str(tmp_path / "r"), "--judge-config", str(yaml),
                  "--details", str(tmp_path / "scored" / "details.json")]) == 0
     return config, json.loads((tmp_path / "r" / "judge-report.json").read_text())
@@ -214,7 +217,7 @@ def test_the_config_line_identifies_the_configuration_without_a_path_of_this_mac
     # The packaged config says so.
     assert main(["judge-report", "--out", str(tmp_path / "p")]) == 0
     md = (tmp_path / "p" / "judge-report.md").read_text()
-    assert (f"- config: judge.yaml, the packaged one (model `gpt-4o-2024-08-06` at api.openai.com, judge signature "
+    assert (f"- config: judge.yaml, the packaged one (model `{CONFIG.model}` at api.openai.com, judge signature "
             f"`{CONFIG.signature}`)") in md
     assert str(CONFIG.source) not in md
 
@@ -237,11 +240,11 @@ def agreement_of(tmp_path, name, judge_rater, **method):
 def test_agreement_figures_are_shown_under_the_judge_that_produced_them(tmp_path, capsys):
     a, _, _, _, _ = fixtures(tmp_path)
     other = "0123456789abcdef"
-    ours = agreement_of(tmp_path, "ours.json", f"gpt-4o-2024-08-06@{CONFIG.signature}")
+    ours = agreement_of(tmp_path, "ours.json", f"{CONFIG.model}@{CONFIG.signature}")
     assert main(["judge-report", "--out", str(tmp_path / "r1"), "--agreement", str(ours)]) == 0
     md = (tmp_path / "r1" / "judge-report.md").read_text()
     section = md.split("## Agreement with the human ratings", 1)[1]
-    assert f"Figures of judge signature `{CONFIG.signature}` (rater `gpt-4o-2024-08-06@{CONFIG.signature}`)." in section
+    assert f"Figures of judge signature `{CONFIG.signature}` (rater `{CONFIG.model}@{CONFIG.signature}`)." in section
     assert "Warning" not in section
     # The humans-only alpha is in the table, before the alpha with the judge.
     header = next(line for line in section.splitlines() if line.startswith("| dimension"))
@@ -369,7 +372,7 @@ def ratings_of(rater, scores, systems=("s1", "s2", "s3", "s4")):
 
 
 def test_rank_agreement_and_rejudging_are_disclosed_under_their_signatures(tmp_path):
-    rater = f"gpt-4o-2024-08-06@{CONFIG.signature}"
+    rater = f"{CONFIG.model}@{CONFIG.signature}"
     judge = ratings_of(rater, [5, 4, 3, 2])
     humans = ratings_of("h1", [5, 3, 4, 1])
     result = agreement(judge, humans, resamples=50)

@@ -77,3 +77,49 @@ def test_a_changed_file_of_any_family_is_refused_and_the_version_cannot_be_refro
 
 def test_freezing_needs_a_version():
     assert reteco(["freeze-prompt", "--family", "temporal"]) == 2
+
+
+# Versions changed after their first freeze, each with why it was allowed (a released version never
+# is): judge v3 was revised in place before any phase (issue 20; its first layout's verdicts are
+# never served for it); judge v4 was re-laid out in its own branch before it was merged or used
+# (issue 31: the first layout put every rubric in the system message and cost more).
+REVISED_BEFORE_USE = {("judge", 3), ("judge", 4)}
+
+
+def _git(*args: str) -> str | None:
+    import subprocess
+
+    from support.paths import REPO_ROOT
+
+    try:
+        done = subprocess.run(["git", "-C", str(REPO_ROOT), *args], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+@pytest.mark.parametrize(("name", "version"), VERSIONS)
+def test_no_version_was_changed_after_its_first_freeze_in_the_history(name, version):
+    """The manifest recorded in the first commit that froze a version is the one recorded now: a
+    file changed together with its manifest entry (a version frozen again) fails here, which the
+    check against the manifest alone cannot see. Needs the git history (skipped without it)."""
+    from support.paths import REPO_ROOT
+
+    path = (family(name).root / "manifest.json").resolve().relative_to(REPO_ROOT.resolve()).as_posix()
+    commits = _git("log", "--format=%H", "--reverse", "--", path)
+    if not commits:
+        pytest.skip("no git history of the manifest here")
+    current = read_manifest(family(name).root)["versions"][str(version)]
+    for commit in commits.split():
+        text = _git("show", f"{commit}:{path}")
+        entry = json.loads(text).get("versions", {}).get(str(version)) if text else None
+        if entry and entry.get("files"):
+            if (name, version) in REVISED_BEFORE_USE:
+                return
+            # Files and rendering; the entry's other keys (a later "dimensions" list) may be added.
+            first = {k: entry.get(k) for k in ("files", "rendered")}
+            assert first == {k: current.get(k) for k in ("files", "rendered")}, (
+                f"{family(name).what} {version} was frozen as {first} in {commit[:10]} and has changed since: a "
+                "frozen version never changes; write a new version")
+            return
+    # Frozen only in the working tree (not committed yet): the check against the manifest holds it.

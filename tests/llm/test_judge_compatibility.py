@@ -78,8 +78,8 @@ def test_the_preflight_is_one_tiny_request_shaped_like_the_run(fake_openai, judg
     first = build_request(ITEMS[0], judge_config)
     assert probe.body["messages"] == [{"role": "user", "content": PREFLIGHT_MESSAGE}]
     assert probe.body["max_completion_tokens"] == 16
-    for key in ("model", "response_format", "seed", "temperature"):
-        assert probe.body[key] == first[key], key
+    for key in ("model", "response_format", "seed", "temperature", "reasoning_effort"):
+        assert probe.body.get(key) == first.get(key), key
     assert outcomes.stats.calls.preflight == "passed"
     assert outcomes.stats.http_requests == 1 + len(ITEMS) == fake_openai.all_chat_calls
     # A second run has nothing to ask: no preflight either.
@@ -95,7 +95,7 @@ def test_the_preflight_warns_of_a_model_with_an_announced_shutdown_date(fake_ope
     judge(dated, tmp_path / "dated")
     lines = [r.getMessage() for r in caplog.records if "announced shutdown date" in r.getMessage()]
     assert lines == ["preflight: the judge model gpt-4o-2024-08-06 has an announced shutdown date of 2027-01-14 "
-                     "(as listed by openai-python 3.57.0); keep the judge cache and its archives: after that day its "
+                     "(as listed by openai-python 3.63.0); keep the judge cache and its archives: after that day its "
                      "verdicts cannot be asked again"]
     assert fake_openai.all_chat_calls == 1 + len(ITEMS)  # the preflight and the judgments, nothing more
     caplog.clear()

@@ -92,7 +92,12 @@ def test_prices_are_checked_when_the_config_is_built(judge_config):
 
 def test_a_call_without_reported_usage_counts_as_not_recorded_never_as_zero():
     assert call_usage({"choices": []}) is None
-    assert call_usage({"usage": {"prompt_tokens": 10, "completion_tokens": 2}}) == (10, 0, 2)
+    assert call_usage({"usage": {"prompt_tokens": 10, "completion_tokens": 2}}) == (10, 0, 2, None)
+    # A reasoning model's reasoning tokens: inside the completion tokens, never more than them.
+    reasoning = {"prompt_tokens": 10, "completion_tokens": 50, "completion_tokens_details": {"reasoning_tokens": 40}}
+    assert call_usage({"usage": reasoning}) == (10, 0, 50, 40)
+    assert TokenUsage.of_call((10, 0, 50, 40)).reasoning_tokens == 40
+    assert Prices(1.0, 0.5, 4.0).money(TokenUsage.of_call((10, 0, 50, 40))) == pytest.approx((10 + 50 * 4.0) / 1e6)
     usage = TokenUsage.of_call(None) + TokenUsage.of_call((10, 4, 2))
     assert (usage.calls, usage.not_recorded, usage.prompt_tokens) == (2, 1, 10)
     assert Prices(1.0, 0.5, 4.0).money(usage) == pytest.approx((6 * 1.0 + 4 * 0.5 + 2 * 4.0) / 1e6)

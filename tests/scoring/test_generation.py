@@ -179,7 +179,7 @@ def test_judge_without_a_key_does_not_run_and_says_why(tmp_path, monkeypatch):
     judge = result.details["generation"]["judge"]
     assert judge["ran"] is False
     assert judge["reason"] == "no API key: the environment variable OPENAI_API_KEY is not set"
-    assert judge["model"] == "gpt-4o-2024-08-06" and judge["prompt_version"] == 3 and judge["signature"]
+    assert judge["model"] == "gpt-5.5-2026-04-23" and judge["prompt_version"] == 3 and judge["signature"]
     assert any(line.startswith("judge: warning: the judge did not run: no API key") for line in result.problems.lines())
 
 

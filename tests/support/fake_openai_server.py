@@ -22,6 +22,18 @@ whose ``response_format.type`` is ``json_schema`` gets HTTP 500 with its pydanti
 text, and the cap on completion tokens is ignored (the preflight's reply reports more tokens
 than it allowed).
 
+``mode=REASONING`` behaves as OpenAI's reasoning models (the gpt-5.x family) do on Chat
+Completions: a ``temperature`` other than 1 gets HTTP 400 ``Unsupported value: 'temperature' does
+not support 0 with this model. Only the default (1) value is supported.`` (``param``
+"temperature", code "unsupported_value"), and ``max_tokens`` a 400 naming it (``Use
+'max_completion_tokens' instead``); ``reasoning_effort`` is taken (one of "none", "minimal",
+"low", "medium", "high", "xhigh", "max"; else a 400 naming it) and spends ``REASONING_TOKENS[effort]``
+reasoning tokens before the reply (default "medium"), reported in
+``usage.completion_tokens_details.reasoning_tokens`` and counted inside ``completion_tokens``
+and the cap: when reasoning and reply do not fit in ``max_completion_tokens``, the reply is cut
+(``finish_reason`` "length"; empty when the reasoning alone filled the cap). Other modes take
+``reasoning_effort`` and ignore it. ``reasoning_efforts`` lists the effort of every judgment request, in order.
+
 Usage. By default every completion reports fixed usage (100 prompt + 20 completion tokens; the
 preflight 12 + what it used). With ``count_tokens=True`` the server counts like a real one, by
 one documented rule: a request's prompt is its messages written out as ``<|role|>\ncontent\n``
@@ -58,6 +70,10 @@ from typing import Any
 from reteco.llm.compatibility import PREFLIGHT_MESSAGE, token_limit_param
 
 LLAMA_CPP_PYTHON = "llama-cpp-python"
+REASONING = "reasoning"
+#: Reasoning tokens a reply spends per ``reasoning_effort`` in ``REASONING`` mode (made-up, fixed).
+REASONING_TOKENS = {"none": 0, "minimal": 16, "low": 96, "medium": 384, "high": 1536, "xhigh": 4096, "max": 8192}
+DEFAULT_EFFORT = "medium"
 # What llama-cpp-python's server (FastAPI + pydantic v2) answers to a json_schema response_format:
 # its route error handler wraps the validation error's text as a 500 "internal_server_error".
 LLAMA_CPP_PYTHON_REJECTION = (
@@ -200,6 +216,53 @@ def is_preflight(body: dict) -> bool:
     return any(m.get("content") == PREFLIGHT_MESSAGE for m in body.get("messages", []) if isinstance(m, dict))
 
 
+def reasoning_rejection(body: dict, mode: str | None) -> Reply | None:
+    """The 400 a reasoning model gives a parameter it refuses (``REASONING`` mode: temperature other
+    than 1, ``max_tokens``, an unknown effort), or None."""
+    def refused(message: str, param: str, code: str) -> Reply:
+        return Reply(400, {"error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}})
+
+    if mode != REASONING:
+        return None
+    if "temperature" in body and body["temperature"] != 1:
+        return refused(f"Unsupported value: 'temperature' does not support {body['temperature']} with this model. "
+                       "Only the default (1) value is supported.", "temperature", "unsupported_value")
+    if "max_tokens" in body:
+        return refused("Unsupported parameter: 'max_tokens' is not supported with this model. "
+                       "Use 'max_completion_tokens' instead.", "max_tokens", "unsupported_parameter")
+    if "reasoning_effort" in body and body["reasoning_effort"] not in REASONING_TOKENS:
+        return refused(f"Invalid value: '{body['reasoning_effort']}'. Supported values are: "
+                       + ", ".join(f"'{e}'" for e in REASONING_TOKENS) + ".", "reasoning_effort", "invalid_value")
+    return None
+
+
+def with_reasoning(body: dict, reply: Reply) -> Reply:
+    """``reply`` as a reasoning model gives it: ``REASONING_TOKENS`` of the request's effort spent
+    first, inside ``completion_tokens`` and the request's cap; cut ("length") when both do not fit."""
+    if not (reply.status == 200 and isinstance(reply.body, dict) and "choices" in reply.body):
+        return reply
+    reasoning = REASONING_TOKENS[body.get("reasoning_effort", DEFAULT_EFFORT)]
+    cap = body.get("max_completion_tokens")
+    out = json.loads(json.dumps(reply.body))
+    choice = out["choices"][0]
+    content = (choice.get("message") or {}).get("content") or ""
+    usage = out.get("usage") or {}
+    visible = rule_tokens(content)
+    if isinstance(cap, int) and reasoning + visible > cap:
+        reasoning = min(reasoning, cap)
+        kept = cap - reasoning  # the reply's tokens that fit: 4 characters each, by the rule
+        choice["message"]["content"] = content[:kept * 4]
+        choice["finish_reason"] = "length"
+        visible = rule_tokens(choice["message"]["content"])
+    completion_tokens = reasoning + visible
+    prompt = usage.get("prompt_tokens", 100)
+    usage.update({"prompt_tokens": prompt, "completion_tokens": completion_tokens,
+                  "total_tokens": prompt + completion_tokens,
+                  "completion_tokens_details": {"reasoning_tokens": reasoning}})
+    out["usage"] = usage
+    return Reply(reply.status, out, reply.headers, reply.delay_s)
+
+
 def llama_cpp_python_rejection() -> Reply:
     """llama-cpp-python's answer to a json_schema response_format."""
     return Reply(500, {"error": {"message": LLAMA_CPP_PYTHON_REJECTION, "type": "internal_server_error",
@@ -215,6 +278,7 @@ class FakeOpenAI:
         self.cache_block_tokens = cache_block_tokens
         self.seen_prompts: list[str] = []  # the prefix cache (count_tokens)
         self.usage_reported: list[tuple[int, int, int]] = []
+        self.reasoning_efforts: list[str | None] = []  # each judgment request's reasoning_effort
         self.latency_s = latency_s
         self.echo_auth = echo_auth
         self.mode = mode
@@ -307,12 +371,24 @@ class FakeOpenAI:
     def answer_chat(self, headers: dict[str, str], body: dict) -> Reply:
         """The reply to one chat request (recorded here): the mode, the preflight, then ``choose``."""
         rejected = self.mode == LLAMA_CPP_PYTHON and (body.get("response_format") or {}).get("type") == "json_schema"
+        refusal = reasoning_rejection(body, self.mode)
         if is_preflight(body):
             with self._lock:
                 self.preflight_requests.append(Recorded("POST", "/v1/chat/completions", headers, body, time.monotonic()))
-            return llama_cpp_python_rejection() if rejected else self.preflight(body)
+            if refusal is not None:
+                return refusal
+            reply = llama_cpp_python_rejection() if rejected else self.preflight(body)
+            return with_reasoning(body, reply) if self.mode == REASONING else reply
         self.record("POST", "/v1/chat/completions", headers, body)
-        return llama_cpp_python_rejection() if rejected else self.counted(body, self.choose(body))
+        if refusal is not None:
+            return refusal
+        if rejected:
+            return llama_cpp_python_rejection()
+        if self.mode != REASONING:
+            return self.counted(body, self.choose(body))
+        with self._lock:
+            self.reasoning_efforts.append(body.get("reasoning_effort"))
+        return with_reasoning(body, self.counted(body, self.choose(body)))
 
     def counted(self, body: dict, reply: Reply) -> Reply:
         """``reply`` with the usage counted by the documented rule (``count_tokens``), recorded."""

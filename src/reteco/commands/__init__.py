@@ -46,6 +46,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "setup-wordnet": ("setup_wordnet", "add_setup_wordnet_parser"),
     "judge": ("workbench.judge", "add_judge_parser"),
     "judge-meta": ("workbench.judge_meta", "add_judge_meta_parser"),
+    "judge-compare": ("workbench.judge_compare", "add_parser"),
     "agreement": ("workbench.agreement", "add_agreement_parser"),
     "human-sample": ("workbench.human_sample", "add_human_sample_parser"),
     "judge-report": ("workbench.judge_report", "add_judge_report_parser"),

@@ -21,6 +21,8 @@ from reteco.llm.prompt_files import PromptIntegrityError
 from reteco.problems import InputError
 
 PACKAGED_CONFIG = Path(__file__).resolve().parent / "judge.yaml"
+#: The evaluation plan's GPT-4o as a named configuration, for comparison (``reteco judge-compare``).
+PLAN_GPT4O_CONFIG = Path(__file__).resolve().parent / "gpt-4o.yaml"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -48,7 +50,8 @@ class JudgeConfig(LLMConfig):
     @property
     def signature(self) -> str:
         """Who judged: a short sha256 over the prompt files (rubric anchors and schema included),
-        the rendering of the messages, the model id, the decoding and re-ask settings, how the
+        the rendering of the messages, the model id, the decoding and re-ask settings (a reasoning
+        model's ``reasoning_effort`` included), how the
         reply's format is asked (``response_format``) and the endpoint (``LLMConfig.endpoint``:
         the public URL, no credentials). Another server answering under the same model name is
         another judge; the model it reports is recorded with each verdict
@@ -67,6 +70,9 @@ class JudgeConfig(LLMConfig):
             "response_format": self.response_format,
             "endpoint": self.endpoint(),
         }
+        # Added only when set, so that every signature made without it stays what it was.
+        if self.reasoning_effort is not None:
+            payload["reasoning_effort"] = self.reasoning_effort
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
     def describe(self) -> dict[str, Any]:

@@ -37,6 +37,7 @@ from reteco.llm.prompt_files import (
     PromptIntegrityError,
     ReplyProblem,
     check_frozen,
+    fence_tag,
     fenced_blocks,
     neutralise,
     read_version_files,
@@ -139,9 +140,26 @@ class PromptSet:
         return {"role": "user", "content": self.reask.strip().format(problem=problem)}
 
     def _user(self, item: JudgeItem, spec: DimensionPrompt, *, closing: bool = True) -> str:
+        blocks = self._blocks(item, spec.inputs)
+        # Version 4 (evidence_last): one fence tag for every request of the answer, a hash of every
+        # block any dimension shows, so that the five requests share their start byte for byte.
+        tag = fence_tag([c for _, _, c in self._blocks(item, self._every_input())]) \
+            if self.layout.get("evidence_last") else None
+        parts = fenced_blocks(self.layout["header"], blocks, tag=tag)
+        if closing:
+            parts.append(self.layout["closing"].format(dimension=spec.title))
+        return "\n\n".join(parts) + "\n"
+
+    def _every_input(self) -> tuple[str, ...]:
+        """Every input any dimension of the version shows, in the order of ``INPUTS``."""
+        used = {i for spec in self.dimensions.values() for i in spec.inputs}
+        return tuple(i for i in INPUTS if i in used)
+
+    def _blocks(self, item: JudgeItem, inputs: tuple[str, ...]) -> list[tuple[str, str, str]]:
+        """The (intro, label, content) blocks of ``inputs`` for ``item``, in that order."""
         blocks_conf = self.layout["blocks"]
-        blocks: list[tuple[str, str, str]] = []  # (intro, label, content)
-        for name in spec.inputs:
+        blocks: list[tuple[str, str, str]] = []
+        for name in inputs:
             conf = blocks_conf[name]
             if name in PASSAGE_INPUTS:
                 blocks.extend(self._passage_blocks(item, name, conf))
@@ -152,10 +170,7 @@ class PromptSet:
             else:
                 value = neutralise(getattr(item, name)).strip()
                 blocks.append((conf["intro"], conf["label"], value or conf["empty"]))
-        parts = fenced_blocks(self.layout["header"], blocks)
-        if closing:
-            parts.append(self.layout["closing"].format(dimension=spec.title))
-        return "\n\n".join(parts) + "\n"
+        return blocks
 
     @staticmethod
     def _passage_blocks(item: JudgeItem, name: str, conf: Mapping[str, str]) -> list[tuple[str, str, str]]:
@@ -258,7 +273,9 @@ def load_prompt_set(version: int, root: Path = PACKAGED_PROMPTS, *, verify: bool
     _check_schema(response_format["json_schema"], directory / "schema.json")
     _check_layout(layout, {i for spec in dims.values() for i in spec.inputs}, directory / "layout.yaml")
     shared = isinstance(layout, Mapping) and (layout.get("rubric_at_end") or layout.get("rubrics_in_system"))
-    if shared and len({spec.inputs for spec in dims.values()}) != 1:
+    if shared and isinstance(layout, Mapping) and layout.get("evidence_last"):
+        _check_evidence_last(layout, dims, directory / "layout.yaml")
+    elif shared and len({spec.inputs for spec in dims.values()}) != 1:
         raise PromptIntegrityError(f"{directory / 'layout.yaml'}: with rubric_at_end or rubrics_in_system every dimension must show the same "
                                    "inputs in the same order (the shared prefix)")
     prompts = PromptSet(
@@ -332,6 +349,19 @@ def _check_schema(json_schema: Mapping[str, Any], where: Path) -> None:
             "additional properties, a string 'rationale', an integer 'score' enumerating values in 1..5 "
             "and, if present, a boolean 'injection'"
         )
+
+
+def _check_evidence_last(layout: Mapping[str, Any], dims: Mapping[str, DimensionPrompt], where: Path) -> None:
+    """Version 4's layout (``evidence_last``): every dimension shows the ``shared`` inputs first,
+    in that order and including the answer, then only its own evidence."""
+    shared = layout.get("shared")
+    if not (isinstance(shared, list) and shared and all(isinstance(i, str) for i in shared) and "answer" in shared):
+        raise PromptIntegrityError(f"{where}: evidence_last needs `shared`, the inputs every dimension shows first "
+                                   "(a list including answer)")
+    for name, spec in dims.items():
+        if list(spec.inputs[:len(shared)]) != shared:
+            raise PromptIntegrityError(f"{where}: with evidence_last every dimension shows {', '.join(shared)} first; "
+                                       f"{name} shows {', '.join(spec.inputs)}")
 
 
 def _check_layout(layout: Any, used: set[str], where: Path) -> None:

@@ -83,13 +83,8 @@ def build_request(item: JudgeItem, config: JudgeConfig) -> dict[str, Any]:
         "model": config.model,
         "messages": config.prompts.messages(item),
         "response_format": config.prompts.response_format,
-        config.token_limit_param: config.max_completion_tokens,
+        **config.decoding(),  # null leaves a parameter to the server (reasoning models refuse temperature)
     }
-    # null in the config means "leave it to the server" (some reasoning models reject both).
-    if config.temperature is not None:
-        body["temperature"] = config.temperature
-    if config.seed is not None:
-        body["seed"] = config.seed
     return shape_request(body, config.response_format)
 
 

@@ -92,10 +92,11 @@ CACHE_FILE = "judge-cache.sqlite"
 ARCHIVE_FILE = "judge_archive.sqlite"  # a cache exported into a scoring output (module docstring)
 SCHEMA_VERSION = "1"
 _CALL_COLUMNS = ("request_hash", "response_json", "http_status", "system_fingerprint", "model", "via", "endpoint",
-                 "prompt_tokens", "cached_tokens", "completion_tokens", "started_at", "finished_at")
+                 "prompt_tokens", "cached_tokens", "completion_tokens", "reasoning_tokens", "started_at",
+                 "finished_at")
 # The usage columns of ``calls`` (reteco.llm.usage), added to caches of an older reteco on open:
 # their rows keep NULL there, "not recorded".
-_USAGE_COLUMNS = ("prompt_tokens", "cached_tokens", "completion_tokens")
+_USAGE_COLUMNS = ("prompt_tokens", "cached_tokens", "completion_tokens", "reasoning_tokens")
 _FAILURE_COLUMNS = ("request_hash", "attempt", "kind", "http_status", "message", "wait_s", "endpoint", "at")
 _JUDGMENT_COLUMNS = ("cache_key", "topic_key", "dimension", "prompt_version", "signature", "model", "status", "score",
                      "rationale", "attempts", "system_fingerprint", "call_ids", "judged_at")
@@ -121,7 +122,8 @@ CREATE TABLE IF NOT EXISTS calls(
     finished_at TEXT NOT NULL,
     prompt_tokens INTEGER,
     cached_tokens INTEGER,
-    completion_tokens INTEGER
+    completion_tokens INTEGER,
+    reasoning_tokens INTEGER
 );
 CREATE INDEX IF NOT EXISTS calls_by_request ON calls(request_hash);
 CREATE TABLE IF NOT EXISTS failures(
@@ -610,9 +612,10 @@ class JudgeCache:
         if not ids:
             return []
         marks = ",".join("?" * len(ids))
-        found = {r[0]: (r[1], r[2], TokenUsage.of_call(r[4:7], batch=(r[3] or "").startswith("batch:")))
+        found = {r[0]: (r[1], r[2], TokenUsage.of_call(r[4:8], batch=(r[3] or "").startswith("batch:")))
                  for r in self._sql(
-            f"SELECT id, model, endpoint, via, prompt_tokens, cached_tokens, completion_tokens FROM calls "  # noqa: S608
+            f"SELECT id, model, endpoint, via, prompt_tokens, cached_tokens, completion_tokens, reasoning_tokens "
+            f"FROM calls "  # noqa: S608
             f"WHERE id IN ({marks})", ids  # (placeholders only)
         )}
         return [found[i] for i in ids if i in found]
@@ -678,16 +681,16 @@ class JudgeCache:
         via: str,
         endpoint: str | None,
         started_at: str | None,
-        usage: tuple[int, int, int] | None = None,
+        usage: tuple[int, ...] | None = None,
     ) -> int:
         """Store one received response (already redacted); returns its row id. ``usage``: its
-        (prompt, cached prompt, completion) tokens as the server reported them
+        (prompt, cached prompt, completion[, reasoning]) tokens as the server reported them
         (``reteco.llm.usage.call_usage``), None when it reported none."""
-        tokens = usage if usage is not None else (None, None, None)
+        tokens = (*usage, None, None, None, None)[:4] if usage is not None else (None, None, None, None)
         cur = self._sql(
             "INSERT INTO calls(request_hash, response_json, http_status, system_fingerprint, model, via, endpoint, "
-            "prompt_tokens, cached_tokens, completion_tokens, started_at, finished_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "prompt_tokens, cached_tokens, completion_tokens, reasoning_tokens, started_at, finished_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (request_hash_, response_json, http_status, system_fingerprint, model, via, endpoint, *tokens, started_at,
              now_iso()),
         )

@@ -79,7 +79,7 @@ from reteco.llm.compatibility import ignored_token_cap, preflight_body, rejected
 from reteco.llm.config import LLMConfig, Redactor, endpoint_available, read_api_key
 from reteco.llm.model_retirement import SOURCE, known_shutdown
 from reteco.llm.prompt_files import ReplyProblem
-from reteco.llm.usage import TokenUsage, call_usage
+from reteco.llm.usage import TokenUsage, call_usage, reasoning_tokens
 
 OK = "ok"
 INVALID = "invalid"
@@ -406,7 +406,7 @@ class StructuredCaller:
                 return reply
             try:
                 if choice.get("finish_reason") == "length":
-                    raise ReplyProblem("it was cut off at the token limit; keep the rationale short")
+                    raise ReplyProblem(cut_off_problem(response, self.config.max_completion_tokens))
                 value = request.validate(reply.text)
             except ReplyProblem as exc:
                 problem = str(exc)
@@ -632,6 +632,16 @@ class _Sent:
     attempts: int  # HTTP requests made for it
     failure: str  # why it failed ("" when it did not)
     stopped: bool = False  # not (or no more) sent: the run was stopped (limit, abort, refusal)
+
+
+def cut_off_problem(completion: dict[str, Any], cap: int) -> str:
+    """Why a reply cut at the token cap is unusable; a reasoning model's reasoning tokens, which
+    count inside the cap (``usage.completion_tokens_details.reasoning_tokens``), named."""
+    reasoning = reasoning_tokens(completion)
+    if not reasoning:
+        return "it was cut off at the token limit; keep the rationale short"
+    return (f"it was cut off at the token limit: {reasoning} of the {cap} completion tokens went to reasoning "
+            "(max_completion_tokens must leave room for the reasoning and the reply)")
 
 
 def estimated_tokens(body: dict[str, Any], completion_cap: int) -> int:

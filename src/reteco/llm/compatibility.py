@@ -14,7 +14,8 @@ Three things live here, all pure functions of a request body and a server's answ
   Input should be 'text' or 'json_object'``), with ``setting_hint``: the config key to change.
   Such a request is never retried: the same body gets the same refusal.
 - ``preflight_body``: the one tiny request a run sends before any judgment, shaped exactly like
-  the run's requests (model, ``response_format``, token limit parameter, temperature, seed) but
+  the run's requests (model, ``response_format``, token limit parameter, temperature, seed,
+  reasoning effort) but
   with a one-line message and a token cap of ``PREFLIGHT_TOKENS``, so a server that refuses a
   parameter costs one request, not one per judgment times the retries.
 """
@@ -44,7 +45,7 @@ _INVALID_INPUT = re.compile(
 # Searched for by name in an error text: the settings a judge config controls. "messages" and
 # "model" are left out of the text search: "This model's maximum context length ... your
 # messages" is an error about one item's length, not about a setting.
-_SEARCHED = ("response_format", *TOKEN_LIMIT_PARAMS, "seed", "temperature")
+_SEARCHED = ("response_format", *TOKEN_LIMIT_PARAMS, "seed", "temperature", "reasoning_effort")
 
 
 def shape_request(body: Mapping[str, Any], mode: str) -> dict[str, Any]:
@@ -151,6 +152,9 @@ def setting_hint(param: str, request: Mapping[str, Any]) -> str:
         return f"set `token_limit_param: {other}` in the judge config"
     if param in ("seed", "temperature"):
         return f"set `{param}: null` in the judge config (the server then uses its default; the signature changes)"
+    if param == "reasoning_effort":
+        return ("set `reasoning_effort: null` in the judge config (a model that is not a reasoning model takes "
+                "none), or another effort the model accepts; the signature changes")
     if param == "model":
         return "check `model` in the judge config: the server does not serve it under that name"
     return f"the judge config has no setting that removes `{param}`; this server cannot be used as it is"

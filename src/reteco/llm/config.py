@@ -28,6 +28,9 @@ TOKEN_LIMIT_PARAMS = ("max_completion_tokens", "max_tokens")
 #: ``json_schema``); ``none``: no ``response_format`` at all, the schema in the system message.
 #: Whatever the mode, every reply is checked against the schema by the caller's validator.
 RESPONSE_FORMATS = ("json_schema", "json_object", "none")
+#: ``reasoning_effort`` values of a reasoning model's Chat Completions request, as the openai SDK
+#: types them (``openai.types.shared.reasoning_effort.ReasoningEffort``); null sends none.
+REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 
 # Keys shorter than this are placeholders (vLLM's "EMPTY", "sk-no-key"), not secrets: redacting
 # them would mangle ordinary text, and leaking them reveals nothing.
@@ -47,6 +50,10 @@ class LLMConfig:
     seed: int | None = 2027
     max_completion_tokens: int = 400
     token_limit_param: str = "max_completion_tokens"
+    # A reasoning model's effort (REASONING_EFFORTS), sent as ``reasoning_effort``; None sends
+    # nothing (a model that is not a reasoning model refuses the parameter). A reasoning model
+    # counts its reasoning tokens inside ``max_completion_tokens``: size the cap for both.
+    reasoning_effort: str | None = None
     response_format: str = "json_schema"
     base_url: str | None = None
     base_url_env: str = "OPENAI_BASE_URL"
@@ -88,6 +95,8 @@ class LLMConfig:
             problems.append("model must be a non-empty string")
         if self.token_limit_param not in TOKEN_LIMIT_PARAMS:
             problems.append(f"token_limit_param must be one of {', '.join(TOKEN_LIMIT_PARAMS)}")
+        if self.reasoning_effort is not None and self.reasoning_effort not in REASONING_EFFORTS:
+            problems.append(f"reasoning_effort must be one of {', '.join(REASONING_EFFORTS)} (or null to send none)")
         if self.response_format not in RESPONSE_FORMATS:
             problems.append(f"response_format must be one of {', '.join(RESPONSE_FORMATS)}")
         for name in ("max_calls_per_run", "max_tokens_per_run"):
@@ -120,6 +129,16 @@ class LLMConfig:
             problems.append("timeout_s must be > 0")
         return problems + prices_problems(self.price_per_million, self.batch_price_factor)
 
+    def decoding(self) -> dict[str, Any]:
+        """The request parameters of the decoding, as sent: the token cap under its parameter's
+        name, then ``temperature``, ``seed`` and ``reasoning_effort`` only when set (null leaves a
+        parameter to the server: OpenAI's reasoning models refuse any ``temperature`` but 1)."""
+        out: dict[str, Any] = {self.token_limit_param: self.max_completion_tokens}
+        for name in ("temperature", "seed", "reasoning_effort"):
+            if getattr(self, name) is not None:
+                out[name] = getattr(self, name)
+        return out
+
     def prices(self) -> Prices | None:
         """The configured prices (``reteco.llm.usage``), None when the config names none."""
         return prices_of(self.price_per_million, self.batch_price_factor)
@@ -143,6 +162,7 @@ class LLMConfig:
             "seed": self.seed,
             "max_completion_tokens": self.max_completion_tokens,
             "token_limit_param": self.token_limit_param,
+            "reasoning_effort": self.reasoning_effort,
             "response_format": "json_schema (strict)" if self.response_format == "json_schema" else (
                 f"{self.response_format} (the schema written into the system message)"
             ),

@@ -11,8 +11,12 @@ down, or null if not announced"); other OpenAI-compatible servers (vLLM, llama.c
 without it, or not at all.
 
 ``KNOWN_SHUTDOWN_DATES``: the dates OpenAI announced, as its Python SDK lists them
-(``SOURCE``). The gpt-4o and gpt-4.1 snapshots leave the API on 2027-01-14, inside the
-Evaluation phase (2027-01-10 to 2027-01-31). Update the table from the source when it changes.
+(``SOURCE``), every entry of its list. The gpt-4o and gpt-4.1 snapshots leave the API on
+2027-01-14, inside the Evaluation phase (2027-01-10 to 2027-01-31). A model the list does not
+name has no announced date (the SDK marks "gpt-5.1-mini", "not a supported model ID", with none).
+Update the table from the source when it changes: ``tests/llm/test_model_retirement.py`` holds
+it to the installed SDK's list. What the endpoint itself answers (``ask_model``: the Model
+object's ``shutdown_date``) overrides the table wherever it is asked (the judge probe).
 
 Standard library only: the probe's scoring program carries this file and runs on the worker's
 image without reteco's dependencies.
@@ -27,17 +31,35 @@ import urllib.request
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-SOURCE = ("openai-python 3.57.0, openai/types/shared/chat_model.py (the 'Deprecated values' list: "
+SOURCE = ("openai-python 3.63.0, openai/types/shared/chat_model.py (the 'Deprecated values' list: "
           "'Announced shutdown date'), which points to OpenAI's API deprecations page")
 _BY_DATE = {
-    "2026-10-23": ("gpt-4o-2024-05-13", "gpt-4-turbo", "gpt-4-turbo-2024-04-09", "gpt-4", "gpt-4-0613",
-                   "gpt-3.5-turbo", "gpt-3.5-turbo-0125", "gpt-4.1-nano", "gpt-4.1-nano-2025-04-14", "o4-mini",
-                   "o4-mini-2025-04-16", "o3-mini", "o3-mini-2025-01-31", "o1", "o1-2024-12-17"),
+    "2024-09-13": ("gpt-3.5-turbo-16k", "gpt-3.5-turbo-0301", "gpt-3.5-turbo-0613", "gpt-3.5-turbo-16k-0613"),
+    "2024-12-06": ("gpt-4-vision-preview",),
+    "2025-06-06": ("gpt-4-32k", "gpt-4-32k-0314", "gpt-4-32k-0613"),
+    "2025-07-28": ("o1-preview", "o1-preview-2024-09-12"),
+    "2025-10-10": ("gpt-4o-audio-preview-2024-10-01",),
+    "2025-10-27": ("o1-mini", "o1-mini-2024-09-12"),
+    "2026-02-12": ("codex-mini-latest",),
+    "2026-02-17": ("chatgpt-4o-latest",),
+    "2026-03-26": ("gpt-4-0125-preview", "gpt-4-turbo-preview", "gpt-4-0314"),
+    "2026-05-07": ("gpt-4o-audio-preview", "gpt-4o-audio-preview-2024-12-17", "gpt-4o-audio-preview-2025-06-03",
+                   "gpt-4o-mini-audio-preview", "gpt-4o-mini-audio-preview-2024-12-17"),
+    "2026-07-23": ("gpt-5.1-codex", "gpt-5.1-chat-latest", "gpt-5-chat-latest", "gpt-4o-search-preview",
+                   "gpt-4o-mini-search-preview", "gpt-4o-search-preview-2025-03-11",
+                   "gpt-4o-mini-search-preview-2025-03-11"),
+    "2026-08-10": ("gpt-5.3-chat-latest", "gpt-5.2-chat-latest"),
+    "2026-09-28": ("gpt-3.5-turbo-1106",),
+    "2026-10-23": ("gpt-4.1-nano", "gpt-4.1-nano-2025-04-14", "o4-mini", "o4-mini-2025-04-16", "o3-mini",
+                   "o3-mini-2025-01-31", "o1", "o1-2024-12-17", "gpt-4o-2024-05-13", "gpt-4-turbo",
+                   "gpt-4-turbo-2024-04-09", "gpt-4-1106-preview", "gpt-4", "gpt-4-0613", "gpt-3.5-turbo",
+                   "gpt-3.5-turbo-0125"),
     "2026-12-11": ("gpt-5", "gpt-5-mini", "gpt-5-nano", "gpt-5-2025-08-07", "gpt-5-mini-2025-08-07",
                    "gpt-5-nano-2025-08-07", "o3", "o3-2025-04-16"),
-    "2027-01-14": ("gpt-4o", "gpt-4o-2024-11-20", "gpt-4o-2024-08-06", "gpt-4o-mini", "gpt-4o-mini-2024-07-18",
-                   "gpt-4.1", "gpt-4.1-mini", "gpt-4.1-2025-04-14", "gpt-4.1-mini-2025-04-14"),
-    "2027-04-01": ("gpt-5.1", "gpt-5.1-2025-11-13"),
+    "2027-01-14": ("gpt-4.1", "gpt-4.1-mini", "gpt-4.1-2025-04-14", "gpt-4.1-mini-2025-04-14", "gpt-4o",
+                   "gpt-4o-2024-11-20", "gpt-4o-2024-08-06", "gpt-4o-mini", "gpt-4o-mini-2024-07-18"),
+    "2027-01-20": ("gpt-audio-mini", "gpt-audio-mini-2025-12-15"),
+    "2027-04-01": ("gpt-5.4-nano", "gpt-5.4-nano-2026-03-17", "gpt-5.1", "gpt-5.1-2025-11-13"),
 }
 KNOWN_SHUTDOWN_DATES: dict[str, str] = {model: date for date, models in _BY_DATE.items() for model in models}
 DATE_TIME = "%Y-%m-%d %H:%M:%S"  # how competition.yaml writes a phase's end (UTC)

@@ -78,11 +78,12 @@ def fence_tag(contents: Sequence[str]) -> str:
     return h.hexdigest()[:10].upper()
 
 
-def fenced_blocks(header: str, blocks: Sequence[tuple[str, str, str]]) -> list[str]:
+def fenced_blocks(header: str, blocks: Sequence[tuple[str, str, str]], *, tag: str | None = None) -> list[str]:
     """A message's parts: ``header`` (its ``{tag}`` filled) then each ``(intro, label, content)``
     block between ``<<<BEGIN label TAG>>>`` and ``<<<END label TAG>>>`` lines, TAG the blocks'
-    ``fence_tag``. The contents must be neutralised already."""
-    tag = fence_tag([content for _, _, content in blocks])
+    ``fence_tag`` (or ``tag``: a ``fence_tag`` over more data than these blocks, which the
+    blocks are part of). The contents must be neutralised already."""
+    tag = tag or fence_tag([content for _, _, content in blocks])
     return [header.format(tag=tag)] + [
         f"{intro}\n<<<BEGIN {label} {tag}>>>\n{content}\n<<<END {label} {tag}>>>" for intro, label, content in blocks
     ]

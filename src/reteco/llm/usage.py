@@ -3,7 +3,9 @@
 Every response stored in the cache carries the ``usage`` the server reported: prompt tokens, the
 part of them the server had cached (``usage.prompt_tokens_details.cached_tokens``: OpenAI's
 automatic prompt caching, llama-server's and vLLM's prefix caches) and completion tokens
-(``call_usage``). The cache keeps them in columns of its ``calls`` table; calls stored by an
+(``call_usage``) and, for a reasoning model, the part of the completion tokens spent reasoning
+(``usage.completion_tokens_details.reasoning_tokens``: inside the completion tokens, priced as
+output, counted against ``max_completion_tokens``). The cache keeps them in columns of its ``calls`` table; calls stored by an
 older reteco have NULL there and count as "not recorded", never as zero.
 
 ``TokenUsage`` adds calls up (per judgment, submission, team, phase). ``Prices`` come from the
@@ -28,9 +30,11 @@ def _count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
-def call_usage(completion: Mapping[str, Any] | None) -> tuple[int, int, int] | None:
-    """(prompt, cached prompt, completion) tokens from a chat completion's ``usage``, or None when
-    the server reported none (or nonsense). A server that reports no cached tokens cached none."""
+def call_usage(completion: Mapping[str, Any] | None) -> tuple[int, int, int, int | None] | None:
+    """(prompt, cached prompt, completion, reasoning) tokens from a chat completion's ``usage``,
+    or None when the server reported none (or nonsense). A server that reports no cached tokens
+    cached none; reasoning is None when the server says nothing of it (a model that does not
+    reason, a server that does not tell), never more than the completion tokens."""
     usage = completion.get("usage") if isinstance(completion, Mapping) else None
     if not isinstance(usage, Mapping):
         return None
@@ -39,12 +43,22 @@ def call_usage(completion: Mapping[str, Any] | None) -> tuple[int, int, int] | N
         return None
     details = usage.get("prompt_tokens_details")
     cached = _count(details.get("cached_tokens")) if isinstance(details, Mapping) else None
-    return prompt, min(cached or 0, prompt), completion_tokens
+    reasoning = reasoning_tokens(completion)
+    return prompt, min(cached or 0, prompt), completion_tokens, (
+        None if reasoning is None else min(reasoning, completion_tokens))
+
+
+def reasoning_tokens(completion: Mapping[str, Any] | None) -> int | None:
+    """``usage.completion_tokens_details.reasoning_tokens`` of a chat completion, or None."""
+    usage = completion.get("usage") if isinstance(completion, Mapping) else None
+    details = usage.get("completion_tokens_details") if isinstance(usage, Mapping) else None
+    return _count(details.get("reasoning_tokens")) if isinstance(details, Mapping) else None
 
 
 @dataclass(frozen=True)
 class TokenUsage:
-    """Calls and their tokens, added up. ``not_recorded``: calls whose usage is unknown (stored by
+    """Calls and their tokens, added up (reasoning tokens are inside the completion tokens, and
+    priced with them). ``not_recorded``: calls whose usage is unknown (stored by
     an older reteco, or the server reported none): their tokens are in none of the sums.
     ``batch_*``: the part of the sums answered through the Batch API (priced at the factor)."""
 
@@ -56,16 +70,19 @@ class TokenUsage:
     batch_prompt_tokens: int = 0
     batch_cached_tokens: int = 0
     batch_completion_tokens: int = 0
+    reasoning_tokens: int = 0  # the part of completion_tokens spent reasoning (reasoning models)
 
     @classmethod
-    def of_call(cls, usage: tuple[int | None, int | None, int | None] | None, *, batch: bool = False) -> TokenUsage:
-        """One call's usage: (prompt, cached, completion) as stored (None or NULLs: not recorded)."""
+    def of_call(cls, usage: tuple[int | None, ...] | None, *, batch: bool = False) -> TokenUsage:
+        """One call's usage: (prompt, cached, completion[, reasoning]) as stored (None or NULLs:
+        not recorded; a NULL reasoning count: none reported)."""
         if usage is None or usage[0] is None or usage[2] is None:
             return cls(calls=1, not_recorded=1)
         prompt, cached, completion = usage[0], usage[1] or 0, usage[2]
+        reasoning = (usage[3] or 0) if len(usage) > 3 else 0
         if batch:
-            return cls(1, prompt, cached, completion, 0, prompt, cached, completion)
-        return cls(1, prompt, cached, completion)
+            return cls(1, prompt, cached, completion, 0, prompt, cached, completion, reasoning)
+        return cls(1, prompt, cached, completion, reasoning_tokens=reasoning)
 
     def __add__(self, other: TokenUsage) -> TokenUsage:
         return TokenUsage(*(a + b for a, b in zip(astuple(self), astuple(other))))
@@ -74,7 +91,8 @@ class TokenUsage:
         """The figures as JSON-ready values; ``money_usd`` only with prices (None: no price known)."""
         out: dict[str, Any] = {
             "calls": self.calls, "prompt_tokens": self.prompt_tokens, "cached_tokens": self.cached_tokens,
-            "completion_tokens": self.completion_tokens, "calls_usage_not_recorded": self.not_recorded,
+            "completion_tokens": self.completion_tokens, "reasoning_tokens": self.reasoning_tokens,
+            "calls_usage_not_recorded": self.not_recorded,
         }
         out["money_usd"] = None if prices is None else round(prices.money(self), 6)
         return out

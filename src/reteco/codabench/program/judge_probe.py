@@ -44,7 +44,7 @@ def probe(record: dict, key: str | None, *, timeout_s: float = 20.0) -> dict:
     """Ask the endpoint of ``record`` (``probe.json``) about its model, then one tiny completion."""
     base_url, model = record["base_url"], record["model"]
     answer = ask_model(base_url, key, model, timeout_s=timeout_s)
-    completion = _complete(base_url, key, model, timeout_s)
+    completion = _complete(base_url, key, model, timeout_s, record.get("decoding"))
     shutdown, where = answer.shutdown_date, "announced by the endpoint"
     if shutdown is None:
         shutdown, where = known_shutdown(model), f"reteco's table of announced dates: {SOURCE}"
@@ -64,9 +64,13 @@ def probe(record: dict, key: str | None, *, timeout_s: float = 20.0) -> dict:
     }
 
 
-def _complete(base_url: str, key: str | None, model: str, timeout_s: float) -> dict:
-    body = json.dumps({"model": model, "messages": [{"role": "user", "content": PROBE_MESSAGE}],
-                       "max_completion_tokens": 5, "temperature": 0}).encode()
+def _complete(base_url: str, key: str | None, model: str, timeout_s: float, decoding: dict | None = None) -> dict:
+    """One tiny completion, asked with the judge's decoding parameters (``decoding``, from
+    probe.json: a reasoning model refuses ``temperature: 0``) and its token cap (a reasoning
+    model's reasoning counts inside it); a probe.json of an older reteco names none: 5 tokens at
+    temperature 0."""
+    params = dict(decoding) if isinstance(decoding, dict) else {"max_completion_tokens": 5, "temperature": 0}
+    body = json.dumps({"model": model, "messages": [{"role": "user", "content": PROBE_MESSAGE}], **params}).encode()
     headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {key}"} if key else {})}
     request = urllib.request.Request(f"{base_url.rstrip('/')}/chat/completions", data=body, headers=headers)
     started = time.monotonic()

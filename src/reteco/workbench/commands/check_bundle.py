@@ -18,6 +18,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--no-simulate", action="store_true", help="check the unpacker's rules only")
     p.add_argument("--cache", type=Path, default=Path("build/wheels"), help="where image wheels are cached")
     p.add_argument("--python-exe", type=Path, help="interpreter of the bundle's target Python (default: found here)")
+    p.add_argument("--allow-judge-shutdown", metavar="REASON",
+                   help="keep a judge model announced to shut down before a judged phase ends (refused otherwise); "
+                   "the reason is written into the report")
     add_time_limit_argument(p)
     p.set_defaults(func=cmd_check_bundle)
 
@@ -34,7 +37,7 @@ def cmd_check_bundle(args) -> int:
         raise InputError("no such file", str(args.bundle))
     report = check_bundle(
         args.bundle, datasets=datasets, simulate=not args.no_simulate, cache=args.cache, python_exe=args.python_exe,
-        time_limit=args.time_limit,
+        time_limit=args.time_limit, allow_judge_shutdown=args.allow_judge_shutdown,
     )
     print_report(report)
     return 1 if report.errors else 0

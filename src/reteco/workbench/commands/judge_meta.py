@@ -69,8 +69,8 @@ def cmd_judge_meta(args) -> int:
     """Run the meta-evaluation as the arguments say; see the module docstring."""
     from reteco.judge.config import load_judge_config
     from reteco.workbench.judge_audit.golden import LATEST_GOLDEN, THRESHOLDS_FILE, golden_dir, golden_prompt_version, load_golden_set
-    from reteco.workbench.judge_audit.meta_contrasts import REJUDGED, has_contrasts, load_contrast_thresholds, probe_items
-    from reteco.workbench.judge_audit.meta_evaluation import format_figure, load_thresholds, meta_evaluate, report_markdown
+    from reteco.workbench.judge_audit.meta_contrasts import has_contrasts, load_contrast_thresholds
+    from reteco.workbench.judge_audit.meta_evaluation import format_figure, load_thresholds, report_markdown
     from reteco.llm.cache import default_cache_dir
 
     version = args.golden_version if args.golden_version is not None else LATEST_GOLDEN
@@ -100,18 +100,9 @@ def cmd_judge_meta(args) -> int:
         print(f"warning: golden set {version} is graded for prompt version {graded_for}; the judge uses prompt version "
               f"{config.prompt_version}: a judge following its own rubric may fail where the rubrics differ", file=sys.stderr)
     cache_dir = args.judge_cache or default_cache_dir()
-    probes = probe_items(cases) if contrast_thresholds is not None else []
-    print(f"golden set {version}: {len(cases)} cases, {len(probes)} probe judgments; cache: {cache_dir}", file=sys.stderr)
-    items = [c.item for c in cases]
-    reordered = [p for p in probes if p.kind != REJUDGED]
-    rejudged = [p for p in probes if p.kind == REJUDGED]
-    outcomes = judge_with_cache(items + [p.item for p in reordered], config, cache_dir, no_progress=args.no_progress,
-                                retry_invalid=args.retry_invalid)
-    second = judge_with_cache([p.item for p in rejudged], config, rejudge_cache(cache_dir), no_progress=args.no_progress,
-                              retry_invalid=args.retry_invalid) if rejudged else []
-    outcomes, probe_outcomes = outcomes[:len(items)], outcomes[len(items):] + second
-    report = meta_evaluate(cases, outcomes, thresholds, contrast_thresholds=contrast_thresholds,
-                           probes=reordered + rejudged, probe_outcomes=probe_outcomes)
+    print(f"golden set {version}: {len(cases)} cases; cache: {cache_dir}", file=sys.stderr)
+    report, outcomes, probe_outcomes = golden_gate(cases, thresholds, contrast_thresholds, config, cache_dir,
+                                                   no_progress=args.no_progress, retry_invalid=args.retry_invalid)
     judge = config.describe()
     document = {"golden_version": version, "thresholds_file": str(thresholds_path), "judge": judge, **report}
     args.out.mkdir(parents=True, exist_ok=True)
@@ -139,6 +130,28 @@ def cmd_judge_meta(args) -> int:
         return EXIT_INPUT
     print("judge-meta: PASSED: every dimension meets its thresholds", file=sys.stderr)
     return EXIT_OK
+
+
+def golden_gate(cases, thresholds, contrast_thresholds, config, cache_dir: Path, *, no_progress: bool,
+                retry_invalid: bool = False) -> tuple[dict, list, list]:
+    """The golden cases (and, with contrast tags, the probes) judged by ``config`` through the
+    judge cache, and ``meta_evaluate``'s report: (report, outcomes, probe outcomes). Also run by
+    ``reteco judge-compare`` for each configuration."""
+    from reteco.workbench.judge_audit.meta_contrasts import REJUDGED, probe_items
+    from reteco.workbench.judge_audit.meta_evaluation import meta_evaluate
+
+    probes = probe_items(cases) if contrast_thresholds is not None else []
+    items = [c.item for c in cases]
+    reordered = [p for p in probes if p.kind != REJUDGED]
+    rejudged = [p for p in probes if p.kind == REJUDGED]
+    outcomes = judge_with_cache(items + [p.item for p in reordered], config, cache_dir, no_progress=no_progress,
+                                retry_invalid=retry_invalid)
+    second = judge_with_cache([p.item for p in rejudged], config, rejudge_cache(cache_dir), no_progress=no_progress,
+                              retry_invalid=retry_invalid) if rejudged else []
+    outcomes, probe_outcomes = outcomes[:len(items)], outcomes[len(items):] + second
+    report = meta_evaluate(cases, outcomes, thresholds, contrast_thresholds=contrast_thresholds,
+                           probes=reordered + rejudged, probe_outcomes=probe_outcomes)
+    return report, outcomes, probe_outcomes
 
 
 def rejudge_cache(cache_dir: Path) -> Path:

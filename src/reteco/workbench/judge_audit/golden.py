@@ -1,6 +1,7 @@
 """Golden cases: answers whose grades their authors intended, to check the judge.
 
-Three versions are packaged; all stay readable (``reteco judge-meta`` runs v3 by default).
+Four versions are packaged; all stay readable (``reteco judge-meta`` runs v3 by default; v4,
+graded for prompt version 4, with ``--golden-version 4``).
 
 Version 1 (``golden/cases.jsonl``, read by ``reteco judge --golden``): 17 extreme cases, one
 JSON object per line: ``{"id", "purpose", "expect": {"min", "max"}, "item": <JudgeItem>}``.
@@ -103,6 +104,10 @@ CONTRAST_TAGS = (
     "abstention-justified", "abstention-unjustified", "unanswerable-fabricated", "true-but-unsupported",
     "contradicts-passages", "conflicting-passages", "partial-coverage", "off-topic-but-faithful", "verbose-padding",
     "injection", "earlier-turn-reliance", "incoherent-with-history", "noisy-2c-passages", "recent-fact",
+    # golden v4 (prompt version 4, issue 31): a 2c abstention when the run's passages hold the
+    # answer (unfaithful) and when they lack the gold passage (faithful; correctness and
+    # completeness carry the missed answer)
+    "abstention-2c-held", "abstention-2c-missed",
 )
 KINDS = ("answer", "abstention", "fabrication", "true-unsupported", "padded", "injection")
 

@@ -24,6 +24,21 @@ Each ``TOPIC`` is one subject in one domain and yields four series (turns):
   one: the base answer and one that applies Y's figure to X.
 
 The grades follow the rubric v3 policy (docs/golden_v3.md says why, case by case).
+
+Why one module: the topics' slot values and the series built from them are one generator; a
+series template reads the topic's slots by name, so splitting the data from the builders would
+only put the names on both sides of an import.
+
+Golden set v4 (``python -m reteco.workbench.judge_audit.golden_templates 4`` writes
+``golden/v4/cases.yaml``) is graded for prompt version 4, where each dimension sees only its own
+evidence and a 2c abstention is judged by the sub-track's rule (issue 31): the same series, with
+relevance 5 for an abstention that names what of the question it cannot answer (relevance is not
+shown whether the answer exists), plus, per topic, 2c abstentions both ways: in ``<id>-noisy``
+(the run's passages hold the answer) an abstention is unfaithful, and a new series
+``<id>-missed`` (the run's passages lack the gold passage: another entity's and an unrelated one)
+where an abstention true to them is faithful (5), correctness and completeness carrying the
+missed answer (1), and the right answer the run's passages do not support is unfaithful (1).
+A judge that grades faithfulness against the gold passages inverts that pair.
 """
 
 from __future__ import annotations
@@ -40,6 +55,8 @@ ALL5 = {"correctness": 5, "completeness": 5, "relevance": 5, "coherence": 5, "fa
 # tags whose pairs differ in length by design: the token similarity floor does not apply
 LENGTH_TAGS = frozenset({"verbose-padding"})
 PROMPT_VERSION = 3
+#: The prompt version each golden set written here is graded for.
+PROMPT_VERSIONS = {3: 3, 4: 4}
 
 
 def tokens(text: str) -> list[str]:
@@ -288,12 +305,14 @@ def grades(**changed) -> dict:
     return out
 
 
-def main_series(t: dict) -> dict:
+def main_series(t: dict, version: int = 3) -> dict:
     base = fill(t)
+    # v4: relevance is not shown whether the answer exists; this abstention names the question.
+    abstain_relevance = 1 if version == 3 else 5
     x, y = t["x"]["subj"], t["y"]["subj"]
     variants = [
         ("base", base, ALL5, "answer"),
-        ("abstains", f"The passages do not say whether {clause(base)}.", grades(correctness=1, completeness=1, relevance=1, faithfulness=1), "abstention"),
+        ("abstains", f"The passages do not say whether {clause(base)}.", grades(correctness=1, completeness=1, relevance=abstain_relevance, faithfulness=1), "abstention"),
         ("contradicts", fill(t, **t["contra"]), grades(correctness=2, completeness=None, faithfulness=1), "answer"),
         ("outdated", fill(t, **t["outdated"]), grades(correctness=2, completeness=None, faithfulness=1), "answer"),
         ("vague", fill(t, **t["vague"]), grades(completeness=3), "answer"),
@@ -361,16 +380,39 @@ def conflict_series(t: dict) -> dict:
     return series(f"{t['id']}-conflict", t, "2b", "two passages that disagree", turn, variants, pairs)
 
 
-def noisy_series(t: dict) -> dict:
+def noisy_series(t: dict, version: int = 3) -> dict:
     variants = [
         ("base", fill(t), ALL5, "answer"),
         ("noise-applied", fill(t, **t["mixed"]), grades(correctness=2, completeness=None, faithfulness=2), "answer"),
     ]
+    pairs = [("noisy-2c-passages", "base", "noise-applied")]
+    if version >= 4:  # 2c, the run's passages hold the answer: an abstention says something false about them
+        variants.append(("abstains", f"The passages do not say whether {clause(fill(t))}.",
+                         grades(correctness=1, completeness=1, faithfulness=1), "abstention"))
+        pairs.append(("abstention-2c-held", "base", "abstains"))
     retrieved = [[f"{t['id']}_noise", t["noise"]], [f"{t['id']}_y", t["passage_y"]], [f"{t['id']}_x", t["passage_x"]]]
     turn = {"query": t["query"], "history": t["history"], "reference_answer": t["reference"],
             "gold": [[f"{t['id']}_x", t["passage_x"]]], "retrieved": retrieved}
     return series(f"{t['id']}-noisy", t, "2c", "noisy 2c passages: another entity's figure among them", turn, variants,
-                  [("noisy-2c-passages", "base", "noise-applied")])
+                  pairs)
+
+
+def missed_series(t: dict) -> dict:
+    """2c, the run's passages lack the gold passage (golden v4): an abstention true to them is
+    faithful, the right answer they do not support is not; correctness and completeness carry the
+    missed answer."""
+    base = fill(t)
+    variants = [
+        ("answers-unsupported", base, grades(faithfulness=1), "true-unsupported"),
+        ("abstains-missed", f"The passages do not say whether {clause(base)}.",
+         grades(correctness=1, completeness=1, faithfulness=5), "abstention"),
+    ]
+    retrieved = [[f"{t['id']}_noise", t["noise"]], [f"{t['id']}_y", t["passage_y"]]]
+    turn = {"query": t["query"], "history": t["history"], "reference_answer": t["reference"],
+            "key_points": [{"text": k, "importance": i} for k, i in t["key_points"]],
+            "gold": [[f"{t['id']}_x", t["passage_x"]]], "retrieved": retrieved}
+    return series(f"{t['id']}-missed", t, "2c", "2c, the run's passages lack the gold passage", turn, variants,
+                  [("abstention-2c-missed", "answers-unsupported", "abstains-missed")])
 
 
 def series(sid, t, subtrack, purpose, turn, variants, pairs, *, answerable=True) -> dict:
@@ -385,29 +427,33 @@ def series(sid, t, subtrack, purpose, turn, variants, pairs, *, answerable=True)
 
 
 HEADER = """\
-# RETECO golden set, version 3: minimal pairs by contrast tag, for `reteco judge-meta`.
-# GENERATED by `python -m reteco.workbench.judge_audit.golden_templates` from the templates in
+# RETECO golden set, version {version}: minimal pairs by contrast tag, for `reteco judge-meta`.
+# GENERATED by `python -m reteco.workbench.judge_audit.golden_templates{arg}` from the templates in
 # reteco/workbench/judge_audit/golden_templates.py: edit those, not this file. Case by case: docs/golden_v3.md.
-# The format is in reteco/workbench/judge_audit/golden.py. Grades follow the rubric v3 policy (prompt version 3).
+# The format is in reteco/workbench/judge_audit/golden.py. Grades follow the rubric v{prompt} policy (prompt version {prompt}).
 """
 
 
-def build() -> dict:
-    """The whole golden set v3 as the YAML document's data."""
+def build(version: int = 3) -> dict:
+    """The whole golden set ``version`` (3 or 4) as the YAML document's data."""
     out = []
     for t in TOPICS:
-        out += [main_series(t), unanswerable_series(t), conflict_series(t), noisy_series(t)]
-    return {"version": 3, "prompt_version": PROMPT_VERSION, "series": out}
+        out += [main_series(t, version), unanswerable_series(t), conflict_series(t), noisy_series(t, version)]
+        if version >= 4:
+            out.append(missed_series(t))
+    return {"version": version, "prompt_version": PROMPT_VERSIONS[version], "series": out}
 
 
-def write(path: Path) -> None:
-    """Write the golden set v3 to ``path``."""
-    text = yaml.safe_dump(build(), sort_keys=False, allow_unicode=True, width=1000)
-    path.write_text(HEADER + text, encoding="utf-8")
+def write(path: Path, version: int = 3) -> None:
+    """Write the golden set ``version`` to ``path``."""
+    text = yaml.safe_dump(build(version), sort_keys=False, allow_unicode=True, width=1000)
+    header = HEADER.format(version=version, arg="" if version == 3 else f" {version}", prompt=PROMPT_VERSIONS[version])
+    path.write_text(header + text, encoding="utf-8")
 
 
 if __name__ == "__main__":
-    target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent / "golden" / "v3" / "cases.yaml"
+    version = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+    target = Path(__file__).resolve().parent / "golden" / f"v{version}" / "cases.yaml"
     target.parent.mkdir(parents=True, exist_ok=True)
-    write(target)
+    write(target, version)
     print(f"wrote {target}")

@@ -29,8 +29,10 @@ Bias probes, each a figure with its threshold (``probes`` in the thresholds file
   second cache, so the verdict is asked again); the share of identical verdicts
   (``rejudge_identical_min``).
 - ``abstention_policy``: verdicts on abstentions (correctness, completeness, faithfulness,
-  relevance) that give the rubric's grade, 5 when justified (the turn is unanswerable) and 1
-  when not: the share over each group (``abstention_policy_min``, both groups).
+  relevance) that give the rubric's grade, the case's intended one (golden v3: 5 when justified,
+  the turn unanswerable, and 1 when not; golden v4 grades a 2c abstention true to the run's
+  passages faithful, and relevance by the question it names): the share over each group, turns
+  unanswerable and answerable (``abstention_policy_min``, both groups).
 
 The thresholds are chosen by simulation: ``reteco judge-meta --calibrate`` prints, for
 simulated judges with named failure modes, how often each fails the gate, and how often
@@ -171,10 +173,12 @@ def probe_figures(cases: Sequence[GoldenCase], scores: Mapping[str, int | None],
         if s is not None and scores[probe.case.id] is not None:
             changed[probe.kind].append(s != scores[probe.case.id])
     policy = {}
-    for name, answerable, intended in (("justified", False, 5), ("unjustified", True, 1)):
+    for name, answerable in (("justified", False), ("unjustified", True)):
+        # the case's own intended grade: golden v3's 5 (justified) and 1 (unjustified); golden v4's
+        # 2c abstention true to a run's passages that lack the answer: faithfulness 5, relevance 5
         mine = [c for c in cases if c.kind == "abstention" and c.answerable == answerable and c.item.dimension in ABSTENTION_DIMENSIONS]
-        policy[name] = {"judgments": len(mine), "as_rubric": sum(1 for c in mine if scores[c.id] == intended),
-                        "share": _share(sum(1 for c in mine if scores[c.id] == intended), len(mine))}
+        policy[name] = {"judgments": len(mine), "as_rubric": sum(1 for c in mine if scores[c.id] == c.grade),
+                        "share": _share(sum(1 for c in mine if scores[c.id] == c.grade), len(mine))}
     return {
         "verbosity": {"judgments": len(rises), "rose": sum(rises), "rise_share": _share(sum(rises), len(rises))},
         REORDERED: {"judgments": len(changed[REORDERED]), "changed": sum(changed[REORDERED]),

@@ -88,8 +88,9 @@ def build_report(config: Any, *, details: list[tuple[str, dict]] = (), golden: l
             "configured_model": config.model,
             "endpoint": config.endpoint(),
             "decoding": {
-                "temperature": config.temperature,
+                "temperature": config.temperature,  # None: not sent (a reasoning model refuses it)
                 "seed": config.seed,
+                "reasoning_effort": config.reasoning_effort,
                 "max_completion_tokens": config.max_completion_tokens,
                 "token_limit_param": config.token_limit_param,
                 "response_format": config.response_format,

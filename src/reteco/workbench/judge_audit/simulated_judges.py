@@ -19,7 +19,12 @@ Judges the gate must fail (issue 18), and what each does:
 - ``fabricated-on-unanswerable-5``: 5 on every dimension for a fabrication;
 - ``true-unsupported-5``: faithfulness 5 for a true claim the passages do not support;
 - ``faithfulness-correctness-swapped``: each one's score is the other's intended grade;
-- ``pm1-half``: the intended grade moved by 1 on half the verdicts.
+- ``pm1-half``: the intended grade moved by 1 on half the verdicts;
+- ``faithfulness-against-gold``: faithfulness graded against the gold passages instead of the
+  passages the system had (prompt version 3's leak: it showed every dimension the gold): where a
+  2c run's passages lack a gold passage, the variant's correctness grade. Required to fail only on
+  a set with such cases (golden v4's ``-missed`` series); on golden v3 it is the intended judge,
+  which is why v3's gate could not see the leak (issue 31).
 
 And the probes' failure modes: ``verbosity-biased`` (+1 on padded answers), ``order-sensitive``
 (faithfulness moves by 1 on half the reordered probes), ``unstable`` (a re-judged verdict
@@ -102,6 +107,13 @@ def simulated_judges(cases: Sequence[GoldenCase]) -> list[SimulatedJudge]:
             return score if c.kind == "abstention" and c.item.dimension in ("correctness", "completeness", "faithfulness") else c.grade
         return score_of
 
+    def against_gold(c, rng, probe):
+        if c.item.dimension == "faithfulness" and not set(c.item.gold_evidence) <= set(c.item.evidence):
+            return variant_grades[(c.series, c.variant)].get("correctness", c.grade)
+        return c.grade
+
+    lacking_gold = any(not set(c.item.gold_evidence) <= set(c.item.evidence) for c in cases)
+
     def random_verdict(c, rng, probe):
         score = rng.randint(1, 5)
         return score, score == 1 and rng.random() < 0.5  # a flag comes with a 1 (the rubric's reply check)
@@ -151,6 +163,7 @@ def simulated_judges(cases: Sequence[GoldenCase]) -> list[SimulatedJudge]:
             lambda c, rng, probe: 5 if c.kind == "true-unsupported" and c.item.dimension == "faithfulness" else c.grade)),
         SimulatedJudge("faithfulness-correctness-swapped", True, with_score(swapped)),
         SimulatedJudge("pm1-half", True, noisy(0.5)),
+        SimulatedJudge("faithfulness-against-gold", True if lacking_gold else None, with_score(against_gold)),
         SimulatedJudge("verbosity-biased", True, with_score(verbosity)),
         SimulatedJudge("order-sensitive", True, with_score(order_sensitive)),
         SimulatedJudge("unstable", True, with_score(unstable)),

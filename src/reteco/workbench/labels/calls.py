@@ -92,17 +92,13 @@ class Answer:
 
 def chat_body(config: LLMConfig, messages: list[dict[str, str]], response_format: dict[str, Any]) -> dict[str, Any]:
     """A label's first request body: the messages and strict reply format, with the config's model,
-    token cap and (when set) temperature and seed."""
+    token cap and (when set) temperature, seed and reasoning effort (``LLMConfig.decoding``)."""
     body: dict[str, Any] = {
         "model": config.model,
         "messages": messages,
         "response_format": response_format,
-        config.token_limit_param: config.max_completion_tokens,
+        **config.decoding(),
     }
-    if config.temperature is not None:
-        body["temperature"] = config.temperature
-    if config.seed is not None:
-        body["seed"] = config.seed
     return body
 
 

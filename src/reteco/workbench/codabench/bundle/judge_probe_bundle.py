@@ -33,11 +33,14 @@ PAGE = ("# RETECO judge probe (organizers only)\n\nSubmit the empty solution; re
 
 
 def probe_record(setup, phase_keys: tuple[str, ...]) -> dict:
-    """``probe.json``: the endpoint, the model, and the name and end of each judged phase."""
+    """``probe.json``: the endpoint, the model, the judge's decoding parameters (its completion is
+    asked as the judge asks: a reasoning model refuses ``temperature: 0``), and the name and end of
+    each judged phase."""
     return {
         "format": PROBE_FORMAT,
         "base_url": setup.config.resolved_base_url(),
         "model": setup.config.model,
+        "decoding": setup.config.decoding(),
         "phases": [{"name": p.name, "end": p.end} for p in PHASES if p.key in phase_keys],
     }
 

@@ -54,15 +54,17 @@ def check_bundle(
     wheels: str | None = None,
     time_limit: int = PLATFORM_TIME_LIMIT,
     network: str = "none",
+    allow_judge_shutdown: str | None = None,
 ) -> Report:
     """Check ``bundle`` (a zip); ``datasets`` maps Codabench dataset keys to local files.
 
     ``time_limit`` is the most a run gets on the worker: Codabench's default queue's 600 s
     (``MAX_EXECUTION_TIME_LIMIT``), or a custom queue's limit. ``network``: what the simulated
     runs may reach (``worker_simulation.NETWORKS``: nothing, or loopback only for a local judge
-    endpoint).
+    endpoint). ``allow_judge_shutdown``: why a judge model announced to leave before a judged
+    phase ends is kept (the refusal becomes a note with the reason; ``judge_rules``).
     """
-    report = Report(Path(bundle))
+    report = Report(Path(bundle), judge_shutdown_allowed=allow_judge_shutdown)
     datasets = datasets or {}
     with tempfile.TemporaryDirectory(prefix="reteco-check-") as tmp:
         root = Path(tmp) / "bundle"

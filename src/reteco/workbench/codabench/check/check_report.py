@@ -24,6 +24,9 @@ class Report:
     notes: list[str] = field(default_factory=list)
     runs: list[dict] = field(default_factory=list)
     storage: Storage | None = None  # what one upload stores, once counted
+    # Why the organizers keep a judge model that leaves before a judged phase ends
+    # (``check-bundle --allow-judge-shutdown REASON``): the refusal becomes a note carrying it.
+    judge_shutdown_allowed: str | None = None
 
     def error(self, rule: str, message: str) -> None:
         self.errors.append(f"[{rule}] {message}")

@@ -79,8 +79,10 @@ def check_judged_tasks(root: Path, tasks: dict, report: Report) -> None:
 
 
 def _check_shutdown(task, report: Report) -> None:
-    """A note when the judge model's announced shutdown date (``model_retirement``'s table: no
-    network here) falls before the end of the task's phase, or the phase has no end."""
+    """An error when the judge model's announced shutdown date (``model_retirement``'s table: no
+    network here) falls before the end of the task's judged phase, or the phase has no end: its
+    runs would stop judging that day. The organizers may keep it (``--allow-judge-shutdown
+    REASON``): then a note with both dates and their reason."""
     from reteco.llm.model_retirement import SOURCE, known_shutdown, retirement_warning
 
     model = read_judge_setting(task.files["reference_data"], "model")
@@ -93,8 +95,14 @@ def _check_shutdown(task, report: Report) -> None:
                                      f"reteco's table of announced dates: {SOURCE}")
     except ValueError:
         return  # a malformed end: the [date] rules report it
-    if warning:
-        report.note(f"task {task.name!r}: {warning}; the probe (reteco judge-probe) asks the endpoint itself")
+    if not warning:
+        return
+    if report.judge_shutdown_allowed:
+        report.note(f"task {task.name!r}: {warning}; kept by the organizers (--allow-judge-shutdown): "
+                    f"{report.judge_shutdown_allowed}")
+    else:
+        report.error("judge", f"task {task.name!r}: {warning}; the probe (reteco judge-probe) asks the endpoint "
+                     "itself; to keep this model anyway, say why with --allow-judge-shutdown REASON")
 
 
 def read_judge_setting(reference_data: Path, name: str):
