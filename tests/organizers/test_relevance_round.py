@@ -302,6 +302,9 @@ def test_a_killed_labelling_run_rerun_pays_only_for_what_it_lacks(phase, tmp_pat
     concurrency = 2
     config = judge_yaml(tmp_path, server.base_url, concurrency=concurrency)
     monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    # The killed child's claims (the requests in flight) are waited out by the rerun until their
+    # lease ends: 1 s instead of the default 60 s (the rerun starts after the kill: nothing competes).
+    monkeypatch.setenv("RETECO_JUDGE_CLAIM_LEASE_S", "1")
     env = dict(os.environ, PYTHONPATH=str(REPO_ROOT / "src"))
     child = subprocess.Popen([sys.executable, "-m", "reteco", *label_command(tmp_path, round_dir, config)],
                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
