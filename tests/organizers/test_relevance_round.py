@@ -292,6 +292,7 @@ def test_invalid_answers_are_left_unlabelled_then_reviewed_by_hand(phase, tmp_pa
     assert sha256_file(round_dir / "labels.jsonl") == before
 
 
+@pytest.mark.slow
 def test_a_killed_labelling_run_rerun_pays_only_for_what_it_lacks(phase, tmp_path, slow_judge_server, capsys,
                                                                    monkeypatch):
     """SIGKILL of a label-relevance child mid-run; the rerun replays what the child's cache holds."""
@@ -338,6 +339,7 @@ def test_a_killed_labelling_run_rerun_pays_only_for_what_it_lacks(phase, tmp_pat
 
 
 @needs_llama_server
+@pytest.mark.slow
 def test_the_round_against_a_real_llama_server(phase, tmp_path, monkeypatch, capsys):
     """label-relevance through llama.cpp's llama-server (random weights: its grammar-constrained
     decoding keeps every reply in the strict schema, so every pair gets a grade 0..3)."""
