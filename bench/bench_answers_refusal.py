@@ -26,8 +26,8 @@ from pathlib import Path
 
 from reteco.formats.answers import read_answers
 from reteco.formats.reference import Reference
-from reteco.organizers.prepare import prepare_release
-from reteco.organizers.synthetic.release import write_synthetic_release
+from reteco.release.prepare import prepare_release
+from reteco.release.synthetic.release import write_synthetic_release
 from reteco.problems import InputError, Problems
 
 

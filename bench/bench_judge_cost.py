@@ -20,7 +20,7 @@ The tiny model's vocabulary has 354 tokens, so it counts about one token a chara
 OpenAI's tokenizers count about four characters a token: its token counts show the layouts'
 shares, not an API bill; the estimate's input tokens are compared as a ratio.
 
-``--table``: no server; the estimate (``reteco.judge.estimate``) of a 200-turn phase for 1, 50 and
+``--table``: no server; the estimate (``reteco.workbench.judge_audit.estimate``) of a 200-turn phase for 1, 50 and
 180 submissions, per sub-track and prompt version, at gpt-4o-2024-08-06's list prices with
 OpenAI's prompt-caching rule (cached prefixes from 1,024 tokens, half price), live and through the
 Batch API (half price; Batch API requests are not prompt-cached at a discount beyond that, so the
@@ -48,7 +48,7 @@ from support.golden_turns import every_dimension, golden_turns
 from support.paths import SHARED
 
 from reteco.judge import load_judge_config, run_judge
-from reteco.judge.estimate import estimate_judging
+from reteco.workbench.judge_audit.estimate import estimate_judging
 from reteco.judge.prompts import load_prompt_set
 from reteco.llm.cache import CACHE_FILE
 
@@ -123,7 +123,7 @@ GPT_4O_PRICES = {"input": 2.5, "cached_input": 1.25, "output": 10.0}
 def cost_table(turns: int, submissions: list[int]) -> list[dict]:
     """The estimate (no server) for a phase of TURNS turns, per sub-track and prompt version, at
     gpt-4o's prices with OpenAI's caching rule (prefixes of 1,024 tokens or more), live and batch."""
-    from reteco.judge.estimate import OPENAI_CACHE_MIN_TOKENS
+    from reteco.workbench.judge_audit.estimate import OPENAI_CACHE_MIN_TOKENS
 
     rows = []
     for sub in ("2b", "2c"):

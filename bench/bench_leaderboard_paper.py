@@ -5,12 +5,12 @@
         [--screenshots]
 
 For each sub-track and procedure: TEAMS x RUNS synthetic scored submissions
-(``reteco.organizers.synthetic.leaderboard_outcomes``, UNITS units each), then
+(``reteco.workbench.leaderboard.synthetic_outcomes``, UNITS units each), then
 ``build_leaderboard`` (bootstrap, rank intervals, the pairwise test, letters; resamples as the
 table needs them), ``write_plots`` and ``write_tables`` into OUT/<teams x runs>/<sub-track>-<procedure>/.
 Each step is timed once in a child process of its own (wall time) whose peak RSS (``ru_maxrss``)
 is reported. With --screenshots, the HTML page is photographed at 1280 and 390 px in headless
-Chromium (``reteco.outputs.chromium``) next to it. Prints a Markdown table.
+Chromium (``reteco.workbench.codabench.chromium``) next to it. Prints a Markdown table.
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from pathlib import Path
 
 
 def build_and_write(subtrack: str, teams: int, runs: int, units: int, procedure: str, out: str, queue) -> None:
-    from reteco.organizers.leaderboard import build_leaderboard
-    from reteco.organizers.synthetic.leaderboard_outcomes import synthetic_outcomes
-    from reteco.outputs.leaderboard_plots import write_plots
-    from reteco.outputs.leaderboard_tables import write_tables
+    from reteco.workbench.leaderboard.standings import build_leaderboard
+    from reteco.workbench.leaderboard.synthetic_outcomes import synthetic_outcomes
+    from reteco.workbench.leaderboard.plots import write_plots
+    from reteco.workbench.leaderboard.tables import write_tables
 
     entries, outcomes, unit_keys = synthetic_outcomes(subtrack, teams, runs, units=units)
     start = time.perf_counter()
@@ -70,7 +70,7 @@ def main() -> int:
             result = queue.get()
             rows.append((subtrack, procedure, result))
             if args.screenshots:
-                from reteco.outputs.chromium import WIDTHS, Chromium
+                from reteco.workbench.codabench.chromium import WIDTHS, Chromium
 
                 with Chromium() as browser:
                     for width in WIDTHS:

@@ -61,8 +61,8 @@ def reference(folder: Path, topics: int):
 
 
 def phase_pool(folder: Path, topics: int) -> dict:
-    from reteco.organizers.temporal_labelling.pool import write_pool
-    from reteco.organizers.temporal_labelling.relevance import pool_round
+    from reteco.workbench.labels.pool import write_pool
+    from reteco.workbench.labels.relevance import pool_round
 
     ref = reference(folder, topics)
     start = time.perf_counter()
@@ -90,8 +90,8 @@ def phase_label(folder: Path, limit: int | None) -> dict:
     import os
 
     from reteco.judge import load_judge_config
-    from reteco.organizers.temporal_labelling.pool import read_pool
-    from reteco.organizers.temporal_labelling.relevance import label_round, open_or_create_round
+    from reteco.workbench.labels.pool import read_pool
+    from reteco.workbench.labels.relevance import label_round, open_or_create_round
 
     server = subprocess.Popen([sys.executable, "-c", _SERVER, str(ROOT / "tests")], stdout=subprocess.PIPE, text=True)
     try:

@@ -51,7 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from support.fake_openai_server import FakeOpenAI, Reply, fake_judge  # noqa: E402
 from support.paths import REPO_ROOT  # noqa: E402
 
-from reteco.codabench.bundle import competition as definition  # noqa: E402
+from reteco.workbench.codabench.bundle import competition as definition  # noqa: E402
 from reteco.codabench.program.judge_plan import CONTAINER_S  # noqa: E402
 from reteco.codabench.program.judge_setup import JUDGE_DIR, count_turns, load_for_bundle, write_judge_setup  # noqa: E402
 from reteco.formats.answers import MAX_ANSWER_CHARS, MAX_ANSWER_WORDS  # noqa: E402

@@ -17,8 +17,8 @@ from support.fake_openai_server import TEST_KEY, FakeOpenAI
 
 from reteco.judge import load_judge_config
 from reteco.judge.prompts import load_prompt_set
-from reteco.organizers.prepare import prepare_release
-from reteco.organizers.synthetic.release import write_synthetic_release
+from reteco.release.prepare import prepare_release
+from reteco.release.synthetic.release import write_synthetic_release
 
 
 @pytest.fixture(name="fake_openai")

@@ -19,7 +19,7 @@ from pathlib import Path, PurePosixPath
 import pytest
 from support.paths import REPO_ROOT as REPO
 
-from reteco.codabench.bundle import competition as definition
+from reteco.workbench.codabench.bundle import competition as definition
 from reteco.subtracks import SUBTRACKS
 
 README = REPO / "README.md"

@@ -3,13 +3,16 @@
 - no import circle among its modules, counting imports inside functions and under
   ``TYPE_CHECKING`` (a circle is a circle whether Python runs into it at import time or later);
 - layers depend only downward, as docs/development.md ("Layers") states: formats -> metrics
-  (with llm and judge beside it) -> scoring -> outputs (with organizers, which uses scoring and is
-  used by the entry points) -> entry points (commands, codabench); ``subtracks``, ``problems``
-  and the package's other top-level modules are read by every layer and import none; the one
-  exception is the package's own ``__init__``, whose PEP 562 ``__getattr__`` loads the public
-  API (``reteco.api``, an entry point) on first use: that import is not counted;
-- inside ``codabench``, by who runs it: the scoring program on the worker (``program``) below
-  the organizers' builder (``bundle``) below their offline checker (``check``);
+  (with llm and judge beside it) -> scoring -> outputs (with release) -> entry points (commands,
+  codabench, api) -> the organizers' workbench; ``subtracks``, ``problems`` and the package's
+  other top-level modules are read by every layer and import none; the one exception is the
+  package's own ``__init__``, whose PEP 562 ``__getattr__`` loads the public API (``reteco.api``,
+  an entry point) on first use: that import is not counted;
+- the scorer never imports the workbench (the workbench is the top layer), and inside the
+  workbench each slice imports only the slices before it (``reteco.workbench.SLICES``); inside
+  its ``codabench`` slice the builder (``bundle``) never imports the checker (``check``);
+- the judge's runtime (``reteco.judge.runner``, ``reteco.scoring.judge_run``) reaches no audit
+  module (golden sets, meta-evaluation, reports);
 - a module over 450 lines says at the top of its docstring why it is one module.
 """
 
@@ -19,6 +22,7 @@ import ast
 from pathlib import Path
 
 import reteco
+import reteco.workbench
 
 PACKAGE_DIR = Path(reteco.__file__).parent
 
@@ -27,13 +31,17 @@ LAYERS = {
     "formats": 0,
     "metrics": 1, "llm": 1, "judge": 1,
     "scoring": 2,
-    "outputs": 3, "organizers": 3,
+    "outputs": 3, "release": 3,
     "commands": 4, "codabench": 4, "__main__": 4, "api": 4,
+    "workbench": 5,
 }
 SHARED = -1  # subtracks.py, problems.py, arrow_memory.py, __init__.py: read by every layer
-# docs/development.md, "Layers": codabench's packages by who runs them. The worker loads only
-# ``program``; the builder may read the formats the program reads, the checker both.
-CODABENCH = {"program": 0, "bundle": 1, "check": 2}
+WORKBENCH = LAYERS["workbench"]
+# docs/development.md, "Layers": the workbench's slices in order (reteco.workbench.SLICES), each
+# importing the scorer and the slices before it; inside its codabench slice, the builder below
+# the offline checker.
+SLICES = {name: order for order, name in enumerate(reteco.workbench.SLICES)}
+CODABENCH = {"bundle": 0, "check": 1}
 MAX_LINES_WITHOUT_REASON = 450
 REASON = "Why one module"
 
@@ -154,19 +162,47 @@ def upward_imports(graph: dict[str, dict[str, int]]) -> list[str]:
     ]
 
 
+def workbench_slice(module: str) -> int | None:
+    """The order of the workbench slice ``module`` is in (``SLICES``), None outside the workbench."""
+    parts = module.split(".")
+    return SLICES.get(parts[2]) if len(parts) > 2 and parts[1] == "workbench" else None
+
+
 def codabench_part(module: str) -> int | None:
     parts = module.split(".")
-    return CODABENCH.get(parts[2]) if len(parts) > 2 and parts[1] == "codabench" else None
+    return CODABENCH.get(parts[3]) if len(parts) > 3 and parts[1:3] == ["workbench", "codabench"] else None
 
 
-def upward_imports_in_codabench(graph: dict[str, dict[str, int]]) -> list[str]:
-    """Every import of a later codabench package by an earlier one (``CODABENCH``)."""
+def later_imports(graph: dict[str, dict[str, int]], part) -> list[str]:
+    """Every import of a later part by an earlier one, ``part`` giving each module's order (None:
+    not ordered by that rule)."""
     return [
         f"{a}:{line} -> {b}"
         for a, imported in sorted(graph.items())
         for b, line in sorted(imported.items())
-        if codabench_part(a) is not None and codabench_part(b) is not None and codabench_part(b) > codabench_part(a)
+        if part(a) is not None and part(b) is not None and part(b) > part(a)
     ]
+
+
+def upward_imports_in_codabench(graph: dict[str, dict[str, int]]) -> list[str]:
+    """Every import of the checker by the builder (``CODABENCH``)."""
+    return later_imports(graph, codabench_part)
+
+
+def upward_imports_in_workbench(graph: dict[str, dict[str, int]]) -> list[str]:
+    """Every import of a later workbench slice by an earlier one (``SLICES``)."""
+    return later_imports(graph, workbench_slice)
+
+
+def closure(graph: dict[str, dict[str, int]], start: str) -> set[str]:
+    """Every module ``start`` reaches through the import graph, counting imports inside functions."""
+    seen, todo = set(), [start]
+    while todo:
+        module = todo.pop()
+        if module not in seen:
+            seen.add(module)
+            todo.extend(graph.get(module, {}))
+    return seen
 
 
 def circle_text(graph: dict[str, dict[str, int]], component: list[str]) -> str:
@@ -190,15 +226,52 @@ def test_every_layer_of_the_rule_is_a_folder_of_the_package():
     assert set(LAYERS) == folders
 
 
-def test_the_scoring_program_imports_neither_the_builder_nor_the_checker():
+def test_the_scorer_never_imports_the_workbench():
+    # The workbench is the top layer, so test_layers_import_only_downward covers this too; said
+    # here in its own words, with the modules named.
+    graph = import_graph(PACKAGE_DIR)
+    into = [f"{a}:{line} -> {b}" for a, imported in sorted(graph.items()) if layer(a) < WORKBENCH
+            for b, line in sorted(imported.items()) if layer(b) == WORKBENCH]
+    assert into == []
+    assert any(layer(m) == WORKBENCH for m in graph) and any(layer(m) < WORKBENCH for m in graph)
+
+
+def test_a_workbench_slice_imports_only_the_slices_before_it():
+    assert upward_imports_in_workbench(import_graph(PACKAGE_DIR)) == []
+
+
+def test_every_workbench_slice_of_the_rule_is_a_folder():
+    folders = {p.name for p in (PACKAGE_DIR / "workbench").iterdir() if (p / "__init__.py").is_file()}
+    assert set(SLICES) == folders
+    loose = sorted(p.name for p in (PACKAGE_DIR / "workbench").glob("*.py") if p.name != "__init__.py")
+    assert not loose, f"workbench/ modules outside its slices (which workflow are they?): {loose}"
+
+
+def test_the_builder_never_imports_the_checker():
     assert upward_imports_in_codabench(import_graph(PACKAGE_DIR)) == []
 
 
 def test_every_codabench_package_of_the_rule_is_a_folder():
-    folders = {p.name for p in (PACKAGE_DIR / "codabench").iterdir() if (p / "__init__.py").is_file()}
+    folders = {p.name for p in (PACKAGE_DIR / "workbench" / "codabench").iterdir() if (p / "__init__.py").is_file()}
     assert set(CODABENCH) == folders
-    loose = sorted(p.name for p in (PACKAGE_DIR / "codabench").glob("*.py") if p.name != "__init__.py")
-    assert not loose, f"codabench/ modules outside its packages (who runs them?): {loose}"
+    scorer = {p.name for p in (PACKAGE_DIR / "codabench").iterdir() if (p / "__init__.py").is_file()}
+    assert scorer == {"program"}, "the scorer's codabench/ holds what runs on the worker alone"
+
+
+# The judge's audit: golden sets, their meta-evaluation and simulated judges, the reports. The
+# runtime that judges a submission (on the worker too) loads none of it (issue 36).
+AUDIT_MODULE_NAMES = ("golden", "golden_templates", "meta_evaluation", "meta_contrasts", "simulated_judges",
+                      "report", "stability_report", "estimate")
+JUDGE_RUNTIME = ("reteco.judge.runner", "reteco.scoring.judge_run", "reteco.codabench.program.scoring_program")
+
+
+def test_the_judge_runtime_reaches_no_audit_module():
+    graph = import_graph(PACKAGE_DIR)
+    for start in JUDGE_RUNTIME:
+        assert start in graph
+        reached = sorted(m for m in closure(graph, start)
+                         if m.rpartition(".")[2] in AUDIT_MODULE_NAMES or layer(m) == WORKBENCH)
+        assert reached == [], f"{start} reaches {reached}"
 
 
 def test_a_long_module_says_why_it_is_one_module():
@@ -248,21 +321,33 @@ def test_the_checks_find_a_circle_through_a_function_and_an_upward_import(tmp_pa
     assert upward_imports(graph) == ["reteco.formats.runs:5 -> reteco.scoring.rules", "reteco.scoring.rules:2 -> reteco.outputs.pages"]
 
 
-def test_the_check_finds_the_program_importing_the_builder(tmp_path):
+def test_the_checks_find_the_program_importing_the_builder_and_a_slice_importing_a_later_one(tmp_path):
     package = _write(tmp_path, {
         "reteco/__init__.py": "",
         "reteco/codabench/__init__.py": "",
         "reteco/codabench/program/__init__.py": "",
-        "reteco/codabench/program/scoring_program.py": "def f():\n    from reteco.codabench.bundle import builder\n",
-        "reteco/codabench/bundle/__init__.py": "",
-        "reteco/codabench/bundle/builder.py": "from reteco.codabench.program import scoring_program\n",
-        "reteco/codabench/check/__init__.py": "",
-        "reteco/codabench/check/rules.py": "from reteco.codabench.bundle import builder\n",
+        "reteco/codabench/program/scoring_program.py": "def f():\n    from reteco.workbench.codabench.bundle import builder\n",
+        "reteco/workbench/__init__.py": "",
+        "reteco/workbench/codabench/__init__.py": "",
+        "reteco/workbench/codabench/bundle/__init__.py": "",
+        "reteco/workbench/codabench/bundle/builder.py": (
+            "from reteco.codabench.program import scoring_program\nfrom reteco.workbench.codabench.check import rules\n"),
+        "reteco/workbench/codabench/check/__init__.py": "",
+        "reteco/workbench/codabench/check/rules.py": "from reteco.workbench.codabench.bundle import builder\n",
+        "reteco/workbench/labels/__init__.py": "",
+        "reteco/workbench/labels/pool.py": "from reteco.workbench.leaderboard import standings\n",
+        "reteco/workbench/leaderboard/__init__.py": "",
+        "reteco/workbench/leaderboard/standings.py": "from reteco.workbench.labels import pool\n",
     })
     graph = import_graph(package)
+    assert upward_imports(graph) == [
+        "reteco.codabench.program.scoring_program:2 -> reteco.workbench.codabench.bundle.builder"]
     assert upward_imports_in_codabench(graph) == [
-        "reteco.codabench.program.scoring_program:2 -> reteco.codabench.bundle.builder"]
-    assert upward_imports(graph) == []  # one layer (entry points) for the package rule
+        "reteco.workbench.codabench.bundle.builder:2 -> reteco.workbench.codabench.check.rules"]
+    assert upward_imports_in_workbench(graph) == [
+        "reteco.workbench.labels.pool:1 -> reteco.workbench.leaderboard.standings"]
+    assert closure(graph, "reteco.codabench.program.scoring_program") >= {
+        "reteco.workbench.codabench.bundle.builder", "reteco.workbench.codabench.check.rules"}
 
 
 def test_only_the_package_getattr_may_load_the_api_lazily(tmp_path):
@@ -298,9 +383,9 @@ def test_the_shared_modules_may_import_no_layer(tmp_path):
 # new row would silently miss the branch. Every package is scanned but these, each for a reason:
 ID_EXEMPT_PACKAGES = {
     "formats": "the readers of each format: FactIR's reader names FactIR's row, a reference names its sub-track",
-    "organizers.prepare": "each sub-track's own reference writer (`reteco prepare`): what a sub-track's reader is",
-    "organizers.synthetic": "the synthetic release: sample data made per sub-track",
-    "judge.golden_templates": "golden v3's case templates: data written per sub-track (each series' `subtrack:`)",
+    "release.prepare": "each sub-track's own reference writer (`reteco prepare`): what a sub-track's reader is",
+    "release.synthetic": "the synthetic release: sample data made per sub-track",
+    "workbench.judge_audit.golden_templates": "golden v3's case templates: data written per sub-track (each series' `subtrack:`)",
 }
 # Single literals allowed elsewhere, as (module's file name, literal): reason.
 ID_EXEMPT_LITERALS = {
@@ -435,3 +520,12 @@ def test_the_deferred_import_check_finds_an_unlisted_import(tmp_path):
     assert unlisted_deferred_imports(deferred_imports(package), rules) == (
         ["reteco.scoring.generation:2 json"], ["reteco.outputs.*"]
     )
+
+
+def test_the_public_api_imports_no_command():
+    # The API and the CLI are two entry points over one scorer: what both need (the phase rules,
+    # `formats.phase_record.phase_rules`) lives below them, so `import reteco.api` loads no CLI.
+    graph = import_graph(PACKAGE_DIR)
+    reached = sorted(m for m in closure(graph, "reteco.api") | closure(graph, "reteco.api.evaluation")
+                     if m.startswith("reteco.commands"))
+    assert reached == []

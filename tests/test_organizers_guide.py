@@ -38,7 +38,7 @@ import pytest
 from support.fake_openai_server import FakeOpenAI
 from support.paths import REPO_ROOT
 
-from reteco.organizers.synthetic.sample_answers import sample_answers
+from reteco.release.synthetic.sample_answers import sample_answers
 
 GUIDES = (REPO_ROOT / "docs" / "organizers.md", REPO_ROOT / "docs" / "codabench_judge.md")
 RUN_LANGUAGES = {"sh", "bash", "console"}

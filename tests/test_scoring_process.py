@@ -67,7 +67,7 @@ def test_scoring_commands_do_not_load_the_other_commands_modules(tmp_path):
         "main(['synth', '--out', release])\n"
         "main(['prepare', '--release', release, '--split', 'dev', '--out', out, '--subtracks', '1a'])\n"
         "code = main(['validate', '--ref', out + '/1a', release + '/missing.txt'])\n"
-        "print(code, sorted(m for m in sys.modules if m.startswith(('reteco.judge', 'reteco.codabench', 'reteco.organizers.temporal_labelling'))))\n"
+        "print(code, sorted(m for m in sys.modules if m.startswith(('reteco.judge', 'reteco.codabench', 'reteco.workbench.labels'))))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", script, str(tmp_path / "release"), str(tmp_path / "ref")], capture_output=True, text=True, check=True

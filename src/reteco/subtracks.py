@@ -12,7 +12,7 @@ A sub-track row says what a participant submits, what a run's topic is, what the
 averages over, and which keys ``scores.json`` holds for the sub-track, official figure first.
 A key's row says its leaderboard title, what it measures (in the participants' words), and,
 for a key that may be absent from a successful scoring run, when that happens. The leaderboard
-columns (``reteco.codabench.bundle.leaderboards``), the reference manifest, the scorers, the scoring
+columns (``reteco.workbench.codabench.bundle.leaderboards``), the reference manifest, the scorers, the scoring
 program's check of absent keys, the bundle, the detailed results page and the demo read these
 rows; adding a key is an edit of this table and of the scorer that computes it.
 
@@ -115,11 +115,33 @@ class SubTrack:
         return KEYS[self.ranked].absent_when is not None
 
 
-# The five judge dimensions, in the order of the evaluation plan's table.
-DIMENSIONS = ("correctness", "completeness", "relevance", "coherence", "faithfulness")
 JUDGE_MEAN = "judge_mean"
 
 _JUDGE_ABSENT = "the LLM judge did not run, or gave too few valid judgments (the reason is given)"
+
+# The judge's dimensions: one key row each (its column title and meaning), in the order of the
+# evaluation plan's table. Which dimensions a judge run asks is its prompt version's: the
+# version's manifest lists them (``reteco.judge.prompts``), and the items, the per-dimension
+# keys and the figures of a run follow the version in use. ``DIMENSIONS`` are the ones the
+# packaged versions 1-3 list and the judged sub-tracks' rows hold; a default judge version
+# (``judge.yaml``'s ``prompt_version``) lists exactly these, in this order
+# (tests/judge/test_judge_dimensions.py). docs/development.md, "Adding a judge dimension".
+DIMENSION_KEYS = (
+    ScoreKey("correctness", "Correctness (judge)", "are the response's factual claims accurate", _JUDGE_ABSENT),
+    ScoreKey("completeness", "Completeness (judge)", "does it cover the information the turn needs", _JUDGE_ABSENT),
+    ScoreKey("relevance", "Relevance (judge)", "does it directly address the user's current need", _JUDGE_ABSENT),
+    ScoreKey("coherence", "Coherence (judge)", "does it fit the preceding dialogue", _JUDGE_ABSENT),
+    ScoreKey("faithfulness", "Faithfulness (judge)", "is it supported by the supplied or retrieved passages", _JUDGE_ABSENT),
+)
+DIMENSIONS = tuple(k.key for k in DIMENSION_KEYS)
+
+
+def judged_dimensions(judge: dict | None) -> tuple[str, ...]:
+    """The dimensions of a judge run as details.json's ``judge`` block records them: the keys of
+    its ``per_dimension`` figures (the prompt version's, in its order) when it ran, else
+    ``DIMENSIONS``. The leaderboard and the detailed results page read a run's dimensions so."""
+    per_dimension = judge.get("per_dimension") if isinstance(judge, dict) else None
+    return tuple(per_dimension) if isinstance(per_dimension, dict) and per_dimension else DIMENSIONS
 _TEXT_ABSENT = "its resource (tokenizer data or model weights) is unavailable to the scoring program"
 
 TEMPORAL_KEYS = (
@@ -148,11 +170,7 @@ RETRIEVAL_KEYS = (
 )
 JUDGE_KEYS = (
     ScoreKey(JUDGE_MEAN, "Judge mean (0-1)", "the mean of the five judge dimensions", _JUDGE_ABSENT),
-    ScoreKey("correctness", "Correctness (judge)", "are the response's factual claims accurate", _JUDGE_ABSENT),
-    ScoreKey("completeness", "Completeness (judge)", "does it cover the information the turn needs", _JUDGE_ABSENT),
-    ScoreKey("relevance", "Relevance (judge)", "does it directly address the user's current need", _JUDGE_ABSENT),
-    ScoreKey("coherence", "Coherence (judge)", "does it fit the preceding dialogue", _JUDGE_ABSENT),
-    ScoreKey("faithfulness", "Faithfulness (judge)", "is it supported by the supplied or retrieved passages", _JUDGE_ABSENT),
+    *DIMENSION_KEYS,
 )
 TEXT_KEYS = (
     ScoreKey("rouge_l", "ROUGE-L", "ROUGE-L F1 against the reference answer", _TEXT_ABSENT),

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from support.paths import SAMPLES
 
-from reteco.organizers.prepare import prepare_release
-from reteco.organizers.synthetic.release import write_synthetic_release
+from reteco.release.prepare import prepare_release
+from reteco.release.synthetic.release import write_synthetic_release
 
 
 @pytest.fixture(scope="session")

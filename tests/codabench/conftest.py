@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from support.bundle_edits import PYTHON, rewrite, slim_program
 
-from reteco.codabench.bundle import competition as definition
-from reteco.codabench.bundle.builder import BuildOptions, build
+from reteco.workbench.codabench.bundle import competition as definition
+from reteco.workbench.codabench.bundle.builder import BuildOptions, build
 
 
 @pytest.fixture(scope="session")

@@ -21,10 +21,10 @@ import yaml
 from support.bundle_edits import PYTHON, only_first_task, rewrite, zip_bytes
 from support.paths import REPO_ROOT
 
-from reteco.codabench.bundle import competition as definition
-from reteco.codabench.bundle import leaderboards
-from reteco.codabench.bundle.builder import BuildOptions, write_reference_data
-from reteco.codabench.check.check_bundle import check_bundle
+from reteco.workbench.codabench.bundle import competition as definition
+from reteco.workbench.codabench.bundle import leaderboards
+from reteco.workbench.codabench.bundle.builder import BuildOptions, write_reference_data
+from reteco.workbench.codabench.check.check_bundle import check_bundle
 from reteco.problems import InputError
 from reteco.subtracks import SUBTRACK_IDS
 from reteco.subtracks import JUDGE, TEXT
@@ -121,6 +121,25 @@ def test_bundle_holds_phase_records_and_vendored_scoring_program(built):
             assert "reference.json" in ref.namelist()
         kit = zipfile.ZipFile(io.BytesIO(archive.read("starting_kit.zip")))
         assert "README.md" in kit.namelist() and "reteco/pyproject.toml" in kit.namelist()
+
+
+def test_the_bundles_carry_the_scorer_alone(built_all):
+    """What the worker and the starting kit get of reteco is the scorer: no module of the
+    organizers' workbench in the scoring program's vendor/, the ingestion program's or the kit's
+    source (issue 36); the scorer's layers are all there."""
+    bundles, _ = built_all
+    scorer = {"formats", "metrics", "llm", "judge", "scoring", "outputs", "release", "codabench", "commands", "api"}
+    for bundle in bundles.values():
+        with zipfile.ZipFile(bundle.path) as archive:
+            copies = {"scoring_program.zip": "vendor/reteco/", "starting_kit.zip": "reteco/src/reteco/"}
+            if "ingestion_program.zip" in archive.namelist():
+                copies["ingestion_program.zip"] = "vendor/reteco/"
+            for member, prefix in copies.items():
+                names = zipfile.ZipFile(io.BytesIO(archive.read(member))).namelist()
+                package = [n[len(prefix):] for n in names if n.startswith(prefix)]
+                assert [n for n in package if n.startswith("workbench")] == [], (bundle.path.name, member)
+                assert scorer <= {n.split("/")[0] for n in package if "/" in n}, (bundle.path.name, member)
+                assert "codabench/program/scoring_program.py" in package
 
 
 def test_bundle_pages_are_the_participants_pages_of_the_repository(built):

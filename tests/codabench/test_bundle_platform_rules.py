@@ -22,15 +22,15 @@ import yaml
 from support.bundle_edits import rewrite
 from support.paths import REPO_ROOT
 
-from reteco.codabench.bundle import builder
-from reteco.codabench.bundle import competition as definition
-from reteco.codabench.check import scoring_check
-from reteco.codabench.check import worker_simulation as worker
-from reteco.codabench.check.check_bundle import check_bundle
-from reteco.codabench.check.competition_rules import effective_time_limit
-from reteco.codabench.check.logo_image import logo_type
-from reteco.commands import bundle as bundle_command
-from reteco.commands import check_bundle as check_bundle_command
+from reteco.workbench.codabench.bundle import builder
+from reteco.workbench.codabench.bundle import competition as definition
+from reteco.workbench.codabench.check import scoring_check
+from reteco.workbench.codabench.check import worker_simulation as worker
+from reteco.workbench.codabench.check.check_bundle import check_bundle
+from reteco.workbench.codabench.check.competition_rules import effective_time_limit
+from reteco.workbench.codabench.check.logo_image import logo_type
+from reteco.workbench.commands import bundle as bundle_command
+from reteco.workbench.commands import check_bundle as check_bundle_command
 
 
 def _rule(errors: list[str], rule: str, text: str = "") -> bool:

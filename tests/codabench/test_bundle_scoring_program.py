@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from support.paths import SAMPLES
 
-from reteco.codabench.bundle import competition as definition
+from reteco.workbench.codabench.bundle import competition as definition
 from reteco.codabench.program import scoring_program as codabench
 from reteco.outputs import results
 from reteco.scoring import generation
@@ -17,8 +17,8 @@ from reteco.subtracks import JUDGE, SUBTRACKS
 
 KEYS = {s: row.keys for s, row in SUBTRACKS.items()}
 from reteco.formats.reference import Reference
-from reteco.organizers.prepare import prepare_release
-from reteco.organizers.synthetic.release import write_synthetic_release
+from reteco.release.prepare import prepare_release
+from reteco.release.synthetic.release import write_synthetic_release
 from reteco.scoring.submission import score_submission
 
 
@@ -177,7 +177,7 @@ def _output(tmp_path: Path, scores_text: str, details: dict | None = None) -> Pa
 
 
 def test_scoring_output_rules(tmp_path):
-    from reteco.codabench.check.check_bundle import scoring_output_errors
+    from reteco.workbench.codabench.check.check_bundle import scoring_output_errors
 
     full = {k: 0.5 for k in KEYS["2a"]}
     assert scoring_output_errors("2a", True, _output(tmp_path / "a", json.dumps(full))) == []

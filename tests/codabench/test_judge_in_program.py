@@ -21,7 +21,7 @@ from support.fake_openai_server import Reply, http_error, rate_limited
 from support.judged_program import EVALUATION, KEY, POST_EVALUATION, judge_yaml, judged_input
 from support.paths import SAMPLES
 
-from reteco.codabench.bundle import competition as definition
+from reteco.workbench.codabench.bundle import competition as definition
 from reteco.codabench.program import judge_plan, scoring_program
 from reteco.codabench.program.judge_setup import (
     JUDGE_DIR,

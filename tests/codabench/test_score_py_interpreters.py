@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from support.paths import REPO_ROOT, SAMPLES
 
-from reteco.organizers.prepare import prepare_release
-from reteco.organizers.synthetic.release import write_synthetic_release
+from reteco.release.prepare import prepare_release
+from reteco.release.synthetic.release import write_synthetic_release
 from reteco.problems import EXIT_INTERNAL
 
 RUNNING = f"{sys.version_info.major}.{sys.version_info.minor}"

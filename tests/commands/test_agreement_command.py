@@ -8,6 +8,8 @@ import json
 import re
 from pathlib import Path
 
+from support.intervals import walk_intervals
+
 from reteco.commands import main
 from reteco.formats.ratings import read_ratings
 from reteco.metrics.agreement import agreement
@@ -42,6 +44,7 @@ def test_the_command_writes_what_the_library_computes_with_the_judge_as_the_judg
     assert main(["agreement", "--judge", str(j), "--human", str(h), "--out", str(out), "--seed", "7",
                  "--resamples", "200"]) == 0
     written = json.loads((out / "agreement.json").read_text())
+    assert walk_intervals(written) > 10  # issue 32: every interval holds its own estimate, every number finite
     expected = agreement(read_ratings(j, single_rater=True), read_ratings(h), seed=7, resamples=200)
     expected["method"]["judge_signature"] = "0123456789abcdef"  # the command's: which judge made the figures
     assert written == json.loads(json.dumps(expected))

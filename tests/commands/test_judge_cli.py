@@ -8,9 +8,9 @@ import json
 import pytest
 from support.fake_openai_server import TEST_KEY, http_error, judgment, user_text
 
-from reteco.commands.judge import add_judge_parser
+from reteco.workbench.commands.judge import add_judge_parser
 from reteco.judge import JudgeItem, item_to_json
-from reteco.judge.golden import load_golden_cases
+from reteco.workbench.judge_audit.golden import load_golden_cases
 from reteco.problems import InputError
 
 

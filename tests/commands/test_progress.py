@@ -11,7 +11,7 @@ from support.paths import SAMPLES
 from support.terminal import run_on_a_terminal
 from tqdm import tqdm
 
-from reteco.organizers.synthetic.release import write_synthetic_release
+from reteco.release.synthetic.release import write_synthetic_release
 
 format_sizeof = tqdm.format_sizeof
 

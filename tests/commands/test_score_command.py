@@ -14,8 +14,8 @@ from support.paths import SAMPLES
 
 from reteco.commands import main
 from reteco.formats.reference import Reference
-from reteco.organizers.prepare import prepare_release
-from reteco.organizers.synthetic.release import write_synthetic_release
+from reteco.release.prepare import prepare_release
+from reteco.release.synthetic.release import write_synthetic_release
 from reteco.problems import EXIT_INPUT, EXIT_USAGE
 from reteco.scoring.submission import score_submission
 
@@ -143,7 +143,7 @@ def test_contradictory_options_are_usage_errors(ref, capsys, extra, message):
 
 
 def test_q_is_refused_where_the_phase_withholds_per_topic_figures(ref, tmp_path, capsys):
-    from reteco.codabench.bundle import competition as definition
+    from reteco.workbench.codabench.bundle import competition as definition
 
     copy = tmp_path / "1a"
     shutil.copytree(ref / "1a", copy)

@@ -8,8 +8,8 @@ import pytest
 from support.paths import SAMPLES
 
 from reteco.commands import main
-from reteco.organizers.prepare import prepare_release
-from reteco.organizers.synthetic.release import write_synthetic_release
+from reteco.release.prepare import prepare_release
+from reteco.release.synthetic.release import write_synthetic_release
 
 RUN = SAMPLES / "2a" / "run.txt"
 

@@ -11,8 +11,8 @@ from support.paths import SAMPLES
 
 from reteco.commands import main
 from reteco.formats.reference import Reference
-from reteco.organizers.prepare import prepare_release
-from reteco.organizers.synthetic.release import write_synthetic_release
+from reteco.release.prepare import prepare_release
+from reteco.release.synthetic.release import write_synthetic_release
 from reteco.problems import EXIT_INPUT, EXIT_USAGE
 
 

@@ -13,8 +13,8 @@ import pytest
 from support.paths import REPO_ROOT, SAMPLES, SHARED_SAMPLE
 
 from reteco.formats.reference import Reference
-from reteco.organizers.prepare import prepare_release
-from reteco.organizers.synthetic.release import write_synthetic_release
+from reteco.release.prepare import prepare_release
+from reteco.release.synthetic.release import write_synthetic_release
 from reteco.scoring.submission import score_submission
 
 

@@ -33,7 +33,7 @@ from pathlib import Path
 import pytest
 from support.paths import REPO_ROOT, SAMPLES
 
-from reteco.codabench.bundle.builder import _starting_kit
+from reteco.workbench.codabench.bundle.builder import _starting_kit
 from reteco.formats.wordnet import default_wordnet_dir, installed
 
 KIT_README = REPO_ROOT / "starting_kit" / "README.md"

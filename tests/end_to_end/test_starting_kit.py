@@ -14,11 +14,11 @@ import pytest
 from support.paths import REPO_ROOT, SHARED_SAMPLE
 from support.terminal import run_on_a_terminal
 
-from reteco.codabench.bundle.input_data import write_input_data
+from reteco.workbench.codabench.bundle.input_data import write_input_data
 from reteco.formats import release as rel
 from reteco.formats.reference import Reference
-from reteco.organizers.prepare import prepare_release
-from reteco.organizers.synthetic.release import write_synthetic_release
+from reteco.release.prepare import prepare_release
+from reteco.release.synthetic.release import write_synthetic_release
 from reteco.scoring.submission import score_submission, validate_submission
 
 KIT = REPO_ROOT / "starting_kit"
@@ -247,7 +247,7 @@ def _kit_sections(text: str) -> dict[str, str]:
 def test_the_kit_readme_names_only_pages_and_sections_of_the_competition():
     # The kit travels alone (starting_kit.zip): it points at the competition's pages by title,
     # and at a section by its heading, which must exist where the page's text is kept.
-    from reteco.codabench.bundle import competition
+    from reteco.workbench.codabench.bundle import competition
 
     text = " ".join((KIT / "README.md").read_text(encoding="utf-8").split())
     sources = {title: REPO_ROOT / path for title, path in competition.PAGES}

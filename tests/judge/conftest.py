@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from reteco.commands.judge_meta import add_judge_meta_parser
+from reteco.workbench.commands.judge_meta import add_judge_meta_parser
 from reteco.judge import load_judge_config
 
 KEY_ENV = "RETECO_TEST_JUDGE_META_KEY"

@@ -14,10 +14,10 @@ import pytest
 import yaml
 
 from reteco.judge import JudgeItem
-from reteco.judge.golden import CONTRAST_TAGS, GoldenCase, golden_dir, load_golden_set, read_golden_series
-from reteco.judge.meta_contrasts import REJUDGED, REORDERED, Probe, load_contrast_thresholds, probe_figures, probe_items, tag_figures
-from reteco.judge.meta_evaluation import load_thresholds
-from reteco.judge.simulated_judges import gate_result, simulated_judges
+from reteco.workbench.judge_audit.golden import CONTRAST_TAGS, GoldenCase, golden_dir, load_golden_set, read_golden_series
+from reteco.workbench.judge_audit.meta_contrasts import REJUDGED, REORDERED, Probe, load_contrast_thresholds, probe_figures, probe_items, tag_figures
+from reteco.workbench.judge_audit.meta_evaluation import load_thresholds
+from reteco.workbench.judge_audit.simulated_judges import gate_result, simulated_judges
 
 # What each tag contrasts, from issue 18 and the rubric v3 policy (not read from the set): the
 # dimensions on which its pairs' grades must differ.

@@ -1,4 +1,4 @@
-"""The estimate before anything is sent (``reteco.judge.estimate``; issue 20 item 2): within 25%
+"""The estimate before anything is sent (``reteco.workbench.judge_audit.estimate``; issue 20 item 2): within 25%
 of the tokens the fake server counts by the same documented rule (``count_tokens=True``: it counts
 the prompts it receives and caches every prefix it saw), on the golden cases as 2b and 2c turns
 and on synthetic submissions, for prompt versions 2 and 3."""
@@ -15,7 +15,7 @@ from support.golden_turns import every_dimension, golden_turns
 
 from reteco.commands import main
 from reteco.judge import JudgeItem, item_to_json, run_judge
-from reteco.judge.estimate import estimate_judging
+from reteco.workbench.judge_audit.estimate import estimate_judging
 from reteco.judge.prompts import load_prompt_set
 from reteco.subtracks import DIMENSIONS
 

@@ -11,9 +11,9 @@ import pytest
 from support.fake_openai_server import first_user_text, graded_judge
 
 from reteco.judge import build_request, load_judge_config
-from reteco.judge.golden import load_golden_set
-from reteco.judge.meta_contrasts import probe_items
-from reteco.judge.simulated_judges import simulated_judges
+from reteco.workbench.judge_audit.golden import load_golden_set
+from reteco.workbench.judge_audit.meta_contrasts import probe_items
+from reteco.workbench.judge_audit.simulated_judges import simulated_judges
 from reteco.problems import EXIT_INPUT, InputError
 
 # The fake judge answers from a table keyed by the request's first user message, built with the

@@ -11,9 +11,9 @@ import pytest
 from support.paths import REPO_ROOT
 
 from reteco.judge import DIMENSIONS, JudgeItem, build_request, load_judge_config
-from reteco.judge.golden import load_golden_cases
-from reteco.judge.prompts import PACKAGED_PROMPTS, VERSION_FILES, freeze, injection_flag, load_prompt_set, manifest_entry
-from reteco.llm.prompt_files import PromptIntegrityError, ReplyProblem, read_manifest
+from reteco.workbench.judge_audit.golden import load_golden_cases
+from reteco.judge.prompts import PACKAGED_PROMPTS, freeze, injection_flag, load_prompt_set
+from reteco.llm.prompt_files import PromptIntegrityError, ReplyProblem
 from reteco.problems import InputError
 
 PACKAGE = REPO_ROOT / "src" / "reteco"
@@ -33,30 +33,15 @@ def item(dimension: str, **changes) -> JudgeItem:
     return JudgeItem(**fields)
 
 
-# --- the version freeze ----------------------------------------------------------------------
+# --- the version freeze (every version of every family: tests/llm/test_frozen_prompts.py) ------
 
 
-def test_every_frozen_version_matches_its_files():
-    """Fails when a prompt file changes without a new prompt_version (recomputes the hashes)."""
-    manifest = read_manifest(PACKAGED_PROMPTS)
-    assert manifest["versions"], "no frozen prompt version"
-    for version, frozen in manifest["versions"].items():
-        prompts = load_prompt_set(int(version), verify=False)
-        current = prompts.file_hashes
-        changed = sorted(n for n in set(frozen["files"]) | set(current) if frozen["files"].get(n) != current.get(n))
-        assert not changed, (
-            f"prompt version {version}: {changed} changed without a version change. Copy prompts/v{version} to a "
-            "new version folder, edit it there, run `python -m reteco.judge freeze N` and set prompt_version."
-        )
-
-
-def test_the_default_versions_rendering_is_frozen():
-    """The assembly of messages (code) is part of the prompt too: its rendering is frozen."""
-    config = load_judge_config()
-    frozen = read_manifest(PACKAGED_PROMPTS)["versions"][str(config.prompt_version)]
-    assert manifest_entry(config.prompts)["rendered"] == frozen["rendered"], (
-        "the messages rendered from the same prompt files changed: that is a prompt change; make a new version"
-    )
+def declare(root, version: int, dimensions) -> None:
+    """Start a new version's manifest entry with its dimensions, as a person does before freezing it."""
+    path = root / "manifest.json"
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    manifest["versions"][str(version)] = {"dimensions": list(dimensions)}
+    path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
 
 
 def test_a_changed_prompt_file_cannot_be_loaded_under_the_old_version(tmp_path):
@@ -73,6 +58,9 @@ def test_a_changed_prompt_file_cannot_be_loaded_under_the_old_version(tmp_path):
     new = max(int(v.name[1:]) for v in root.glob("v*")) + 1  # the next free number
     shutil.copytree(root / "v1", root / f"v{new}")
     (root / "v1" / "faithfulness.md").write_bytes((PACKAGED_PROMPTS / "v1" / "faithfulness.md").read_bytes())
+    with pytest.raises(PromptIntegrityError, match=rf'lists no dimensions.*"{new}": {{"dimensions"'):
+        freeze(new, root)  # its entry first says which dimensions it judges
+    declare(root, new, DIMENSIONS)
     freeze(new, root)
     assert load_prompt_set(new, root).version == new
     config_file = tmp_path / "judge.yaml"
@@ -100,16 +88,18 @@ def test_the_config_refuses_prompts_that_differ_from_the_manifest(tmp_path):
 
 
 def test_package_data_ships_every_prompt_config_and_golden_file():
-    """pyproject's package-data globs must cover every non-Python file of the judge."""
+    """pyproject's package-data globs must cover every non-Python file of the package: the judge's
+    config and prompts, the golden sets (the workbench's judge audit), the labelling prompts."""
     patterns = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["reteco"]
     shipped = {p for pattern in patterns for p in PACKAGE.glob(pattern) if p.is_file()}
-    judge = PACKAGE / "judge"
-    data = {p for p in judge.rglob("*") if p.is_file() and p.suffix not in (".py", ".pyc")}
+    data = {p for p in PACKAGE.rglob("*") if p.is_file() and p.suffix not in (".py", ".pyc") and "__pycache__" not in p.parts}
     assert data - shipped == set()
-    assert {judge / "judge.yaml", judge / "prompts" / "manifest.json", judge / "golden" / "cases.jsonl"} <= shipped
-    assert {judge / "golden" / "v2" / "cases.yaml", judge / "golden" / "v2" / "thresholds.yaml"} <= shipped
+    judge, golden = PACKAGE / "judge", PACKAGE / "workbench" / "judge_audit" / "golden"
+    assert {judge / "judge.yaml", judge / "prompts" / "manifest.json", golden / "cases.jsonl"} <= shipped
+    assert {golden / "v2" / "cases.yaml", golden / "v2" / "thresholds.yaml"} <= shipped
     for version in (1, 2, 3):
-        assert {judge / "prompts" / f"v{version}" / name for name in VERSION_FILES} <= shipped
+        files = load_prompt_set(version).file_hashes
+        assert len(files) == 4 + len(DIMENSIONS) and {judge / "prompts" / f"v{version}" / name for name in files} <= shipped
 
 
 # --- one focused prompt per dimension ---------------------------------------------------------

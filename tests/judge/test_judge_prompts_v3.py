@@ -143,7 +143,7 @@ def test_version_3_revised_in_place_is_another_judge_and_no_verdict_of_its_first
     layout.write_text(layout.read_text(encoding="utf-8").replace("rubrics_in_system: true", "rubric_at_end: true"),
                       encoding="utf-8")
     manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
-    del manifest["versions"]["3"]
+    manifest["versions"]["3"] = {"dimensions": manifest["versions"]["3"]["dimensions"]}  # declared, not frozen
     (root / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     freeze(3, root)
     first_layout, revised = load_prompt_set(3, root), load_prompt_set(3)

@@ -20,7 +20,7 @@ from support.tiny_track2 import write_tiny_reference
 
 from reteco.commands import main
 from reteco.judge import JudgeItem, build_request, outcome_to_json, run_judge
-from reteco.judge.report import judge_provenance, model_mismatch_warning
+from reteco.judge.provenance import judge_provenance, model_mismatch_warning
 from reteco.llm.cache import CACHE_FILE, JudgeCache, request_hash
 
 ITEMS = [JudgeItem(f"law/{i}_turn_1", "relevance", f"question {i}", "", f"answer {i}", (("d1", "text"),), "ref")

@@ -160,9 +160,12 @@ def test_details_in_which_the_judge_never_ran_get_a_sentence_not_an_empty_table(
     md = (tmp_path / "r" / "judge-report.md").read_text()
     section = md.split("## Invalid and missing judgments", 1)[1].split("\n## ", 1)[0]
     assert "| dimension |" not in section
-    assert "Nothing to count: the judge did not run for the 1 details file given (the reason is in the table below)." in section
-    # The per-file table is still there, with the reason.
-    assert "| scored/details.json | no: the LLM judge is not run when a submission is scored;" in section
+    assert ("Nothing to count: the judge did not run for the 1 details file given (the reason is in "
+            "judge-report-appendix.md).") in section
+    # The summary has the sub-track's row; the per-file table, with the reason, is the appendix's.
+    assert "| (judge not run) | 1 | 0 | 0 |" in section
+    appendix = (tmp_path / "r" / "judge-report-appendix.md").read_text()
+    assert "| scored/details.json | - | no: the LLM judge is not run when a submission is scored;" in appendix
 
 
 def test_an_agreement_without_dimensions_gets_a_sentence_not_an_empty_table(tmp_path):
@@ -206,7 +209,8 @@ def test_the_config_line_identifies_the_configuration_without_a_path_of_this_mac
     assert report["judge"]["config"] == "organizers-judge.yaml" and report["judge"]["config_packaged"] is False
     # Nothing of the folders the files are in beyond the file's own folder name.
     assert str(tmp_path) not in md and str(tmp_path) not in text
-    assert f"| {tmp_path.name}/a.json | yes |" in md
+    appendix = (out / "judge-report-appendix.md").read_text()
+    assert str(tmp_path) not in appendix and f"| {tmp_path.name}/a.json |" in appendix
     # The packaged config says so.
     assert main(["judge-report", "--out", str(tmp_path / "p")]) == 0
     md = (tmp_path / "p" / "judge-report.md").read_text()
@@ -335,7 +339,12 @@ def test_flagged_answers_are_counted_per_file_and_per_subtrack(tmp_path):
     section = md.split("## Invalid and missing judgments", 1)[1].split("\n## ", 1)[0]
     assert "Answers flagged as attempts to influence the judge: 3, in 1 of 2 files that asked for the flag" in section
     assert "Answers flagged as attempts to influence the judge: not asked" in section
-    table = section.split("| flagged answers |", 1)[1].split("\n\n", 1)[0]  # the files' table, not the usage one
+    # The summary: one row per sub-track; each file's count is the appendix's.
+    summary = {line.split("|")[1].strip(): line.split("|")[9].strip() for line in section.splitlines()
+               if line.startswith("| 2")}
+    assert summary == {"2b": "3", "2c": "not asked"}
+    appendix = (tmp_path / "r" / "judge-report-appendix.md").read_text()
+    table = appendix.split("| flagged answers |", 1)[1].split("\n\n", 1)[0]  # the files' table, not the usage one
     rows = {line.split("|")[1].strip().rsplit("/", 1)[-1]: line.split("|")[-2].strip() for line in table.splitlines()
             if line.startswith("| ") and ".json" in line}
     assert rows == {"b1.json": "3", "b2.json": "0", "c.json": "not asked"}
@@ -391,3 +400,30 @@ def test_rank_agreement_and_rejudging_are_disclosed_under_their_signatures(tmp_p
     # The repeat puts s2 above s1: positions from the first judging (s1, s2, s3, s4), correctness from
     # the repeat (s2, s1, s3, s4): s2 under s1 wrong (0), s3 and s4 right: 2/3 (0 + 1 + 1) - 1 = 1/3.
     assert stability["systems"]["judge_mean"]["tau_ap"]["value"] == pytest.approx(1 / 3, abs=1e-12)
+
+
+@pytest.mark.slow
+def test_the_sample_design_inclusion_probabilities_and_coverage_are_disclosed(tmp_path):
+    """Issue 32 item 5: a paired sample of 10 turns of 3 systems; the coverage is the simulation's
+    at 10 rated turns per system (reteco.metrics.ppi_coverage, the same seeded figures)."""
+    from reteco.metrics.ppi_coverage import coverage
+
+    sample = write(tmp_path / "sample.json", {
+        "subtrack": "2b", "design": "paired", "seed": 5, "sampled_turns": 10, "eligible_turns": 50, "sampled": 30,
+        "candidates": 150, "systems": ["a", "b", "c"], "dimensions": ["correctness"], "inclusion_probability": 0.2,
+        "allocation_rule": "systematic", "strata": [{"domain": "d", "depth": "T1", "available": 50, "sampled": 10,
+                                                    "inclusion_probability": 0.2}]})
+    assert main(["judge-report", "--out", str(tmp_path / "r"), "--sample", str(sample)]) == 0
+    disclosed = json.loads((tmp_path / "r" / "judge-report.json").read_text())["human_sample"]
+    assert disclosed["design"] == "paired" and disclosed["inclusion_probability"] == {"min": 0.2, "max": 0.2}
+    assert disclosed["rated_per_system"] == {"min": 10, "max": 10}
+    mild = coverage("mild", 10)
+    assert disclosed["coverage"]["per_setting"]["mild"] == {"means": round(mild.means["pooled"], 4),
+                                                            "differences": round(mild.differences["pooled"], 4)}
+    md = (tmp_path / "r" / "judge-report.md").read_text()
+    assert "- design: paired" in md and "- inclusion probabilities: 0.2 to 0.2" in md
+    assert f"- coverage of the 95% intervals at 10 rated turns per system (2000 simulated phases per setting): " \
+           f"mild {round(mild.means['pooled'], 4):.1%}" in md
+    few = write(tmp_path / "few.json", {**json.loads(sample.read_text()), "sampled_turns": 3})
+    assert main(["judge-report", "--out", str(tmp_path / "r2"), "--sample", str(few)]) == 0
+    assert "below 5 the leaderboard gives that system no corrected interval" in (tmp_path / "r2" / "judge-report.md").read_text()

@@ -120,12 +120,20 @@ def test_the_command_imports_a_scoring_output_zip_and_says_what_it_merged(judge_
     assert "0 judgments imported, 8 already in the cache" in capsys.readouterr().err  # a folder: every archive in it
 
 
-def test_the_command_refuses_what_holds_no_archive(tmp_path, capsys):
+def test_the_command_refuses_what_is_no_archive_and_says_when_nothing_was_judged(tmp_path, capsys):
     empty = tmp_path / "output.zip"
     with zipfile.ZipFile(empty, "w") as z:
         z.writestr("scores.json", "{}")
-    assert main(["judge", "--import-archive", str(empty), "--cache", str(tmp_path / "c")]) == 1
-    assert f"{empty}: error: no {ARCHIVE_FILE} in this zip" in capsys.readouterr().err
+    # A scoring output without an archive: the platform judged nothing; said, exit 0 (a set -e script goes on).
+    assert main(["judge", "--import-archive", str(empty), "--cache", str(tmp_path / "c")]) == 0
+    assert f"{empty}: warning: no {ARCHIVE_FILE} in this zip: the platform judged nothing here" in capsys.readouterr().err
+    outputs = tmp_path / "outputs"
+    (outputs / "1").mkdir(parents=True)
+    (outputs / "1" / "scores.json").write_text("{}")
+    assert main(["judge", "--import-archive", str(outputs), "--cache", str(tmp_path / "c")]) == 0
+    assert "nothing imported" in capsys.readouterr().err
+    assert main(["judge", "--import-archive", str(tmp_path / "missing"), "--cache", str(tmp_path / "c")]) == 1
+    assert "no such file" in capsys.readouterr().err
     (tmp_path / "x.txt").write_text("hello")
     assert main(["judge", "--import-archive", str(tmp_path / "x.txt"), "--cache", str(tmp_path / "c")]) == 1
     assert "is not a judge archive" in capsys.readouterr().err

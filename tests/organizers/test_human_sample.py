@@ -21,11 +21,11 @@ from reteco.formats.ratings import read_item_key, read_ratings
 from reteco.formats.reference import Reference
 from reteco.judge import load_judge_config
 from reteco.judge.prompts import load_prompt_set
-from reteco.organizers.human_sample import allocate, read_systems, sample
-from reteco.organizers.prepare import prepare_release
-from reteco.organizers.synthetic.release import write_synthetic_release
-from reteco.organizers.synthetic.sample_answers import write_sample_answers
-from reteco.organizers.synthetic.sample_runs import write_sample_runs
+from reteco.workbench.judge_audit.human_sample import allocate, read_systems, sample
+from reteco.release.prepare import prepare_release
+from reteco.release.synthetic.release import write_synthetic_release
+from reteco.release.synthetic.sample_answers import write_sample_answers
+from reteco.release.synthetic.sample_runs import write_sample_runs
 from reteco.problems import InputError
 from reteco.scoring.generation import read_turns
 from reteco.scoring.submission import score_submission
@@ -316,3 +316,138 @@ def test_outputs_that_are_one_file_are_refused_before_any_work(release, tmp_path
     assert main([*base, "--out", str(tmp_path / "file")]) == 1
     assert "--out exists and is not a folder" in capsys.readouterr().err
     assert not out.exists() and list(tmp_path.glob("**/*.csv")) == []
+
+
+# ------------------------------------------------------------------ designs (issue 32)
+
+import random  # noqa: E402
+
+from reteco.workbench.judge_audit.human_sample import systematic  # noqa: E402
+
+
+def test_systematic_sampling_gives_every_position_probability_n_over_size():
+    """Over every random start, position p is drawn with probability n / size exactly: checked by
+    the share of starts u in [0, size / n) that pick it, on a fine grid of u."""
+    size, n = 7, 3
+    counts = Counter()
+    grid = 7000
+    for k in range(grid):
+        u = (k + 0.5) / grid
+
+        class _Start(random.Random):
+            def random(self, u=u):
+                return u
+
+        counts.update(systematic(size, n, _Start()))
+    assert all(abs(counts[p] / grid - n / size) < 2 / grid for p in range(size))
+
+
+def test_no_stratum_has_probability_zero_when_items_are_fewer_than_strata(release):
+    """n < strata: every item's recorded inclusion probability is n / N, and over seeds every
+    stratum is drawn (the old largest-remainder rule never drew the small ones)."""
+    reference = Reference.read(release / "ref" / "2b")
+    systems, _ = read_systems(reference, sorted((release / "subs" / "2b").iterdir()))
+    seen = Counter()
+    for seed in range(200):
+        items, record = sample(reference, systems, 5, seed)
+        assert len(items) == 5
+        total = record["candidates"]
+        assert all(item.inclusion_probability == 5 / total for item in items)
+        assert all(s["inclusion_probability"] == 5 / total for s in record["strata"])
+        seen.update((i.domain, i.depth, i.system) for i in items)
+    strata = {(s["domain"], s["depth"], s["system"]) for s in record["strata"]}
+    assert len(strata) > 5 and set(seen) == strata
+    # With n >= strata, each stratum's probability is its allocation over its size (> 0).
+    _, record = sample(reference, systems, 80, 11)
+    assert all(s["inclusion_probability"] == s["sampled"] / s["available"] > 0 for s in record["strata"])
+
+
+def test_the_paired_design_rates_each_sampled_turn_for_every_system(release, tmp_path, capsys):
+    out = tmp_path / "paired"
+    assert main(["human-sample", "--ref", str(release / "ref" / "2b"), "--submissions", str(release / "subs" / "2b"),
+                 "--design", "paired", "--turns", "12", "--seed", "4", "--out", str(out)]) == 0
+    record = json.loads((out / "sample.json").read_text())
+    assert record["design"] == "paired" and record["sampled_turns"] == 12
+    key = list(csv.DictReader((out / "key.csv").open(encoding="utf-8")))
+    turns = {row["turn"] for row in key}
+    assert len(turns) == 12
+    reference = Reference.read(release / "ref" / "2b")
+    systems, _ = read_systems(reference, sorted((release / "subs" / "2b").iterdir()))
+    keys = [t.key for t in read_turns(reference)]
+    expected = {(s.submission, keys[i]) for s in systems for i in range(len(keys))
+                if keys[i] in turns and s.answers.get(i) is not None}
+    assert {(row["submission"], row["turn"]) for row in key} == expected  # every system that answered it
+    probability = 12 / record["eligible_turns"]
+    assert all(float(row["inclusion_probability"]) == probability for row in key)
+    assert record["inclusion_probability"] == probability
+    assert sum(s["sampled"] for s in record["strata"]) == 12
+    assert all(s["sampled"] >= 1 for s in record["strata"] if s["available"] * probability >= 1)
+    assert "12 of 51 turns" in capsys.readouterr().out
+
+
+def test_the_designs_options_do_not_mix(release, tmp_path, capsys):
+    base = ["human-sample", "--ref", str(release / "ref" / "2b"), "--submissions", str(release / "subs" / "2b"),
+            "--seed", "1", "--out", str(tmp_path / "o")]
+    assert main([*base, "--design", "paired", "--n", "5"]) == 2
+    assert main([*base, "--turns", "5"]) == 2
+    assert "--design paired takes --turns" in capsys.readouterr().err
+
+
+def test_the_planner_by_hand(capsys):
+    """60 systems x 2,000 turns, residual sd 0.2, judge sd 0.2, width 0.1: n is the smallest with
+    2 t_{n-1} sqrt(0.04 / n + 0.04 / 2000) <= 0.1."""
+    from scipy.stats import t
+
+    from reteco.workbench.judge_audit.sample_plan import plan
+
+    def width(n):
+        return 2 * t.ppf(0.975, n - 1) * (0.04 / n + 0.04 / 2000) ** 0.5
+
+    n = next(k for k in range(5, 2000) if width(k) <= 0.1)
+    result = plan(60, 2000, hourly_rate=20.0)
+    assert result.turns == n == 66
+    assert result.items == 66 * 60 and result.ratings == 66 * 60 * 5
+    assert result.annotator_hours == pytest.approx(66 * 60 * 3 / 60)
+    assert result.cost == pytest.approx(result.annotator_hours * 20)
+    assert result.system_width == pytest.approx(width(66))
+    unreachable = plan(60, 2000, width=0.02)
+    assert unreachable.turns is None and "no sample size reaches" in unreachable.reason
+    assert main(["human-sample", "--plan", "--systems", "60", "--phase-turns", "2000"]) == 0
+    assert "turns to rate: 66 (each for every system): 3960 items, 19800 ratings" in capsys.readouterr().out
+
+
+def test_a_budget_below_every_system_per_turn_rates_a_random_subset_with_its_probability(release, tmp_path):
+    out = tmp_path / "subset"
+    assert main(["human-sample", "--ref", str(release / "ref" / "2b"), "--submissions", str(release / "subs" / "2b"),
+                 "--design", "paired", "--turns", "20", "--systems-per-turn", "2", "--seed", "9", "--out", str(out)]) == 0
+    record = json.loads((out / "sample.json").read_text())
+    assert record["systems_per_turn"] == 2
+    key = list(csv.DictReader((out / "key.csv").open(encoding="utf-8")))
+    reference = Reference.read(release / "ref" / "2b")
+    systems, _ = read_systems(reference, sorted((release / "subs" / "2b").iterdir()))
+    keys = [t.key for t in read_turns(reference)]
+    answering = {keys[i]: sum(s.answers.get(i) is not None for s in systems) for i in range(len(keys))}
+    per_turn = Counter(row["turn"] for row in key)
+    assert len(per_turn) == 20
+    for row in key:
+        s_t = answering[row["turn"]]
+        assert per_turn[row["turn"]] == min(2, s_t)
+        assert float(row["inclusion_probability"]) == pytest.approx(20 / record["eligible_turns"] * min(2, s_t) / s_t)
+    assert main(["human-sample", "--ref", str(release / "ref" / "2b"), "--submissions", str(release / "subs" / "2b"),
+                 "--n", "5", "--systems-per-turn", "2", "--seed", "9", "--out", str(tmp_path / "x")]) == 2
+
+
+def test_the_planner_reads_the_disagreement_of_an_earlier_corrected_leaderboard(tmp_path, capsys):
+    board = {"human_corrected": {"systems": [{"figures": {"judge_mean": {"residual_sd": 0.3}}},
+                                             {"figures": {"judge_mean": {"residual_sd": 0.1}}},
+                                             {"absent": "the judge did not run"}]}}
+    path = tmp_path / "leaderboard.json"
+    path.write_text(json.dumps(board))
+    assert main(["human-sample", "--plan", "--systems", "10", "--phase-turns", "500", "--from-leaderboard",
+                 str(path)]) == 0
+    rms = (0.3 ** 2 / 2 + 0.1 ** 2 / 2) ** 0.5  # 0.2236...
+    assert f"judge-human residual sd {rms:g}" in capsys.readouterr().out
+    path.write_text(json.dumps({"systems": []}))
+    assert main(["human-sample", "--plan", "--systems", "10", "--phase-turns", "500", "--from-leaderboard",
+                 str(path)]) == 1
+    assert "no system of this leaderboard has a judge_mean residual_sd" in capsys.readouterr().err

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from support.fake_openai_server import asks_injection_flag, fake_judge, first_user_text, http_error, judgment
+from support.intervals import walk_intervals
 from support.judged_program import KEY, judge_yaml, judged_input
 from support.paths import SAMPLES
 
@@ -21,17 +22,18 @@ from reteco.codabench.program import scoring_program
 from reteco.commands import main
 from reteco.formats.reference import Reference
 from reteco.judge import load_judge_config
-from reteco.organizers import judge_submissions as js
+from reteco.workbench.leaderboard import bulk_download as bd
+from reteco.workbench.leaderboard import judge_submissions as js
 from reteco.scoring.submission import score_submission
 from reteco.subtracks import JUDGE, SUBTRACKS
 
 
 def test_a_bulk_name_gives_id_owner_phase_time_and_file():
-    parts = js.parse_bulk_name("123_team_a_b_PhaseId7_2027-01-20_05-33_my_answers_PhaseId2.zip")
+    parts = bd.parse_bulk_name("123_team_a_b_PhaseId7_2027-01-20_05-33_my_answers_PhaseId2.zip")
     assert parts == {"id": 123, "owner": "team_a_b", "phase": 7, "date": "2027-01-20", "time": "05-33",
                      "file": "my_answers_PhaseId2.zip"}
-    assert js.parse_bulk_name("answers.zip") is None
-    assert js.parse_bulk_name("12_alice_PhaseId7_2027-01-20:05-33_a.zip") is None  # ':' is replaced by the browser
+    assert bd.parse_bulk_name("answers.zip") is None
+    assert bd.parse_bulk_name("12_alice_PhaseId7_2027-01-20:05-33_a.zip") is None  # ':' is replaced by the browser
 
 
 def _bulk(path: Path, files: dict[str, bytes]) -> Path:
@@ -42,26 +44,26 @@ def _bulk(path: Path, files: dict[str, bytes]) -> Path:
 
 
 def test_a_bulk_download_is_read_with_what_it_could_not_fetch(tmp_path):
-    source = _bulk(tmp_path / js.BULK_ZIP, {
+    source = _bulk(tmp_path / bd.BULK_ZIP, {
         "5_alice_PhaseId7_2027-01-20_05-33_a.zip": b"x",
         "9_alice_PhaseId7_2027-01-22_10-02_b.zip": b"x",
         "3_bob_PhaseId7_2027-01-19_59-59_answers.jsonl": b"x",
         "notes.txt": b"x",
-        js.FAILED_LIST: b"The following submissions failed to download:\n\n8_carol_PhaseId7_x.zip (HTTP 403)\n",
+        bd.FAILED_LIST: b"The following submissions failed to download:\n\n8_carol_PhaseId7_x.zip (HTTP 403)\n",
     })
-    bulk = js.read_bulk_download(source, tmp_path / "work")
+    bulk = bd.read_bulk_download(source, tmp_path / "work")
     assert [(s.submission_id, s.owner, s.uploaded) for s in bulk.submissions] == [
         (3, "bob", "2027-01-19 59-59"), (5, "alice", "2027-01-20 05-33"), (9, "alice", "2027-01-22 10-02")]
     assert bulk.skipped == ["notes.txt"] and bulk.not_fetched == ["8_carol_PhaseId7_x.zip (HTTP 403)"]
-    kept, superseded = js.last_per_team(bulk.submissions)
-    assert [(s.owner, s.submission_id) for s in kept] == [("alice", 9), ("bob", 3)]
-    assert [(s.submission_id, by) for s, by in superseded] == [(5, 9)]
+    selection = bd.select(bulk, lambda paths: [None] * len(paths), source=source.name)  # every one passes
+    assert [(s.owner, s.submission_id) for s in selection.kept] == [("alice", 9), ("bob", 3)]
+    assert [(s.submission_id, by) for s, by in selection.superseded] == [(5, 9)]
     with pytest.raises(Exception, match="no submission named as Codabench's bulk download names them"):
-        js.read_bulk_download(_bulk(tmp_path / "empty.zip", {"readme.md": b"x"}), tmp_path / "work2")
+        bd.read_bulk_download(_bulk(tmp_path / "empty.zip", {"readme.md": b"x"}), tmp_path / "work2")
 
 
 def test_the_table_ranks_by_judge_mean_ties_sharing_a_rank():
-    subs = [js.BulkSubmission(Path(f"{i}"), f"{i}_{o}_PhaseId1_2027-01-01_00-00_a.zip", i, o, 1, "2027-01-01 00-00", "a.zip")
+    subs = [bd.BulkSubmission(Path(f"{i}"), f"{i}_{o}_PhaseId1_2027-01-01_00-00_a.zip", i, o, 1, "2027-01-01 00-00", "a.zip")
             for i, o in enumerate(["dora", "alice", "carl", "bob", "eve"], 1)]
     figure = {k: 0.5 for k in SUBTRACKS["2b"].keys}
     outcomes = [
@@ -79,7 +81,7 @@ def test_the_table_ranks_by_judge_mean_ties_sharing_a_rank():
     assert table[0]["judge_mean"] == "0.6" and table[3]["judge_mean"] == "" and "not scored: answers.jsonl:3" in table[4]["notes"]
     # The answers the judge flagged, per submission (empty where the judge was not asked).
     assert [r["flagged_answers"] for r in table] == ["0", "", "2", "", ""]
-    markdown = js.render_markdown("2b", rows, superseded=[], bulk=js.BulkDownload([], [], [], []), judge="test")
+    markdown = js.render_markdown("2b", rows, selection=None, judge="test")
     assert markdown.startswith("# 2b Gold-passage generation: submissions") and "| flagged |" in markdown
 
 
@@ -92,9 +94,11 @@ def _bulk_of_samples(tmp_path: Path, sub: str) -> Path:
         buffer = io.BytesIO()
         with zipfile.ZipFile(buffer, "w") as z:
             z.writestr("answers.jsonl", "".join(lines))
+            if (SAMPLES / sub / "run.txt").is_file():  # 2c: the run too, or the input checks fail it
+                z.writestr("run.txt", (SAMPLES / sub / "run.txt").read_text())
         return buffer.getvalue()
 
-    return _bulk(tmp_path / js.BULK_ZIP, {
+    return _bulk(tmp_path / bd.BULK_ZIP, {
         "11_alice_PhaseId4_2027-01-20_01-00_early.zip": zipped(answers[:1]),
         "15_alice_PhaseId4_2027-01-21_02-00_final.zip": zipped(answers),
         "12_bob_PhaseId4_2027-01-20_03-00_bob.zip": zipped(answers[:-10]),
@@ -119,7 +123,8 @@ def test_the_command_judges_each_teams_last_submission(ref_root, tmp_path, serve
     assert calls > 0 and int(table[0]["prompt_tokens"]) == 100 * calls and int(table[0]["completion_tokens"]) == 20 * calls
     assert table[0]["money_usd"] == "" and table[0]["calls_usage_not_recorded"] == "0"
     markdown = (out / "judged_submissions_2b.md").read_text()
-    assert "Judge usage of these 2 submissions' verdicts:" in markdown and "no prices in the judge config" in markdown
+    assert "Per-team attribution (each submission's verdicts" in markdown and "no prices in the judge config" in markdown
+    assert "Judge, this run: " in markdown
     assert "| 1 | alice | 15 |" in markdown and "11_alice_PhaseId4_2027-01-20_01-00_early.zip: superseded by submission 15" in markdown
     assert KEY not in markdown and KEY not in capsys.readouterr().out
 
@@ -204,6 +209,7 @@ def test_rejudging_with_another_seed_reports_agreement_and_pays_nothing_twice(re
                str(config), "--judge-cache", str(tmp_path / "cache"), "--repeat-seed", "99", "--repeat-share", "0.5"]
     assert main([*command, "--out", str(tmp_path / "out")]) == 0, capsys.readouterr().err
     result = json.loads((tmp_path / "out" / "rejudging_2b.json").read_text())
+    walk_intervals(result)  # issue 32: every interval holds its own estimate, every number is finite
     method = result["method"]
     first = load_judge_config(config)
     assert result["kind"] == "rejudging" and method["judge_signature"] == first.signature
@@ -246,6 +252,7 @@ def test_a_second_judge_is_two_judges_never_humans(ref_root, tmp_path, server, c
     status, other = _judged_by_two_judges(ref_root, tmp_path, server)
     assert status == 0, capsys.readouterr().err
     text = (tmp_path / "out" / "second_judge_2b.json").read_text()
+    walk_intervals(json.loads(text))
     result = json.loads(text)
     assert result["kind"] == "second_judge" and result["method"]["reference"] == "judge"
     assert result["method"]["second_judge_signature"] == load_judge_config(other).signature

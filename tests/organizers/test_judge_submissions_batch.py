@@ -22,7 +22,8 @@ from support.paths import REPO_ROOT, SAMPLES
 
 from reteco.commands import main
 from reteco.llm.cache import CACHE_FILE, JudgeCache
-from reteco.organizers import judge_submissions as js
+from reteco.workbench.leaderboard import bulk_download as bd
+from reteco.workbench.leaderboard import judge_submissions as js
 from reteco.subtracks import JUDGE
 
 
@@ -41,7 +42,7 @@ def _bulk_of_two_teams(tmp_path: Path) -> Path:
         record = json.loads(line)
         record["answer"] = f"In short: {record['answer']}"
         bob.append(json.dumps(record) + "\n")
-    path = tmp_path / js.BULK_ZIP
+    path = tmp_path / bd.BULK_ZIP
     with zipfile.ZipFile(path, "w") as z:
         z.writestr("15_alice_PhaseId4_2027-01-21_02-00_final.zip", _zipped(lines))
         z.writestr("12_bob_PhaseId4_2027-01-20_03-00_bob.zip", _zipped(bob))

@@ -1,5 +1,5 @@
-"""``reteco leaderboard``: many submissions scored, ranked and compared (reteco.organizers.leaderboard,
-reteco.outputs.leaderboard_tables, reteco.outputs.leaderboard_plots).
+"""``reteco leaderboard``: many submissions scored, ranked and compared (reteco.workbench.leaderboard.standings,
+reteco.workbench.leaderboard.tables, reteco.workbench.leaderboard.plots).
 
 On the synthetic release, nine submissions per sub-track (1a, 2a) made from the sample run by
 deterministic perturbations, one of them broken; the figures are checked against
@@ -30,16 +30,16 @@ from support.tiny_track2 import TINY_TURNS, write_tiny_reference
 
 from reteco import __version__
 from reteco.commands import main
-from reteco.commands.leaderboard import TOPIC_SPLITS as COMMAND_DEFAULT
+from reteco.workbench.commands.leaderboard import TOPIC_SPLITS as COMMAND_DEFAULT
 from reteco.formats.reference import Reference
 from reteco.metrics.topic_stability import DEFAULT_SPLITS, topic_set_stability
-from reteco.organizers import leaderboard as lb
-from reteco.organizers.prepare import prepare_release
-from reteco.organizers.synthetic.release import write_synthetic_release
-from reteco.organizers.synthetic.sample_runs import write_sample_runs
-from reteco.outputs.leaderboard_plots import write_plots
-from reteco.outputs.leaderboard_latex import latex_escape, render_latex
-from reteco.outputs.leaderboard_tables import render_csv, render_html
+from reteco.workbench.leaderboard import standings as lb
+from reteco.release.prepare import prepare_release
+from reteco.release.synthetic.release import write_synthetic_release
+from reteco.release.synthetic.sample_runs import write_sample_runs
+from reteco.workbench.leaderboard.plots import write_plots
+from reteco.workbench.leaderboard.latex import latex_escape, render_latex
+from reteco.workbench.leaderboard.tables import render_csv, render_html
 from reteco.problems import InputError
 from reteco.scoring.submission import score_submission
 from reteco.subtracks import DIMENSIONS, JUDGE_MEAN, KEYS, SUBTRACKS
@@ -257,7 +257,8 @@ def test_topic_stability_is_the_swap_rates_of_the_ranked_systems_per_unit_figure
     text = (built.out / sub / "topic_stability.txt").read_text(encoding="utf-8")
     assert "Voorhees & Buckley 2002" in text and "ndcg_10" in text and "n for <=5%" in text
     assert "<h2>Topic-set stability</h2>" in (built.out / sub / "leaderboard.html").read_text(encoding="utf-8")
-    assert f"tab:reteco-{sub}-topic-stability-ndcg-10" in (built.out / sub / "leaderboard.tex").read_text(encoding="utf-8")
+    assert f"tab:reteco-{sub}-topic-stability-ndcg-10" in (built.out / sub / "leaderboard_appendix.tex").read_text(
+        encoding="utf-8")
     # The best-per-team view has its own, over its own systems.
     best = json.loads((built.out / sub / "best_per_team" / "leaderboard.json").read_text(encoding="utf-8"))
     assert best["topic_stability"]["systems"] == len(best["systems"])
@@ -686,10 +687,10 @@ def test_matplotlib_stays_on_the_organizers_side():
     import subprocess
     import sys
 
-    from reteco.codabench.bundle.vendor import EXCLUDED, scoring_requirements
+    from reteco.workbench.codabench.bundle.vendor import EXCLUDED, scoring_requirements
 
-    code = ("import sys, reteco.codabench.program.scoring_program, reteco.scoring.submission, reteco.organizers.leaderboard, "
-            "reteco.outputs.leaderboard_tables; from reteco.commands import main; "
+    code = ("import sys, reteco.codabench.program.scoring_program, reteco.scoring.submission, reteco.workbench.leaderboard.standings, "
+            "reteco.workbench.leaderboard.tables; from reteco.commands import main; "
             "sys.exit('matplotlib' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
     pyproject = REPO_ROOT / "pyproject.toml"

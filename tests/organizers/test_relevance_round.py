@@ -28,10 +28,10 @@ from reteco.commands import main
 from reteco.formats.file_digest import sha256_file
 from reteco.formats.reference import Reference
 from reteco.formats.relevance_labels import ROUND_QRELS, RelevanceLabels
-from reteco.organizers.prepare import prepare_release
-from reteco.organizers.synthetic.release import write_synthetic_release
-from reteco.organizers.synthetic.sample_runs import write_sample_runs
-from reteco.organizers.temporal_labelling.relevance import topic_texts
+from reteco.release.prepare import prepare_release
+from reteco.release.synthetic.release import write_synthetic_release
+from reteco.release.synthetic.sample_runs import write_sample_runs
+from reteco.workbench.labels.relevance import topic_texts
 from reteco.problems import EXIT_INCOMPLETE
 
 _DOC = re.compile(r"^document id: (.*)$", re.MULTILINE)

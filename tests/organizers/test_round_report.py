@@ -19,10 +19,10 @@ import math
 import pytest
 
 from reteco.formats.reference import Judgment, Reference, Topic
-from reteco.organizers import leaderboard as lb
-from reteco.organizers.round_report import round_comparison
-from reteco.outputs.leaderboard_plots import write_plots
-from reteco.outputs.leaderboard_tables import render_html
+from reteco.workbench.leaderboard import standings as lb
+from reteco.workbench.leaderboard.round_report import round_comparison
+from reteco.workbench.leaderboard.plots import write_plots
+from reteco.workbench.leaderboard.tables import render_html
 
 L2 = math.log2
 TOPICS = ("q1", "q2", "q3", "q4")

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from support.paths import SAMPLES
 
-from reteco.organizers.synthetic.release import write_synthetic_release
-from reteco.organizers.synthetic.sample_runs import write_sample_runs
+from reteco.release.synthetic.release import write_synthetic_release
+from reteco.release.synthetic.sample_runs import write_sample_runs
 
 SPLITS = ("train", "dev", "test")
 SUBTRACKS = ("1a", "1b", "2a", "2c")

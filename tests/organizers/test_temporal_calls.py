@@ -11,9 +11,9 @@ from support.fake_openai_server import TEST_KEY, Reply, completion, http_error, 
 
 from reteco.judge import load_judge_config
 from reteco.llm.cache import JudgeCache
-from reteco.organizers.temporal_labelling.calls import ERROR, INVALID, OK, NotAvailable, run_asks
-from reteco.organizers.temporal_labelling.label import COVERAGE, RELEVANCE, _ask
-from reteco.organizers.temporal_labelling.prompts import LabelInput, load_prompts
+from reteco.workbench.labels.calls import ERROR, INVALID, OK, NotAvailable, run_asks
+from reteco.workbench.labels.label import COVERAGE, RELEVANCE, _ask
+from reteco.workbench.labels.prompts import LabelInput, load_prompts
 
 DATA = LabelInput("d/q1", "When did fees rise?", (("p1", "fees in 2016"), ("p2", "fees in 2017")), "doc/1", "In 2017 fees rose.")
 RELEVANT = json.dumps({"rationale": "dated 2017", "temporally_relevant": True})

@@ -16,10 +16,10 @@ from reteco.formats.reference import Reference
 from reteco.formats.release import read_guidance
 from reteco.formats.temporal_labels import LABELS_DIR, LabelRow, TemporalLabels
 from reteco.formats.temporal_periods import PERIODS_FILE, Period, QueryPeriods, read_periods
-from reteco.organizers.prepare import prepare_release
-from reteco.organizers.synthetic.release import write_synthetic_release
-from reteco.organizers.temporal_labelling.pool import fetch_passages
-from reteco.organizers.temporal_labelling.prompts import (
+from reteco.release.prepare import prepare_release
+from reteco.release.synthetic.release import write_synthetic_release
+from reteco.workbench.labels.pool import fetch_passages
+from reteco.workbench.labels.prompts import (
     PACKAGED,
     LabelInput,
     PromptIntegrityError,
@@ -27,7 +27,7 @@ from reteco.organizers.temporal_labelling.prompts import (
     freeze,
     load_prompts,
 )
-from reteco.organizers.temporal_labelling.review import export_csv, import_csv
+from reteco.workbench.labels.review import export_csv, import_csv
 from reteco.problems import InputError
 
 PERIODS = [

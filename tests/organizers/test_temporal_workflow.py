@@ -17,9 +17,9 @@ from reteco.commands import main as workflow
 from reteco.formats.reference import Reference
 from reteco.formats.temporal_labels import LABELS_DIR, TemporalLabels
 from reteco.formats.temporal_periods import PERIODS_FILE, read_periods
-from reteco.organizers.prepare import prepare_release
-from reteco.organizers.synthetic.release import write_synthetic_release
-from reteco.organizers.synthetic.sample_runs import write_sample_runs
+from reteco.release.prepare import prepare_release
+from reteco.release.synthetic.release import write_synthetic_release
+from reteco.release.synthetic.sample_runs import write_sample_runs
 from reteco.scoring.retrieval import score_run
 
 _QUESTION = re.compile(r"<<<BEGIN QUESTION (\w+)>>>\n(.*?)\n<<<END QUESTION \1>>>", re.DOTALL)

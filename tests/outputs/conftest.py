@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from reteco.outputs.chromium import BrowserUnavailable, Chromium
+from reteco.workbench.codabench.chromium import BrowserUnavailable, Chromium
 
 
 @pytest.fixture(scope="module")
 def browser():
-    """A started Chromium (``reteco.outputs.chromium``); the module is skipped when it does not run."""
+    """A started Chromium (``reteco.workbench.codabench.chromium``); the module is skipped when it does not run."""
     try:
         with Chromium() as chromium:
             yield chromium

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from reteco.commands import main
-from reteco.outputs.chromium import WIDTHS, find_chromium
+from reteco.workbench.codabench.chromium import WIDTHS, find_chromium
 
 if find_chromium() is None:
     pytest.skip("Chromium is not installed (Debian: apt-get install -y chromium): the agreement page's browser "

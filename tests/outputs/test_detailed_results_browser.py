@@ -7,7 +7,7 @@ but the page itself, and the headline figure drawn on the first screen, reading 
 scores.json. A control page with each fault shows that the measurement sees them.
 
 Needs Debian's ``chromium`` (``apt-get install -y chromium``); skipped with a message without it.
-The browser is driven over the DevTools protocol on 127.0.0.1 (``reteco.commands.screenshots``).
+The browser is driven over the DevTools protocol on 127.0.0.1 (``reteco.workbench.commands.screenshots``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 from support.detailed_results_samples import judged_pages, scoring_program_pages
 
-from reteco.outputs.chromium import WIDTHS, find_chromium
+from reteco.workbench.codabench.chromium import WIDTHS, find_chromium
 from reteco.subtracks import SUBTRACK_IDS
 
 if find_chromium() is None:

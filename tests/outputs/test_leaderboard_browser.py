@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import pytest
 
-from reteco.organizers import leaderboard as lb
-from reteco.organizers.synthetic.leaderboard_outcomes import synthetic_outcomes
-from reteco.outputs.chromium import WIDTHS, find_chromium
-from reteco.outputs.leaderboard_plots import write_plots
-from reteco.outputs.leaderboard_tables import write_tables
+from reteco.workbench.leaderboard import standings as lb
+from reteco.workbench.leaderboard.synthetic_outcomes import synthetic_outcomes
+from reteco.workbench.codabench.chromium import WIDTHS, find_chromium
+from reteco.workbench.leaderboard.plots import write_plots
+from reteco.workbench.leaderboard.tables import write_tables
 
 if find_chromium() is None:
     pytest.skip("Chromium is not installed (Debian: apt-get install -y chromium): the leaderboard page's browser "

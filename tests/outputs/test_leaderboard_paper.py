@@ -1,6 +1,6 @@
 """The overview paper's tables at a real participant count (issue 25): 180 systems (60 teams x
 3 runs) and 9, every sub-track's keys, built by ``build_leaderboard`` from synthetic per-unit
-figures and rendered by ``reteco.outputs.leaderboard_tables``.
+figures and rendered by ``reteco.workbench.leaderboard.tables``.
 
 The LaTeX width check re-implements the documented estimate (``leaderboard_tables``: Times-Roman
 advance widths at 9 pt, each character at the upper bound of its class, 2 x 4 pt between
@@ -17,10 +17,17 @@ import re
 
 import pytest
 
-from reteco.organizers import leaderboard as lb
-from reteco.organizers.synthetic.leaderboard_outcomes import synthetic_outcomes
-from reteco.outputs.leaderboard_latex import LONG_ROWS, SHORT_TITLES, TEXT_WIDTH_PT, render_latex
-from reteco.outputs.leaderboard_tables import render_csv, render_html, render_pairs_csv
+from reteco.workbench.leaderboard import standings as lb
+from reteco.workbench.leaderboard.synthetic_outcomes import synthetic_outcomes
+from reteco.workbench.leaderboard.latex import (
+    LONG_ROWS,
+    SHORT_TITLES,
+    TEXT_WIDTH_PT,
+    letters_readable,
+    render_latex,
+    render_latex_appendix,
+)
+from reteco.workbench.leaderboard.tables import render_csv, render_html, render_pairs_csv
 from reteco.subtracks import SUBTRACKS
 
 UNITS = 18  # synthetic_outcomes' default: 1a's test queries, where Holm over all pairs cannot be significant
@@ -142,22 +149,29 @@ def estimated_width(rows: list[list[str]]) -> float:
 def test_every_latex_table_fits_an_acl_page(subtrack, teams, runs):
     entries, outcomes, units = synthetic_outcomes(subtrack, teams, runs)
     board = lb.build_leaderboard(subtrack, entries, outcomes, unit_keys=units, resamples=500)
-    tex = render_latex(board, top=20)
+    main_tex, appendix = render_latex(board, top=20), render_latex_appendix(board, top=20)
+    tex = main_tex + appendix
     tables = tables_of(tex)
     assert tables and "WARNING" not in tex
+    # The main file is one table*, two-column safe; the appendix holds every other table.
+    assert [env for env, _ in tables_of(main_tex)] == ["tabular"] and main_tex.count("\\begin{table*}") == 1
+    assert "longtable" not in main_tex.replace("% \\usepackage{booktabs", "")
     for env, rows in tables:
         assert estimated_width(rows) <= TEXT_WIDTH_PT, (env, rows[0])
         assert (env == "longtable") == (len(rows) - 1 > LONG_ROWS)
         assert all(len(row) == len(rows[0]) for row in rows)
     main = tables[0][1]
     assert len(main) - 1 == min(20, teams * runs)  # the top 20 (header excluded)
+    # The top 20's letters read as letters: the group column stays.
     assert main[0][:2] == ["Rank", "System"] and main[0][3:5] == ["95% CI", "Group"]
     # The rank with its interval, e.g. "4 (2-9)".
     assert all(re.fullmatch(r"\d+ \((\d+|\d+-\d+)\)", row[0]) for row in main[1:])
     # Every figure of the sub-track is in some table (the main one or a diagnostics one).
     headers = {h for _, rows in tables for h in rows[0]}
     titles = {k["key"]: k["title"] for k in board["keys"]}
-    assert all(SHORT_TITLES.get(k, titles[k]) in headers for k in SUBTRACKS[subtrack].keys)
+    # ... or named in a caption as the same for every system (a column without information).
+    assert all(SHORT_TITLES.get(k, titles[k]) in headers or f"{SHORT_TITLES.get(k, titles[k])} " in
+               tex.split("the same for every system:")[-1] for k in SUBTRACKS[subtrack].keys)
     # Long names are cut to 18 characters: the team to 10, the run to the rest, each cut ending in
     # an ellipsis, so that both stay recognisable.
     names = {row[1] for row in main[1:]}
@@ -187,6 +201,8 @@ def test_html_at_180_systems_collapses_the_pairs(board_180):
     rows = list(csv.DictReader(io.StringIO(render_pairs_csv(board_180))))
     assert len(rows) == 16_110 and sum(r["adjacent"] == "yes" for r in rows) == 179
     assert "Flagged answers" in page
+    # The adjacent pairs' p-value is 1.0000 for all 179: no column, one line (issue 37).
+    assert "vs next</th>" not in page and "Adjusted p against the next system: 1.0000 for every system" in page
     # The method in sentences, not a dump of Python values.
     assert "exact False" not in page and "randomised Tukey HSD" in page
 
@@ -206,7 +222,7 @@ def test_2c_generation_figure_gets_intervals_tests_and_groups(board_180):
     assert pairs[(by_judge[0]["name"], by_judge[-1]["name"])] <= 0.05
     assert stats[0]["letters"].startswith("a")
     assert "<h2>Generation: Judge mean (0-1)</h2>" in render_html(board_180)
-    tex = render_latex(board_180, top=20)
+    tex = render_latex(board_180, top=20) + render_latex_appendix(board_180, top=20)
     assert "tab:reteco-2c-generation" in tex and "WARNING" not in tex
     rows = list(csv.DictReader(io.StringIO(render_csv(board_180))))
     assert rows[0]["judge_mean_letters"] == board_180["systems"][0]["generation_statistics"]["letters"]
@@ -223,3 +239,15 @@ def test_2c_dimensions_and_text_metrics_get_intervals_at_180_systems(board_180):
     rows = list(csv.DictReader(io.StringIO(render_csv(board_180))))
     assert all(rows[0][f"{k}_ci_low"] for k in keys)
     assert "Generation figures with 95% intervals" in render_html(board_180)
+
+
+def test_at_180_systems_unreadable_letters_are_dropped_with_a_note_and_kept_with_top(board_180):
+    """Issue 37: at 180 systems the letters run to many groups ("P-c2"): the main table without
+    --top drops them and says why; with --top 20 the top's letters read and stay."""
+    assert not letters_readable([s["letters"] for s in board_180["systems"]])
+    whole = render_latex(board_180)
+    main = tables_of(whole)[0][1]
+    assert "Group" not in main[0] and "Group letters omitted: the 180 systems fall into" in whole
+    assert "% WARNING: 180 rows do not fit one page: give --top N" in whole
+    top = tables_of(render_latex(board_180, top=20))[0][1]
+    assert "Group" in top[0] and letters_readable([row[4] for row in top[1:]])

@@ -7,9 +7,9 @@ from __future__ import annotations
 import csv
 import io
 
-from reteco.organizers import leaderboard as lb
-from reteco.outputs.leaderboard_latex import render_latex
-from reteco.outputs.leaderboard_tables import render_csv, render_html
+from reteco.workbench.leaderboard import standings as lb
+from reteco.workbench.leaderboard.latex import render_latex
+from reteco.workbench.leaderboard.tables import render_csv, render_html
 from reteco.subtracks import JUDGE_MEAN
 
 

@@ -493,8 +493,8 @@ def test_cli_scores_2b_through_the_fake_server_and_then_from_the_cache(tmp_path,
 
 
 def test_sample_answers_equal_a_fresh_regeneration(tmp_path):
-    from reteco.organizers.synthetic.release import write_synthetic_release
-    from reteco.organizers.synthetic.sample_answers import write_sample_answers
+    from reteco.release.synthetic.release import write_synthetic_release
+    from reteco.release.synthetic.sample_answers import write_sample_answers
 
     release = write_synthetic_release(tmp_path / "release")
     written = write_sample_answers(release, tmp_path / "samples")
@@ -508,8 +508,8 @@ def test_sample_answers_equal_a_fresh_regeneration(tmp_path):
 
 def test_sample_submissions_score_without_the_judge(tmp_path):
     from reteco.formats.reference import Reference
-    from reteco.organizers.prepare import prepare_release
-    from reteco.organizers.synthetic.release import write_synthetic_release
+    from reteco.release.prepare import prepare_release
+    from reteco.release.synthetic.release import write_synthetic_release
 
     release = write_synthetic_release(tmp_path / "release")
     prepare_release(release, "dev", tmp_path / "ref", subtracks=("2b", "2c"))

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import yaml
 
-from reteco.codabench.bundle import competition as definition
-from reteco.codabench.bundle import leaderboards
+from reteco.workbench.codabench.bundle import competition as definition
+from reteco.workbench.codabench.bundle import leaderboards
 
 PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 # What check-bundle's static pass reads of a scoring program: a slim program keeps only these.

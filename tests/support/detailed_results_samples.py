@@ -2,7 +2,7 @@
 
 ``scoring_program_pages``: the Codabench scoring program run on every sample submission in the
 Development and Evaluation phases (and one refused run), through
-``reteco.commands.screenshots.build_pages``. ``judged_pages``: 2b and 2c scored with the judge
+``reteco.workbench.commands.screenshots.build_pages``. ``judged_pages``: 2b and 2c scored with the judge
 and written by ``reteco.outputs.results.write_results`` (as the scoring program writes them), the
 judge a deterministic fake on 127.0.0.1 (``fake_openai_server``) that answers an invalid score to
 some faithfulness prompts, so the page's judge panel has valid and invalid counts to show.
@@ -18,9 +18,9 @@ import os
 import threading
 from pathlib import Path
 
-from reteco.codabench.bundle import competition
+from reteco.workbench.codabench.bundle import competition
 from reteco.commands.demo import SAMPLES
-from reteco.commands.screenshots import PHASE_KEYS, SamplePage, build_pages
+from reteco.workbench.commands.screenshots import PHASE_KEYS, SamplePage, build_pages
 from reteco.formats.reference import Reference
 from reteco.judge import load_judge_config
 from reteco.outputs import results

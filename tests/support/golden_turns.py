@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 
 from reteco.judge import JudgeItem
-from reteco.judge.golden import load_golden_set
+from reteco.workbench.judge_audit.golden import load_golden_set
 from reteco.subtracks import DIMENSIONS
 
 

@@ -9,7 +9,7 @@ import json
 import shutil
 from pathlib import Path
 
-from reteco.codabench.bundle import competition as definition
+from reteco.workbench.codabench.bundle import competition as definition
 from reteco.codabench.program.judge_setup import call_budget, count_turns, load_for_bundle, write_judge_setup
 from support.paths import SAMPLES
 

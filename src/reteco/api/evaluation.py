@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reteco.api.in_memory import Lines, answers_from_object, run_from_dict, run_from_frame
-from reteco.commands.score import phase_rules
+from reteco.formats.phase_record import phase_rules
 from reteco.formats.reference import Reference
 from reteco.formats.submission import in_memory_submission
 from reteco.metrics.measure_strings import MeasureError, parse_measures

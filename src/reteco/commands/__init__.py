@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import logging
 import os
 import sys
@@ -31,7 +32,10 @@ from reteco.arrow_memory import use_scoring_memory_pool
 from reteco.llm.cache import JudgeCacheError
 from reteco.problems import EXIT_INPUT, EXIT_OK, EXIT_USAGE, InputError, UsageError, internal_error
 
-# command -> (module under reteco.commands, its function that adds the command's parser)
+# command -> (its module: under reteco.commands, or under reteco.workbench.commands for "workbench.X",
+# its function that adds the command's parser). The scorer's commands are what participants run
+# (starting_kit/README.md); the workbench's are the organizers' and are offered only where the
+# workbench is installed (a bundle's vendor/ and the starting kit carry the scorer alone).
 COMMANDS: dict[str, tuple[str, str]] = {
     "synth": ("synth", "add_parser"),
     "prepare": ("prepare", "add_parser"),
@@ -39,29 +43,52 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "validate": ("score", "add_parser"),
     "factir-qrels": ("factir_qrels", "add_parser"),
     "setup-wordnet": ("setup_wordnet", "add_setup_wordnet_parser"),
-    "judge": ("judge", "add_judge_parser"),
-    "judge-meta": ("judge_meta", "add_judge_meta_parser"),
-    "agreement": ("agreement", "add_agreement_parser"),
-    "human-sample": ("human_sample", "add_human_sample_parser"),
-    "judge-report": ("judge_report", "add_judge_report_parser"),
-    "judge-submissions": ("judge_submissions", "add_parser"),
-    "judge-probe": ("judge_probe", "add_parser"),
-    "pool": ("temporal_labels", "add_pool_parser"),
-    "label-temporal": ("temporal_labels", "add_label_temporal_parser"),
-    "label-export": ("temporal_labels", "add_label_export_parser"),
-    "label-import": ("temporal_labels", "add_label_import_parser"),
-    "relevance-pool": ("temporal_labels", "add_relevance_pool_parser"),
-    "label-relevance": ("temporal_labels", "add_label_relevance_parser"),
-    "leaderboard": ("leaderboard", "add_leaderboard_parser"),
-    "bundle": ("bundle", "add_parser"),
-    "check-bundle": ("check_bundle", "add_parser"),
+    "judge": ("workbench.judge", "add_judge_parser"),
+    "judge-meta": ("workbench.judge_meta", "add_judge_meta_parser"),
+    "agreement": ("workbench.agreement", "add_agreement_parser"),
+    "human-sample": ("workbench.human_sample", "add_human_sample_parser"),
+    "judge-report": ("workbench.judge_report", "add_judge_report_parser"),
+    "judge-submissions": ("workbench.judge_submissions", "add_parser"),
+    "judge-probe": ("workbench.judge_probe", "add_parser"),
+    "freeze-prompt": ("workbench.freeze_prompt", "add_parser"),
+    "pool": ("workbench.temporal_labels", "add_pool_parser"),
+    "label-temporal": ("workbench.temporal_labels", "add_label_temporal_parser"),
+    "label-export": ("workbench.temporal_labels", "add_label_export_parser"),
+    "label-import": ("workbench.temporal_labels", "add_label_import_parser"),
+    "relevance-pool": ("workbench.temporal_labels", "add_relevance_pool_parser"),
+    "label-relevance": ("workbench.temporal_labels", "add_label_relevance_parser"),
+    "leaderboard": ("workbench.leaderboard", "add_leaderboard_parser"),
+    "bundle": ("workbench.bundle", "add_parser"),
+    "check-bundle": ("workbench.check_bundle", "add_parser"),
 }
+WORKBENCH = "workbench."
+
+
+def command_module(module: str) -> str:
+    """The dotted name of a ``COMMANDS`` module: ``reteco.commands.X``, or for ``workbench.X``
+    ``reteco.workbench.commands.X``."""
+    if module.startswith(WORKBENCH):
+        return f"reteco.workbench.commands.{module[len(WORKBENCH):]}"
+    return f"reteco.commands.{module}"
+
+
+def available_commands() -> list[str]:
+    """The commands this copy of reteco can run: all of them where the workbench is installed,
+    the scorer's alone in a copy without it (a bundle's ``vendor/``, the starting kit)."""
+    workbench = importlib.util.find_spec("reteco.workbench") is not None
+    return [name for name, (module, _) in COMMANDS.items() if workbench or not module.startswith(WORKBENCH)]
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     command = next((a for a in argv if not a.startswith("-")), None)
-    parser = build_parser([command] if command in COMMANDS else list(COMMANDS))
+    commands = available_commands()
+    if command in COMMANDS and command not in commands:
+        print(f"reteco {command}: error: an organizers' command of the workbench (reteco.workbench), which this "
+              "copy of reteco does not carry: a bundle's vendor/ and the starting kit hold the scorer alone. "
+              "Install reteco from its repository for the organizers' tools.", file=sys.stderr)
+        return EXIT_USAGE
+    parser = build_parser([command] if command in commands else commands)
     try:
         args, unknown = parser.parse_known_args(argv)
         if unknown:  # reported by the command's own parser, with its usage (not the list of commands)
@@ -96,7 +123,7 @@ def library_logs(command: str) -> Iterator[None]:
     them), or with RETECO_DEBUG=1 printed on stderr, each marked ``reteco COMMAND: log: LOGGER:
     LEVEL:`` (reteco's from DEBUG up, other packages' from WARNING). The logging setup is as it
     was afterwards (tests call ``main`` many times in one process). The leaderboard's worker
-    processes drop them too (``reteco.organizers.leaderboard``)."""
+    processes drop them too (``reteco.workbench.leaderboard.standings``)."""
     root, package = logging.getLogger(), logging.getLogger("reteco")
     level = package.level
     if os.environ.get("RETECO_DEBUG"):
@@ -130,7 +157,7 @@ def build_parser(commands: list[str]) -> argparse.ArgumentParser:
         if name in commands and entry not in done:
             done.add(entry)
             module, function = entry
-            getattr(importlib.import_module(f"reteco.commands.{module}"), function)(sub)
+            getattr(importlib.import_module(command_module(module)), function)(sub)
     return parser
 
 

@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 
 from reteco.formats.reference import Reference
-from reteco.organizers.prepare import prepare_release
-from reteco.organizers.synthetic.release import write_synthetic_release
+from reteco.release.prepare import prepare_release
+from reteco.release.synthetic.release import write_synthetic_release
 from reteco.outputs.scores import write_details, write_scores
 from reteco.problems import InputError
 from reteco.scoring.submission import score_submission

@@ -19,7 +19,7 @@ def add_parser(subparsers) -> None:
 
 
 def cmd_prepare(args) -> int:
-    from reteco.organizers.prepare import format_summary, prepare_release
+    from reteco.release.prepare import format_summary, prepare_release
 
     check_output_folder(args.out, "--out")
     subtracks = tuple(s.strip() for s in args.subtracks.split(",") if s.strip())

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from reteco.commands.judge_options import add_judge_cache_option, add_judge_config_option
 from reteco.commands.output_folder import check_output_folder
-from reteco.formats.phase_record import PHASE_FILE, local_phase, read_phase
+from reteco.formats.phase_record import PHASE_FILE, phase_rules
 from reteco.formats.relevance_round import RelevanceRound
 from reteco.problems import EXIT_INCOMPLETE, EXIT_INPUT, InputError, UsageError, printable
 from reteco.subtracks import BENCHMARKS, KEYS, PLAIN_QRELS_BENCHMARK_IDS
@@ -89,7 +89,9 @@ def add_parser(subparsers) -> None:
             add_judge_config_option(p, help_text="2b/2c: judge config YAML (default: the packaged judge.yaml)")
             add_judge_cache_option(p, used_for=" for 2b/2c")
         else:
-            p.add_argument("submission", type=Path, help="zip, folder, run file (.gz ok), - for stdin")
+            p.add_argument("submissions", type=Path, nargs="+", metavar="SUBMISSION",
+                           help="zip, folder, run file (.gz ok), - for stdin; several: each checked, every one's "
+                           "messages printed, exit 1 when any is invalid")
         p.set_defaults(func=func)
 
 
@@ -381,22 +383,27 @@ def _topics_covered(result, total: int) -> int:
     return topics_covered(result.details, total)
 
 
-def phase_rules(reference, *, no_per_topic: bool = False) -> dict:
-    """The phase rules this scoring applies: the reference's phase.json (as the platform reads
-    it) when it has one, else local scoring (per-topic figures written); ``--no-per-topic``
-    withholds them either way. The Python API (``reteco.api``) applies the same."""
-    has_record = reference.root is not None and (reference.root / PHASE_FILE).is_file()
-    phase = read_phase(reference.root)[0] if has_record else local_phase(reference.manifest.get("split"))
-    if no_per_topic:
-        phase = {**phase, "per_topic": False}
-    return phase
-
-
 def cmd_validate(args) -> int:
     from reteco.scoring.submission import validate_submission
 
     reference = _load_reference(args)
-    problems, summary = validate_submission(reference, args.submission)
-    problems.print(sys.stderr)
-    print(summary)
+    if len(args.submissions) == 1:
+        problems, summary = validate_submission(reference, args.submissions[0])
+        problems.print(sys.stderr)
+        print(summary)
+        return 0
+    invalid = 0
+    for submission in args.submissions:  # each checked as alone; the others are checked even after a bad one
+        try:
+            problems, summary = validate_submission(reference, submission)
+        except InputError as exc:
+            invalid += 1
+            exc.problems.print(sys.stderr)
+            continue
+        problems.print(sys.stderr)
+        print(summary)
+    if invalid:
+        print(f"error: {invalid} of {len(args.submissions)} submissions are invalid (their messages above)",
+              file=sys.stderr)
+        return EXIT_INPUT
     return 0

@@ -1,4 +1,4 @@
-"""``reteco setup-wordnet``: install WordNet 3.0 for METEOR (``reteco.organizers.wordnet_setup``)."""
+"""``reteco setup-wordnet``: install WordNet 3.0 for METEOR (``reteco.formats.wordnet_setup``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from reteco.formats.wordnet import ENV_VAR, WORDNET_VERSION
-from reteco.organizers.wordnet_setup import SDIST_NAME, WordNetSetupError, setup_wordnet
+from reteco.formats.wordnet_setup import SDIST_NAME, WordNetSetupError, setup_wordnet
 
 
 def add_setup_wordnet_parser(subparsers) -> argparse.ArgumentParser:

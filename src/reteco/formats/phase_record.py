@@ -1,7 +1,7 @@
 """``phase.json``: which Codabench phase a reference folder serves, and what it may show.
 
 The compute worker tells a scoring program nothing about the phase, so the bundle builder writes
-a record into each phase's reference data (``reteco.codabench.bundle.competition.phase_record``):
+a record into each phase's reference data (``reteco.workbench.codabench.bundle.competition.phase_record``):
 ``{"format", "phase", "name", "split", "per_topic", "time_limit_s"}``. ``per_topic`` decides
 whether per-topic figures are written (details.json, the detailed results page). Without a
 record they are withheld: the safe side on hidden labels. ``time_limit_s`` is the run's
@@ -42,6 +42,17 @@ def read_phase(ref: Path) -> tuple[dict, str | None]:
     if not isinstance(record, dict) or not isinstance(record.get("per_topic"), bool):
         return NO_PHASE, f"{PHASE_FILE} has no per_topic flag; per-topic figures are withheld"
     return {**NO_PHASE, **record}, None
+
+
+def phase_rules(reference, *, no_per_topic: bool = False) -> dict:
+    """The phase rules this scoring applies: the reference's phase.json (as the platform reads
+    it) when it has one, else local scoring (per-topic figures written); ``--no-per-topic``
+    withholds them either way. ``reteco score`` and the Python API (``reteco.api``) both apply it."""
+    has_record = reference.root is not None and (reference.root / PHASE_FILE).is_file()
+    phase = read_phase(reference.root)[0] if has_record else local_phase(reference.manifest.get("split"))
+    if no_per_topic:
+        phase = {**phase, "per_topic": False}
+    return phase
 
 
 def time_limit(record: dict) -> int:

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -57,6 +58,7 @@ KEYED_HINT = ("the header must be item_id,dimension,rater,score (conversation_id
               "if present they must match it)")
 KEY_COLUMNS = ("item_id", "conversation_id", "system")
 SAMPLE_KEY_COLUMNS = ("submission", "turn")  # kept when present (``KeyedItem``)
+INCLUSION_COLUMN = "inclusion_probability"  # kept when present: the design's weights (``KeyedItem``)
 #: A judge's rater name: ``<model>@<signature>`` (the judge's 16-hex signature, ``JudgeConfig.signature``),
 #: so that its ratings can only be attributed to the judge that gave them.
 JUDGE_RATER = re.compile(r"(?P<model>.+)@(?P<signature>[0-9a-f]{16})")
@@ -100,6 +102,9 @@ class KeyedItem:
     submission: str = ""
     turn: str = ""
     line: int = 0  # the item's line in the key file
+    # The item's inclusion probability in the sample's design (``human-sample``'s key column
+    # ``inclusion_probability``, in (0, 1]); None when the key has no such column (weight 1).
+    inclusion_probability: float | None = None
 
 
 @dataclass(frozen=True)
@@ -145,7 +150,17 @@ def read_item_key(path: Path | str) -> ItemKey:
             problems.error(name, line, f"item {quoted(item)} is already in the key (line {first_line[item]})")
         else:
             extra = [values[columns[c]] if c in columns else "" for c in SAMPLE_KEY_COLUMNS]
-            items[item] = KeyedItem(conversation, system, *extra, line=line)
+            probability = None
+            if INCLUSION_COLUMN in columns:
+                text = values[columns[INCLUSION_COLUMN]]
+                try:
+                    probability = float(text)
+                except ValueError:
+                    probability = math.nan
+                if not 0.0 < probability <= 1.0:
+                    problems.error(name, line, f"{INCLUSION_COLUMN} {quoted(text)} is not a probability in (0, 1]")
+                    continue
+            items[item] = KeyedItem(conversation, system, *extra, line=line, inclusion_probability=probability)
             first_line[item] = line
     if problems.has_errors:
         raise InputError(problems)

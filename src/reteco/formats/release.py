@@ -28,7 +28,7 @@ Track-2 conversation's domain is its "task", and the documents' domains follow o
 Tolerated variations, all seen in real files: tab- or space-separated qrels; ``<conv>#turn<n>``
 turn ids; flattened steps records (no "steps" list: the record is one step whose id is the
 record id); bare-integer conversation ids (stringified; domain qualification happens in
-``reteco.organizers.prepare``); "Drones" for "drones"; documents keyed "id" or "doc_id"; a benchmark as a
+``reteco.release.prepare``); "Drones" for "drones"; documents keyed "id" or "doc_id"; a benchmark as a
 JSON array or as JSONL, whatever its extension.
 
 Every reader streams and yields plain records carrying the file and line they came from;

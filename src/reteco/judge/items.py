@@ -87,8 +87,9 @@ class JudgeOutcome:
         return None if self.score is None else (self.score - 1) / 4
 
 
-def item_from_json(obj: Mapping[str, Any]) -> JudgeItem:
-    """Build an item from its JSON object; raises ValueError naming the offending field.
+def item_from_json(obj: Mapping[str, Any], dimensions: tuple[str, ...] = DIMENSIONS) -> JudgeItem:
+    """Build an item from its JSON object, its dimension one of ``dimensions`` (the prompt
+    version's: ``PromptSet.dimension_names``); raises ValueError naming the offending field.
 
     ``evidence`` and ``gold_evidence`` are lists of ``[doc_id, text]`` pairs or of
     ``{"doc_id", "text"}`` objects; ``history``, ``reference_answer``, ``evidence`` and
@@ -110,8 +111,8 @@ def item_from_json(obj: Mapping[str, Any]) -> JudgeItem:
         if not isinstance(value, str):
             raise ValueError(f"field {name!r} must be a string, got {type(value).__name__}")
         values[name] = value
-    if values["dimension"] not in DIMENSIONS:
-        raise ValueError(f"dimension {values['dimension']!r} is not one of {', '.join(DIMENSIONS)}")
+    if values["dimension"] not in dimensions:
+        raise ValueError(f"dimension {values['dimension']!r} is not one of {', '.join(dimensions)}")
     evidence = {name: _passages(obj.get(name), name) for name in ("evidence", "gold_evidence")}
     return JudgeItem(**evidence, **values, key_points=parse_key_points(obj.get("key_points")))
 
@@ -170,13 +171,14 @@ def outcome_to_json(outcome: JudgeOutcome, signature: str | None = None) -> dict
     return out
 
 
-def validate_items(items: Iterable[JudgeItem]) -> None:
-    """Raise ValueError on an unknown dimension, TypeError on fields of the wrong type."""
+def validate_items(items: Iterable[JudgeItem], dimensions: tuple[str, ...] = DIMENSIONS) -> None:
+    """Raise ValueError on a dimension not among ``dimensions`` (the prompt version's), TypeError
+    on fields of the wrong type."""
     for n, item in enumerate(items):
         if not isinstance(item, JudgeItem):
             raise TypeError(f"item {n} is a {type(item).__name__}, not a JudgeItem")
-        if item.dimension not in DIMENSIONS:
-            raise ValueError(f"item {n} ({item.key}): dimension {item.dimension!r} is not one of {', '.join(DIMENSIONS)}")
+        if item.dimension not in dimensions:
+            raise ValueError(f"item {n} ({item.key}): dimension {item.dimension!r} is not one of {', '.join(dimensions)}")
         for name in ("key", "query", "history", "answer", "reference_answer"):
             if not isinstance(getattr(item, name), str):
                 raise TypeError(f"item {n} ({item.key}): {name} must be a string")
@@ -189,13 +191,13 @@ def validate_items(items: Iterable[JudgeItem]) -> None:
                     raise TypeError(f"item {n} ({item.key}): {name} must be (doc_id, text) string pairs")
 
 
-def summarize_outcomes(outcomes: Iterable[JudgeOutcome]) -> dict[str, dict[str, int]]:
+def summarize_outcomes(outcomes: Iterable[JudgeOutcome], dimensions: tuple[str, ...] = DIMENSIONS) -> dict[str, dict[str, int]]:
     """Counts per dimension: ok, invalid, error, and how many came from the cache.
 
     This is what a report discloses about the judge's reliability (invalid and missing
     judgments per dimension).
     """
-    counts: dict[str, Counter] = {d: Counter() for d in DIMENSIONS}
+    counts: dict[str, Counter] = {d: Counter() for d in dimensions}
     for o in outcomes:
         c = counts.setdefault(o.item.dimension, Counter())
         c[o.status] += 1

@@ -1,13 +1,17 @@
 """The judge's prompts: versioned files, frozen by a manifest, rendered into chat messages.
 
 ``prompts/v<N>/`` holds one version: ``system.md`` (the rules common to every dimension),
-one ``<dimension>.md`` per dimension (front matter: dimension, title, inputs; body: the
-question and the 1-5 rubric anchors), ``layout.yaml`` (how the data blocks of the user message
+one ``<dimension>.md`` per dimension of the version (front matter: dimension, title, inputs;
+body: the question and the 1-5 rubric anchors), ``layout.yaml`` (how the data blocks of the user message
 are labelled), ``reask.md`` (the message sent after an unusable reply) and ``schema.json``
-(the strict json_schema of the reply). ``prompts/manifest.json`` records, per version, the
-sha256 of each file and of a fixed rendering of sample items, so a prompt cannot change
-without a new version: loading a changed version fails, and so does the test suite. Freeze a
-new version with ``python -m reteco.judge freeze N``.
+(the strict json_schema of the reply). ``prompts/manifest.json`` records, per version, its
+``dimensions`` (which dimensions the version judges, in order: the items, the ``scores.json``
+keys and the tables of a run follow the version in use; versions 1-3 list the evaluation plan's
+five, ``reteco.subtracks.DIMENSIONS``), the sha256 of each file and of a fixed rendering of
+sample items, so a prompt cannot change without a new version: loading a changed version fails,
+and so does the test suite. A new version's entry is started by hand with its ``dimensions``,
+then frozen with ``reteco freeze-prompt --family judge N`` (``FAMILY``, the family's row of
+``reteco.llm.prompt_files``; docs/development.md, "Adding a judge dimension").
 
 The data (answer, passages, history, query, reference answer) are fenced: each sits between
 ``<<<BEGIN NAME TAG>>>`` and ``<<<END NAME TAG>>>`` lines, where TAG is derived from the
@@ -17,10 +21,8 @@ inside the data are replaced by look-alike characters, so no data can open or cl
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,26 +30,37 @@ from typing import Any
 
 import yaml
 
-from reteco.judge.items import DIMENSIONS, JudgeItem
+from reteco.judge.items import JudgeItem
 from reteco.llm.prompt_files import (
     MANIFEST,
+    PromptFamily,
     PromptIntegrityError,
     ReplyProblem,
+    check_frozen,
     fenced_blocks,
     neutralise,
-    read_manifest,
     read_version_files,
+    recorded_entry,
     reply_object,
     sha256_text,
 )
+from reteco.subtracks import JUDGE_MEAN
 
 PACKAGED_PROMPTS = Path(__file__).resolve().parent / "prompts"
 INPUTS = ("history", "query", "reference_answer", "evidence", "gold_evidence", "key_points", "answer")
 # Inputs holding passages: one fenced block per passage.
 PASSAGE_INPUTS = ("evidence", "gold_evidence")
 COMMON_FILES = ("system.md", "layout.yaml", "reask.md", "schema.json")
-VERSION_FILES = (*COMMON_FILES, *(f"{d}.md" for d in DIMENSIONS))
 SCORES = (1, 2, 3, 4, 5)
+# A dimension's name is a file name (``<dimension>.md``), an item's ``dimension`` and a
+# ``scores.json`` key: lower-case words joined by '_', never a common file's or the mean's name.
+_DIMENSION_NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
+_NOT_DIMENSIONS = ("system", "reask", JUDGE_MEAN)
+
+
+def version_files(dimensions: tuple[str, ...]) -> tuple[str, ...]:
+    """The files of a version judging ``dimensions``: the common ones and one ``<dimension>.md`` each."""
+    return (*COMMON_FILES, *(f"{d}.md" for d in dimensions))
 
 _FRONT_MATTER = re.compile(r"\A---\n(.*?)\n---\n", re.DOTALL)
 
@@ -64,7 +77,7 @@ class DimensionPrompt:
 
 @dataclass(frozen=True, eq=False)
 class PromptSet:
-    """One loaded, verified prompt version."""
+    """One loaded, verified prompt version; ``dimensions`` in the order its manifest lists them."""
 
     version: int
     directory: Path
@@ -74,6 +87,12 @@ class PromptSet:
     layout: Mapping[str, Any]
     reask: str
     response_format: Mapping[str, Any] = field(repr=False)
+
+    @property
+    def dimension_names(self) -> tuple[str, ...]:
+        """The dimensions this version judges, in its manifest's order (the items made, the
+        per-dimension ``scores.json`` keys, the tables' columns)."""
+        return tuple(self.dimensions)
 
     @property
     def json_schema(self) -> Mapping[str, Any]:
@@ -92,7 +111,7 @@ class PromptSet:
     def rubrics_in_system(self) -> bool:
         """The prefix-cache layout of version 3 (``layout.yaml``'s ``rubrics_in_system``): the
         system message holds the shared rules and then every dimension's question and rubric (in
-        ``DIMENSIONS`` order), every dimension shows the same data blocks, and only the closing
+        the version's order), every dimension shows the same data blocks, and only the closing
         line naming the dimension differs. The five requests of one answer share all but that
         line, and every request of a run shares the system message: a prefix cache processes
         the rubrics once per run and the data once per answer (bench/README.md, issue 20)."""
@@ -105,7 +124,7 @@ class PromptSet:
         ``rubrics_in_system``)."""
         spec = self.dimensions[item.dimension]
         if self.rubrics_in_system:
-            rubrics = "\n\n".join(self.dimensions[d].text.strip() for d in DIMENSIONS)
+            rubrics = "\n\n".join(spec.text.strip() for spec in self.dimensions.values())
             system = f"{self.system.strip()}\n\n{rubrics}\n"
             return [{"role": "system", "content": system}, {"role": "user", "content": self._user(item, spec)}]
         if self.rubric_at_end:
@@ -224,16 +243,18 @@ def injection_flag(rationale: str | None) -> bool | None:
 
 
 def load_prompt_set(version: int, root: Path = PACKAGED_PROMPTS, *, verify: bool = True) -> PromptSet:
-    """Load ``root/v<version>/``; with ``verify``, check it against ``root/manifest.json``."""
-    directory, texts = read_version_files(root, version, VERSION_FILES)
+    """Load ``root/v<version>/``, the dimensions its manifest entry lists; with ``verify``, check
+    it against ``root/manifest.json``."""
+    dimensions = declared_dimensions(root, version)
+    directory, texts = read_version_files(root, version, version_files(dimensions), FAMILY.what)
     dims = {}
-    for d in DIMENSIONS:
+    for d in dimensions:
         dims[d] = _parse_dimension(texts[f"{d}.md"], d, directory)
     try:
         layout = yaml.safe_load(texts["layout.yaml"])
         response_format = {"type": "json_schema", "json_schema": json.loads(texts["schema.json"])}
     except (yaml.YAMLError, json.JSONDecodeError) as exc:
-        raise PromptIntegrityError(f"prompt version {version}: {exc}") from None
+        raise PromptIntegrityError(f"{FAMILY.what} {version}: {exc}") from None
     _check_schema(response_format["json_schema"], directory / "schema.json")
     _check_layout(layout, {i for spec in dims.values() for i in spec.inputs}, directory / "layout.yaml")
     shared = isinstance(layout, Mapping) and (layout.get("rubric_at_end") or layout.get("rubrics_in_system"))
@@ -253,6 +274,26 @@ def load_prompt_set(version: int, root: Path = PACKAGED_PROMPTS, *, verify: bool
     if verify:
         verify_against_manifest(prompts, Path(root))
     return prompts
+
+
+def declared_dimensions(root: Path, version: int) -> tuple[str, ...]:
+    """The dimensions ``root/manifest.json`` lists for ``version`` (its entry's ``dimensions``,
+    written by hand before the version is frozen); PromptIntegrityError when there are none or a
+    name cannot be a dimension."""
+    where = Path(root) / MANIFEST
+    listed = recorded_entry(Path(root), version).get("dimensions")
+    if listed is None:
+        raise PromptIntegrityError(
+            f"{FAMILY.what} {version} lists no dimensions in {where}: start its entry with "
+            f'"{version}": {{"dimensions": [...]}} (the names of its <dimension>.md files, in order), then freeze it'
+        )
+    if (not isinstance(listed, list) or not listed or len(set(map(str, listed))) != len(listed)
+            or not all(isinstance(d, str) and _DIMENSION_NAME.match(d) and d not in _NOT_DIMENSIONS for d in listed)):
+        raise PromptIntegrityError(
+            f"{where}: {FAMILY.what} {version}'s dimensions must be a non-empty list of distinct names of lower-case "
+            f"letters, digits and '_' (not {', '.join(_NOT_DIMENSIONS)})"
+        )
+    return tuple(listed)
 
 
 def _parse_dimension(text: str, dimension: str, directory: Path) -> DimensionPrompt:
@@ -328,10 +369,11 @@ _SAMPLE_ITEMS = (
 
 
 def rendered_hash(prompts: PromptSet) -> str:
-    """sha256 of the messages rendered for fixed sample items on every dimension, plus a re-ask."""
+    """sha256 of the messages rendered for fixed sample items on every dimension of the version
+    (in its order), plus a re-ask."""
     rendered = []
     for sample in _SAMPLE_ITEMS:
-        for d in DIMENSIONS:
+        for d in prompts.dimension_names:
             item = JudgeItem(**{**sample.__dict__, "dimension": d})
             rendered.append(prompts.messages(item))
     rendered.append([prompts.reask_message("the reply was empty")])
@@ -339,68 +381,29 @@ def rendered_hash(prompts: PromptSet) -> str:
 
 
 def manifest_entry(prompts: PromptSet) -> dict[str, Any]:
-    """What the manifest records for a version: file hashes and the rendered-sample hash."""
-    return {"files": dict(prompts.file_hashes), "rendered": rendered_hash(prompts)}
+    """What the manifest records for a version: its dimensions, the file hashes and the
+    rendered-sample hash."""
+    return FAMILY.entry(prompts)
 
 
 def verify_against_manifest(prompts: PromptSet, root: Path = PACKAGED_PROMPTS) -> None:
     """Raise PromptIntegrityError unless the loaded version matches its frozen manifest entry."""
-    frozen = read_manifest(root).get("versions", {}).get(str(prompts.version))
-    if frozen is None:
-        raise PromptIntegrityError(
-            f"prompt version {prompts.version} is not frozen in {Path(root) / MANIFEST}; "
-            f"run: python -m reteco.judge freeze {prompts.version}"
-        )
-    current = manifest_entry(prompts)
-    changed = sorted(
-        name for name in set(frozen["files"]) | set(current["files"]) if frozen["files"].get(name) != current["files"].get(name)
-    )
-    if changed or frozen["rendered"] != current["rendered"]:
-        what = f"files changed: {', '.join(changed)}" if changed else "the rendering of the messages changed (code)"
-        raise PromptIntegrityError(
-            f"prompt version {prompts.version} differs from its frozen manifest ({what}). A prompt can only "
-            f"change with a new version: copy v{prompts.version} to a new folder, edit it there, freeze it "
-            "(python -m reteco.judge freeze N) and set prompt_version: N in the judge config."
-        )
+    check_frozen(FAMILY, Path(root), prompts.version, manifest_entry(prompts))
 
 
 def freeze(version: int, root: Path = PACKAGED_PROMPTS) -> dict[str, Any]:
-    """Add ``version``'s entry to the manifest; refuses to change an already frozen version."""
-    prompts = load_prompt_set(version, root, verify=False)
-    path = Path(root) / MANIFEST
-    manifest = read_manifest(root) if path.is_file() else {"versions": {}}
-    entry = manifest_entry(prompts)
-    existing = manifest["versions"].get(str(version))
-    if existing is not None and existing != entry:
-        raise PromptIntegrityError(f"prompt version {version} is already frozen with other contents; make a new version")
-    manifest["versions"][str(version)] = entry
-    manifest["versions"] = dict(sorted(manifest["versions"].items(), key=lambda kv: int(kv[0])))
-    path.write_text(json.dumps(manifest, indent=2, sort_keys=False) + "\n", encoding="utf-8")
-    return entry
+    """Add ``version``'s entry to the manifest (its ``dimensions`` already listed there);
+    refuses to change an already frozen version."""
+    return FAMILY.freeze(version, root)
 
 
-def _main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m reteco.judge")
-    sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("freeze", help="record a prompt version's hashes in the manifest")
-    p.add_argument("version", type=int)
-    p.add_argument("--root", type=Path, default=PACKAGED_PROMPTS)
-    p = sub.add_parser("check", help="verify a prompt version against the manifest")
-    p.add_argument("version", type=int)
-    p.add_argument("--root", type=Path, default=PACKAGED_PROMPTS)
-    args = parser.parse_args(argv)
-    try:
-        if args.command == "freeze":
-            freeze(args.version, args.root)
-            print(f"prompt version {args.version} frozen in {args.root / MANIFEST}")
-        else:
-            load_prompt_set(args.version, args.root)
-            print(f"prompt version {args.version} matches {args.root / MANIFEST}")
-    except PromptIntegrityError as exc:
-        print(exc, file=sys.stderr)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(_main())
+# The judge's row of the one frozen-prompt mechanism (``reteco freeze-prompt --family judge``).
+FAMILY = PromptFamily(
+    name="judge",
+    what="judge prompt version",
+    root=PACKAGED_PROMPTS,
+    load=load_prompt_set,
+    rendered=rendered_hash,
+    selected_by="prompt_version: N in the judge config",
+    declared=lambda prompts: {"dimensions": list(prompts.dimension_names)},
+)

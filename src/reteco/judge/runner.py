@@ -24,7 +24,8 @@ How one judgment ends (the documented fault behaviour; the call loop is
 - the preflight (one tiny request before the first judgment, shaped like the judgments'
   requests) refused or failing: nothing else is sent; every judgment that needed a call ends
   "error" with "not sent: the preflight request ... failed: ..." (``stats.calls.preflight`` is
-  "failed"). Cached verdicts are still returned.
+  "failed"). Cached verdicts are still returned. The preflight goes before the run's first claim,
+  so a run stopped there (or by its deadline or budget) claims no judgment in the cache.
 - the deadline or the call budget (``run_judge``'s ``deadline`` and ``max_calls``, the config's
   ``max_calls_per_run``) reached: no further request; unfinished judgments end "error" with
   "deadline reached" or "call budget reached (N HTTP requests)" in the rationale.
@@ -56,7 +57,7 @@ from tqdm import tqdm
 
 from reteco.judge.config import JudgeConfig, judge_available
 from reteco.judge.items import ERROR, INVALID, OK, JudgeItem, JudgeOutcome, validate_items, verdicts_usage
-from reteco.judge.report import judge_provenance, model_mismatch_warning
+from reteco.judge.provenance import judge_provenance, model_mismatch_warning
 from reteco.llm.cache import CLAIMED, JUDGED, CachedJudgment, JudgeCacheError, default_cache_dir, request_hash
 from reteco.llm.calls import (
     DEADLINE_MARGIN_S,
@@ -163,7 +164,7 @@ def run_judge(
     or on limits with the Batch API (a batch cannot keep a deadline).
     """
     items = list(items)
-    validate_items(items)
+    validate_items(items, config.prompts.dimension_names)
     ok, why = judge_available(config)
     if not ok:
         raise JudgeNotAvailable(f"the judge cannot run: {why}")
@@ -321,16 +322,18 @@ class _Job(StructuredCaller):
     async def _claimed_verdict(self, group: _Group, semaphore: asyncio.Semaphore) -> _Verdict:
         """The group's verdict, paid for at most once across every process sharing the cache.
 
-        A verdict held is returned. Else the judgment is claimed in the cache before its request
-        is sent (``JudgeCache.claim``); a judgment claimed by another live process is waited for
-        (the cache polled, outside the concurrency limit) and its verdict returned, or claimed
-        here when that process gave it up or died (its lease expired). Waiting longer than the
-        cache's ``claim_wait_s`` raises JudgeCacheBusy naming the holder; the deadline ends the
-        wait as an unfinished judgment.
+        A verdict held is returned. Else, once the run's preflight has passed (``_asks``), the
+        judgment is claimed in the cache before its request is sent (``JudgeCache.claim``); a
+        judgment claimed by another live process is waited for (the cache polled, outside the
+        concurrency limit) and its verdict returned, or claimed here when that process gave it
+        up or died (its lease expired). Waiting longer than the cache's ``claim_wait_s`` raises
+        JudgeCacheBusy naming the holder; the deadline ends the wait as an unfinished judgment.
         """
         first = self._stored(group)
         # retry_invalid re-judges the invalid verdict read now, and only it (compare-and-swap).
         replacing = first.version if first is not None and first.status == INVALID and self.retry_invalid else None
+        if self._asks(group, first, replacing):
+            await self.ensure_preflight(group.body)  # once per run, before its first claim
         waiting_since: float | None = None
         while True:
             stored = first if waiting_since is None else self._stored(group)
@@ -340,6 +343,8 @@ class _Job(StructuredCaller):
                                 usage=stored.usage)
             holder = self.cache.claim_holder(group.cache_key)
             if holder is None:
+                if self.abort_reason and self._asks(group, self._stored(group), replacing):
+                    return self._not_sent()  # a stopped run claims nothing it could not ask for
                 async with semaphore:
                     state, holder = self.cache.claim(group.cache_key, replacing=replacing)
                     if state == CLAIMED:
@@ -359,6 +364,23 @@ class _Job(StructuredCaller):
                 return _Verdict(ERROR, None, f"deadline reached while another process ({holder}) judged it", 0, None,
                                 cached=True)
             await asyncio.sleep(random.uniform(0.05, 0.25))
+
+    def _asks(self, group: _Group, stored: CachedJudgment | None, replacing: str | None) -> bool:
+        """Whether judging the group starts with an HTTP request: no verdict to return (``stored``,
+        unless it is the invalid one being replaced), no stored reply to its first request to
+        replay, not waiting for a batch, and no other process holding its claim.
+
+        Such a judgment is claimed only once the run's preflight has passed, and not at all once
+        the run is stopped (its preflight refused or failing, its deadline or budget reached,
+        failures in a row): each claim and its release are write transactions of the cache,
+        fsync'd in the scoring program's archive, and a run stopped at its preflight would
+        otherwise claim and release every judgment, on the platform's clock, for nothing.
+        """
+        if stored is not None and (replacing is None or stored.version != replacing):
+            return False
+        if group.cache_key in self.batch_pending or self.cache.claim_holder(group.cache_key) is not None:
+            return False
+        return replacing is not None or self.cache.latest_call(group.cache_key) is None
 
     # --- one judgment ----------------------------------------------------------------------
 

@@ -1,21 +1,24 @@
-"""Prompt files shared by every LLM use (the judge and the temporal labeller).
+"""Prompt files shared by every LLM use (the judge, the temporal and the relevance labellers).
 
 A prompt version is a folder ``v<N>/`` of text files frozen by ``manifest.json`` beside it:
 the sha256 of each file and of a fixed rendering of sample requests, so a prompt cannot change
-without a new version. This module holds what both users need: reading a version's files
-(line endings normalised), hashing, the manifest, fencing of data inside a message (so no data
-can open or close a block), and the strict check of a JSON reply against its schema's keys.
-What a prompt says and how its messages are assembled belongs to its user (``reteco.judge.prompts``,
-``reteco.organizers.temporal_labelling.prompts``).
+without a new version. This module holds the one mechanism every family of prompts uses: a
+family is a row (``PromptFamily``: its folder, its loader, its renderer, the fields its
+manifest declares), frozen and checked by the same code (``check_frozen``, ``record_frozen``;
+``reteco freeze-prompt --family NAME``); reading a version's files (line endings normalised),
+hashing, fencing of data inside a message (so no data can open or close a block), and the
+strict check of a JSON reply against its schema's keys. What a prompt says and how its
+messages are assembled belongs to its family's module (``reteco.judge.prompts``,
+``reteco.workbench.labels.prompts``, ``...relevance_prompts``).
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -118,42 +121,105 @@ def read_manifest(root: Path) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def check_frozen(root: Path, version: int, entry: dict[str, Any], what: str) -> None:
-    """PromptIntegrityError unless ``root/manifest.json`` records ``entry`` (files' and rendering's
-    sha256) for ``version``; the message names the changed files (``what``: "temporal prompt
-    version", ...)."""
+@dataclass(frozen=True)
+class PromptFamily:
+    """One family of frozen prompts: the row that the one freeze and check read.
+
+    A family's versions are folders ``root/v<N>/`` frozen by ``root/manifest.json``. ``load``
+    reads and parses one version, ``load(version, root, verify=...)``, and returns an object
+    with ``version`` and ``file_hashes`` (the sha256 of each of its files, normalised line
+    endings); with ``verify`` it calls ``check_frozen``. ``rendered`` is the sha256 of a fixed
+    rendering of sample requests by that loaded version (so a change of the code that assembles
+    the messages is a prompt change too). ``declared`` gives the fields of a version's entry
+    that are not hashes but facts of the version the loader reads from the manifest (the
+    judge's ``dimensions``); they are written by hand in the entry before the version is
+    frozen. ``selected_by`` says, for messages, where the version in use is chosen.
+    ``reteco freeze-prompt --family NAME`` freezes or checks any family
+    (``reteco.workbench.commands.freeze_prompt``, whose ``FAMILIES`` lists them).
+    """
+
+    name: str  # the command's --family value
+    what: str  # how messages name a version: "judge prompt version"
+    root: Path  # the packaged folder of v<N>/ and manifest.json
+    load: Callable[..., Any]
+    rendered: Callable[[Any], str]
+    selected_by: str
+    declared: Callable[[Any], dict[str, Any]] = lambda loaded: {}
+
+    def entry(self, loaded: Any) -> dict[str, Any]:
+        """What the manifest records for a loaded version: its declared fields, the sha256 of
+        each file and of the rendering of the sample requests."""
+        return {**self.declared(loaded), "files": dict(loaded.file_hashes), "rendered": self.rendered(loaded)}
+
+    def versions(self, root: Path | None = None) -> list[int]:
+        """The versions frozen in the manifest (entries holding hashes), in order."""
+        recorded = read_manifest(self.root if root is None else Path(root)).get("versions", {})
+        return sorted(int(v) for v, entry in recorded.items() if "files" in entry)
+
+    def check(self, version: int, root: Path | None = None) -> Any:
+        """The loaded version, checked against its manifest entry (PromptIntegrityError if not)."""
+        return self.load(version, self.root if root is None else Path(root), verify=True)
+
+    def freeze(self, version: int, root: Path | None = None) -> dict[str, Any]:
+        """Record ``version``'s entry in the manifest; refuses to change a version already frozen."""
+        root = self.root if root is None else Path(root)
+        return record_frozen(self, root, version, self.entry(self.load(version, root, verify=False)))
+
+    def how_to_change(self, version: int | str = "N") -> str:
+        """The way forward from a changed frozen version, for messages."""
+        return (f"copy v{version} to a new folder, edit it there, freeze it (reteco freeze-prompt --family "
+                f"{self.name} N) and select it ({self.selected_by})")
+
+
+def version_signature(entry: dict[str, Any]) -> str:
+    """A short hash of a version's files and of how they render (the labels' prompt signature)."""
+    payload = {"files": dict(entry["files"]), "rendered": entry["rendered"]}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def recorded_entry(root: Path, version: int) -> dict[str, Any]:
+    """The manifest's entry of ``version`` as written so far ({} when there is none): a frozen
+    version's whole entry, or the declared fields of one about to be frozen."""
+    path = Path(root) / MANIFEST
+    if not path.is_file():
+        return {}
+    entry = read_manifest(Path(root)).get("versions", {}).get(str(version))
+    return dict(entry) if isinstance(entry, dict) else {}
+
+
+def check_frozen(family: PromptFamily, root: Path, version: int, entry: dict[str, Any]) -> None:
+    """PromptIntegrityError unless ``root/manifest.json`` records ``entry`` (declared fields,
+    files' and rendering's sha256) for ``version``; the message names the changed files."""
     recorded = read_manifest(Path(root)).get("versions", {}).get(str(version))
-    if recorded is None:
-        raise PromptIntegrityError(f"{what} {version} is not frozen in {Path(root) / MANIFEST}")
-    if recorded != entry:
-        changed = sorted(n for n, h in entry["files"].items() if recorded.get("files", {}).get(n) != h)
-        shown = ", ".join(changed) if changed else "the rendering of the messages"
+    if recorded is None or "files" not in recorded:
         raise PromptIntegrityError(
-            f"{what} {version} differs from its frozen manifest ({shown}); a frozen prompt never changes: write a "
-            "new version and freeze it"
+            f"{family.what} {version} is not frozen in {Path(root) / MANIFEST}; "
+            f"run: reteco freeze-prompt --family {family.name} {version}"
+        )
+    if recorded != entry:
+        files, current = recorded.get("files", {}), entry["files"]
+        changed = sorted(n for n in set(files) | set(current) if files.get(n) != current.get(n))
+        declared = sorted(k for k in set(recorded) | set(entry) if k not in ("files", "rendered")
+                          and recorded.get(k) != entry.get(k))
+        shown = (f"files changed: {', '.join(changed)}" if changed
+                 else f"its {', '.join(declared)}" if declared else "the rendering of the messages changed (code)")
+        raise PromptIntegrityError(
+            f"{family.what} {version} differs from its frozen manifest ({shown}). A frozen prompt never changes, "
+            f"so it can only change with a new version: {family.how_to_change(version)}."
         )
 
 
-def record_frozen(root: Path, version: int, entry: dict[str, Any], what: str) -> dict[str, Any]:
-    """Record ``entry`` for ``version`` in ``root/manifest.json``; refuses to change a version
-    already frozen with other contents."""
+def record_frozen(family: PromptFamily, root: Path, version: int, entry: dict[str, Any]) -> dict[str, Any]:
+    """Record ``entry`` for ``version`` in ``root/manifest.json`` (versions in numeric order);
+    refuses to change a version already frozen with other contents. An entry holding only
+    declared fields (no hashes yet) is completed."""
     path = Path(root) / MANIFEST
     manifest = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"versions": {}}
     existing = manifest["versions"].get(str(version))
-    if existing is not None and existing != entry:
-        raise PromptIntegrityError(f"{what} {version} is already frozen with other contents")
+    if existing is not None and existing != entry and ("files" in existing or "rendered" in existing
+                                                       or any(entry.get(k) != v for k, v in existing.items())):
+        raise PromptIntegrityError(f"{family.what} {version} is already frozen with other contents; make a new version")
     manifest["versions"][str(version)] = entry
-    path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    manifest["versions"] = dict(sorted(manifest["versions"].items(), key=lambda kv: int(kv[0])))
+    path.write_text(json.dumps(manifest, indent=2, sort_keys=False) + "\n", encoding="utf-8")
     return entry
-
-
-def freeze_command(argv: list[str] | None, prog: str, manifest: str, freeze) -> int:
-    """``python -m <prompts module> freeze N``: record version N's hashes (``freeze(N)``, which
-    refuses to change a frozen version) in ``manifest`` and print the entry."""
-    parser = argparse.ArgumentParser(prog=prog)
-    sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("freeze", help=f"record a prompt version's hashes in {manifest}").add_argument("version", type=int)
-    args = parser.parse_args(argv)
-    print(json.dumps(freeze(args.version), indent=2, sort_keys=True))
-    return 0
-

@@ -128,3 +128,21 @@ def prices_of(price_per_million: Mapping[str, float] | None, batch_price_factor:
         return None
     return Prices(float(price_per_million["input"]), float(price_per_million["cached_input"]),
                   float(price_per_million["output"]), float(batch_price_factor))
+
+
+def this_run_line(requests: int, usage: Mapping[str, Any] | None) -> str:
+    """What a command's run paid, from the server's usage of the requests it sent (``usage``: a
+    ``TokenUsage.as_dict``, or a sum of them; None: nothing answered):
+    "this run: N requests, T tokens (cached C), $X". Requests count every HTTP request sent
+    (preflight, retries and re-asks included); tokens (prompt plus completion) and money only the
+    answered ones, as the server reported them. A run answered from the cache sent nothing: 0
+    requests and $0.00."""
+    usage = usage or {}
+    tokens = (usage.get("prompt_tokens") or 0) + (usage.get("completion_tokens") or 0)
+    money = usage.get("money_usd")
+    paid = (f"${money:,.2f} at the judge config's prices" if money is not None
+            else "$0.00" if not requests else "no prices in the judge config")
+    missing = usage.get("calls_usage_not_recorded") or 0
+    unreported = f"; {missing:,} answers without usage" if missing else ""
+    return (f"this run: {requests:,} requests, {tokens:,} tokens (cached {usage.get('cached_tokens') or 0:,}), "
+            f"{paid}{unreported}")

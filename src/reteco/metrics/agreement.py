@@ -31,8 +31,11 @@ judge's five dimensions, over the items rated by both sides (the judge once, one
   rated it). The RECOR pilot reported +0.14 to +0.35.
 
 Each figure is ``{"value", "ci_low", "ci_high", "undefined_resamples"}``: the point estimate
-and a 95% percentile bootstrap interval (Efron & Tibshirani 1993, ch. 13; the 2.5th and 97.5th
-percentiles by ``numpy.quantile``'s default linear interpolation). A resample draws as many
+and a 95% bootstrap interval: the percentile interval (Efron & Tibshirani 1993, ch. 13; the 2.5th
+and 97.5th percentiles by ``numpy.quantile``'s default linear interpolation) re-centred on the
+estimate (shifted by the resamples' median minus the estimate) and clipped to the figure's range
+(``significance.centred_percentile_interval``, issue 32: it always holds its estimate, which the
+plain percentile interval of a biased statistic did not). A resample draws as many
 conversations as the dimension has, with replacement, and keeps all items of each drawn
 conversation together (a cluster bootstrap: items of one conversation are not independent).
 Draws come from ``numpy.random.default_rng([seed, k])``, ``k`` the dimension's index in
@@ -99,6 +102,7 @@ from scipy import stats
 
 from reteco.formats.ratings import DIMENSIONS, SCORES, Ratings, require_single_rater
 from reteco.metrics.rank_agreement import interval_note, system_rank_agreement
+from reteco.metrics.significance import centred_percentile_interval
 from reteco.problems import InputError, Problems, quoted
 
 DEFAULT_SEED = 2027
@@ -271,7 +275,8 @@ def _method(judge: Ratings, humans: Ratings, seed: int, resamples: int) -> dict:
         "seed": seed,
         "resamples": resamples,
         "interval": (
-            f"{CONFIDENCE:.0%} percentile bootstrap (numpy.quantile, linear) resampling conversations with "
+            f"{CONFIDENCE:.0%} bootstrap percentile interval (numpy.quantile, linear) re-centred on the estimate "
+            "(minus the resamples' median bias) and clipped to the figure's range, resampling conversations with "
             "replacement, all items of a drawn conversation together; draws from "
             "numpy.random.default_rng([seed, index of the dimension])"
         ),
@@ -467,7 +472,7 @@ def _dimension_figures(data: _DimensionData, counts: np.ndarray | None, resample
     differences = np.stack([pairs.x - pairs.mean, np.ones(pairs.n)], axis=1)
     sums = counts @ _per_conversation(differences, pairs.conversation, data.n_conversations)
     defined = sums[:, 1] > 0  # always: every drawn conversation has compared items
-    out["bias"] = _summary(bias, None, sums[:, 0] / np.where(defined, sums[:, 1], 1.0), defined, resamples)
+    out["bias"] = _summary(bias, None, sums[:, 0] / np.where(defined, sums[:, 1], 1.0), defined, resamples, (-4.0, 4.0))
     judge_counts = np.zeros_like(data.human_counts)
     judge_counts[np.arange(pairs.n), pairs.x - 1] = 1
     for name, value_counts in (
@@ -496,7 +501,7 @@ def _ceiling_figures(data: _DimensionData, counts: np.ndarray | None, resamples:
     per_conversation = _per_conversation(features, pairs.conversation, data.n_conversations)
     point, _ = _abs_rater_bias(per_conversation.sum(axis=0)[None, :], n_raters)
     values, defined = _abs_rater_bias(counts @ per_conversation, n_raters)
-    out["abs_rater_bias"] = _summary(float(point[0]), None, values, defined, resamples)
+    out["abs_rater_bias"] = _summary(float(point[0]), None, values, defined, resamples, (0.0, 4.0))
     return out
 
 
@@ -531,8 +536,9 @@ def _pair_figures(pairs: _Pairs, counts: np.ndarray, resamples: int, x_name: str
         f"{x_name} and {y_name} give one and the same score to every item: kappa is 0/0",
         *_kappa_quadratic(score_tables), resamples,
     )
-    out["exact"] = _summary(float(np.mean(pairs.x == rounded)), None, *_share(score_tables, 0), resamples)
-    out["within_1"] = _summary(float(np.mean(np.abs(pairs.x - rounded) <= 1)), None, *_share(score_tables, 1), resamples)
+    out["exact"] = _summary(float(np.mean(pairs.x == rounded)), None, *_share(score_tables, 0), resamples, (0.0, 1.0))
+    out["within_1"] = _summary(float(np.mean(np.abs(pairs.x - rounded) <= 1)), None, *_share(score_tables, 1), resamples,
+                               (0.0, 1.0))
     spearman = kendall = None
     if constant is None:
         spearman = float(stats.spearmanr(pairs.x, pairs.median).statistic)
@@ -789,7 +795,8 @@ def _undefined(reason: str) -> dict:
 
 
 def _summary(
-    point: float | None, reason: str | None, values: np.ndarray, defined: np.ndarray, resamples: int
+    point: float | None, reason: str | None, values: np.ndarray, defined: np.ndarray, resamples: int,
+    bounds: tuple[float, float] = (-1.0, 1.0),
 ) -> dict:
     """``{"value", "ci_low", "ci_high", "undefined_resamples"}`` (+ ``reason`` when something is None)."""
     if point is None:
@@ -801,8 +808,7 @@ def _summary(
             f"undefined on {undefined} of {resamples} resamples (more than {MAX_UNDEFINED_SHARE:.0%}): no interval"
         )
         return out
-    tail = (1 - CONFIDENCE) / 2
-    low, high = np.quantile(values[defined], [tail, 1 - tail])
+    low, high = centred_percentile_interval(float(point), values[defined], CONFIDENCE, *bounds)
     out["ci_low"], out["ci_high"] = _finite(low), _finite(high)
     return out
 

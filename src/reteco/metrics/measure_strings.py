@@ -1,31 +1,19 @@
 """Measure strings: the names ir_measures and trec_eval give ranking measures, read into one form.
 
 ``reteco score -m 'nDCG@10 P@5 R@100 MRR'`` and ``reteco.evaluate(measures=...)`` ask for
-diagnostics beyond the leaderboard's keys. Both spellings are accepted, and each measure is
-computed by pytrec_eval (trec_eval 9.x, ``reteco.metrics.trec_eval_engine``), the engine that
-already cross-checks the official figures:
+diagnostics beyond the leaderboard's keys. Every row of the measure table
+(``reteco.metrics.measure_table.MEASURES``, each with its definition) is accepted in both
+spellings: ir_measures' (its ``name``, ``@k`` when it takes a cutoff: ``nDCG@10``, ``nDCG``,
+``AP``, ``AP@10``, ``R@100``, ``P@5``, ``RR``, ``R-Prec``, ``Success@3``, ``Bpref``, and its
+``aliases``: ``MRR`` is ir_measures' ``RR``, whose mean over topics is the MRR, ``MAP`` its
+``AP``) and trec_eval's (its ``trec_eval`` name, ``.k`` when it takes a cutoff: ``ndcg_cut.10``,
+``recip_rank``). Each measure is computed by pytrec_eval (trec_eval 9.x,
+``reteco.metrics.trec_eval_engine``), the engine that already cross-checks the official figures,
+asked for the trec_eval spelling (``ndcg_cut.10``), whose answer's key is ``ndcg_cut_10``.
 
-==================  ====================  ===================  =========================================
-ir_measures         trec_eval             pytrec_eval's key    what it is
-==================  ====================  ===================  =========================================
-``nDCG@k``          ``ndcg_cut.k``        ``ndcg_cut_k``       DCG@k / ideal DCG@k, gain = relevance,
-                                                               discount log2(rank + 1) (Järvelin and
-                                                               Kekäläinen 2002; trec_eval's ndcg_cut)
-``nDCG``            ``ndcg``              ``ndcg``             the same over the whole ranking
-``P@k``             ``P.k``               ``P_k``              relevant in the top k / k
-``R@k``             ``recall.k``          ``recall_k``         relevant in the top k / relevant judged
-``AP``              ``map``               ``map``              mean of the precision at each relevant
-                                                               document's rank, over relevant judged
-``AP@k``            ``map_cut.k``         ``map_cut_k``        the same, ranks up to k only
-``RR`` (``MRR``)    ``recip_rank``        ``recip_rank``       1 / rank of the first relevant document
-``R-Prec``          ``Rprec``             ``Rprec``            precision at R, R = relevant judged
-``Success@k``       ``success.k``         ``success_k``        1 if a relevant document is in the top k
-``Bpref``           ``bpref``             ``bpref``            Buckley and Voorhees (2004), trec_eval's
-==================  ====================  ===================  =========================================
-
-``MRR`` is ir_measures' ``RR`` (its mean over topics is the MRR). Names are matched without regard
-to case (``ndcg@10``, ``NDCG@10``); ``@k`` takes a positive integer. A string that is none of
-these raises ``MeasureError`` naming it and the accepted forms.
+Names are matched without regard to case (``ndcg@10``, ``NDCG@10``); ``@k`` takes a positive
+integer. A string that is none of these raises ``MeasureError`` naming it and the accepted forms
+(``accepted()``, read from the table).
 """
 
 from __future__ import annotations
@@ -33,24 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# (ir_measures' name, trec_eval's name, whether it takes a cutoff) per measure family.
-_FAMILIES = (
-    ("nDCG", "ndcg_cut", True),
-    ("nDCG", "ndcg", False),
-    ("P", "P", True),
-    ("R", "recall", True),
-    ("AP", "map_cut", True),
-    ("AP", "map", False),
-    ("RR", "recip_rank", False),
-    ("R-Prec", "Rprec", False),
-    ("Success", "success", True),
-    ("Bpref", "bpref", False),
-)
-_ALIASES = {"mrr": "RR", "map": "AP", "rprec": "R-Prec"}  # ir_measures-style spellings of the same measures
-ACCEPTED = "nDCG@k, nDCG, P@k, R@k, AP, AP@k, RR (MRR), R-Prec, Success@k, Bpref, or trec_eval's ndcg_cut.k, P.k, recall.k, map, map_cut.k, recip_rank, Rprec, success.k, bpref"
-
-# The reteco key each measure equals on a reference whose cutoffs include k (scores.json's names).
-_RETECO_KEY = {"ndcg_cut": "ndcg_{k}", "P": "p_{k}", "recall": "recall_{k}", "map_cut": "map_{k}", "recip_rank": "mrr"}
+from reteco.metrics import measure_table
 
 
 class MeasureError(ValueError):
@@ -69,23 +40,33 @@ class Measure:
 
     @property
     def trec_eval(self) -> str:
-        return self.family if self.cutoff is None else f"{self.family}.{self.cutoff}"
+        return measure_table.trec_eval_spelling(self.family, self.cutoff)
 
     @property
     def result_key(self) -> str:
-        return self.family if self.cutoff is None else f"{self.family}_{self.cutoff}"
+        return measure_table.result_key(self.family, self.cutoff)
 
     def reteco_key(self, cutoffs) -> str | None:
-        """The scores.json key this measure equals on a reference with ``cutoffs`` (the figures
-        are computed on the same decided rankings), or None."""
-        pattern = _RETECO_KEY.get(self.family)
-        if pattern is None or (self.cutoff is not None and self.cutoff not in cutoffs):
-            return None
-        return pattern.format(k=self.cutoff)
+        """The key of the figure reteco computes as this measure on a reference with ``cutoffs``
+        (the figures are computed on the same decided rankings), or None."""
+        return measure_table.key_of(self.family, self.cutoff, cutoffs)
 
 
 _IR_MEASURES = re.compile(r"^([A-Za-z][A-Za-z-]*)(?:@(\d+))?$")
 _TREC_EVAL = re.compile(r"^([A-Za-z_]+)(?:\.(\d+))?$")
+
+
+def accepted() -> str:
+    """The accepted spellings, for messages: every row's ir_measures spelling (with its aliases
+    that are not trec_eval's names), then every row's trec_eval spelling, in the table's order."""
+    rows = list(measure_table.MEASURES.values())
+    trec_names = {m.trec_eval.lower() for m in rows}
+    ir_spellings, trec_spellings = [], []
+    for m in rows:
+        shown = [a for a in m.aliases if a.lower() not in trec_names]
+        ir_spellings.append(m.name + ("@k" if m.takes_cutoff else "") + (f" ({', '.join(shown)})" if shown else ""))
+        trec_spellings.append(m.trec_eval + (".k" if m.takes_cutoff else ""))
+    return f"{', '.join(dict.fromkeys(ir_spellings))}, or trec_eval's {', '.join(dict.fromkeys(trec_spellings))}"
 
 
 def parse_measure(text: str) -> Measure:
@@ -95,24 +76,23 @@ def parse_measure(text: str) -> Measure:
         match = pattern.match(text)
         if not match:
             continue
-        word, cutoff = match.group(1), match.group(2)
-        word = _ALIASES.get(word.lower(), word) if spelling == 0 else word
-        for ir_name, trec_name, takes_cutoff in _FAMILIES:
-            name = (ir_name, trec_name)[spelling]
-            if word.lower() != name.lower() or takes_cutoff != (cutoff is not None):
+        word, cutoff = match.group(1).lower(), match.group(2)
+        for row in measure_table.MEASURES.values():
+            names = (row.name, *row.aliases) if spelling == 0 else (row.trec_eval,)
+            if word not in {n.lower() for n in names} or row.takes_cutoff != (cutoff is not None):
                 continue
             if cutoff is not None and int(cutoff) < 1:
                 raise MeasureError(f"measure {text!r}: the cutoff must be a positive integer")
             k = int(cutoff) if cutoff is not None else None
-            return Measure(ir_name if k is None else f"{ir_name}@{k}", trec_name, k)
-    raise MeasureError(f"unknown measure {text!r}; accepted: {ACCEPTED}")
+            return Measure(row.name if k is None else f"{row.name}@{k}", row.trec_eval, k)
+    raise MeasureError(f"unknown measure {text!r}; accepted: {accepted()}")
 
 
 def parse_measures(text: str | list[str] | tuple[str, ...]) -> list[Measure]:
     """Measure strings separated by spaces or commas (or a list of them), each once, in order."""
     words = text.replace(",", " ").split() if isinstance(text, str) else [w for t in text for w in str(t).replace(",", " ").split()]
     if not words:
-        raise MeasureError(f"no measure given; accepted: {ACCEPTED}")
+        raise MeasureError(f"no measure given; accepted: {accepted()}")
     out: list[Measure] = []
     for word in words:
         measure = parse_measure(word)

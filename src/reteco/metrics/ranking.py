@@ -9,7 +9,9 @@ row has an empty ranking and scores 0 on every metric, as trec_eval does for a t
 
 Definitions follow trec_eval 9.x (``ndcg_cut``, ``map_cut``, ``recall``, ``P``, ``recip_rank``)
 so that the figures equal pytrec_eval's on the same ranking; ``tests/scoring/test_retrieval_scoring.py`` checks
-both that and hand-computed values.
+both that and hand-computed values. The measures' kernels, named by the rows of
+``reteco.metrics.measure_table``, share one signature: ``(rows, judgments, k)`` -> one figure per
+topic, ``(rows, judgments)`` for a measure over the whole ranking.
 """
 
 from __future__ import annotations
@@ -112,9 +114,9 @@ def hits_at_k(rows: RankedRows, k: int) -> np.ndarray:
     return np.bincount(rows.topic[top], minlength=rows.n_topics).astype(np.float64)
 
 
-def precision_at_k(rows: RankedRows, k: int) -> np.ndarray:
+def precision_at_k(rows: RankedRows, judgments: TopicJudgments, k: int) -> np.ndarray:
     """P@k = |relevant in top k| / k per topic; the divisor is k even when fewer than k documents
-    were ranked (trec_eval ``P.k``)."""
+    were ranked (trec_eval ``P.k``). ``judgments`` is not read: a kernel's signature."""
     return hits_at_k(rows, k) / k
 
 
@@ -140,9 +142,10 @@ def average_precision_at_k(rows: RankedRows, judgments: TopicJudgments, k: int) 
     return out
 
 
-def reciprocal_rank(rows: RankedRows) -> np.ndarray:
+def reciprocal_rank(rows: RankedRows, judgments: TopicJudgments) -> np.ndarray:
     """RR = 1 / rank of the first relevant document over the whole ranking, 0 when none is ranked
-    (trec_eval ``recip_rank``); its mean over topics is MRR."""
+    (trec_eval ``recip_rank``); its mean over topics is MRR. ``judgments`` is not read: a kernel's
+    signature."""
     relevant = rows.relevant
     topic = rows.topic[relevant]
     position = rows.position[relevant]

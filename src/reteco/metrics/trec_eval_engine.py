@@ -17,7 +17,7 @@ from typing import Mapping, Sequence
 
 import pytrec_eval
 
-_MEASURE_NAMES = {"ndcg_cut": "ndcg", "map_cut": "map", "recall": "recall", "P": "p"}
+from reteco.metrics.measure_table import Figure
 
 
 def _judged(qrels: Mapping[str, Mapping[str, int]], binary: bool) -> dict[str, dict[str, int]]:
@@ -39,29 +39,21 @@ def _ranked(rankings: Mapping[str, Sequence[str]], judged: Mapping[str, object])
 def trec_eval_per_topic(
     qrels: Mapping[str, Mapping[str, int]],
     rankings: Mapping[str, Sequence[str]],
-    cutoffs: Sequence[int],
+    figures: Sequence[Figure],
     binary: bool,
 ) -> dict[str, dict[str, float]]:
-    """Per topic of ``qrels``: ``ndcg_k``, ``map_k``, ``recall_k``, ``p_k`` for each k, and ``mrr``.
+    """Per topic of ``qrels``: each of ``figures`` (rows of ``reteco.metrics.measure_table`` at
+    their cutoffs) under its reteco key (``ndcg_10``, ``mrr``), as pytrec_eval computes it.
 
     ``rankings`` maps a topic to its ranked doc ids, best first, already de-duplicated and cut as
-    the rules say (MRR is computed over whatever is given).
+    the rules say (a measure over the whole ranking is computed over whatever is given).
     """
-    judged = _judged(qrels, binary)
-    run = _ranked(rankings, judged)
-    cut = ",".join(str(k) for k in cutoffs)
-    measures = {f"ndcg_cut.{cut}", f"map_cut.{cut}", f"recall.{cut}", f"P.{cut}", "recip_rank"}
-    results = pytrec_eval.RelevanceEvaluator(judged, measures).evaluate(run)
-    out = {}
-    for topic in judged:
-        values = results.get(topic, {})
-        row = {}
-        for k in cutoffs:
-            for trec_name, our_name in _MEASURE_NAMES.items():
-                row[f"{our_name}_{k}"] = float(values.get(f"{trec_name}_{k}", 0.0))
-        row["mrr"] = float(values.get("recip_rank", 0.0))
-        out[topic] = row
-    return out
+    if not figures:  # pytrec_eval asked for nothing would compute every measure it knows
+        return {str(topic): {} for topic in qrels}
+    found = trec_eval_measures(
+        qrels, rankings, [f.trec_eval for f in figures], [f.result_key for f in figures], binary
+    )
+    return {topic: {f.key: values[f.result_key] for f in figures} for topic, values in found.items()}
 
 
 def trec_eval_measures(

@@ -25,7 +25,7 @@ from reteco.outputs.page_html import (
     unit_word,
 )
 from reteco.problems import printable
-from reteco.subtracks import DIMENSIONS, JUDGE_MEAN, KEYS, TEMPORAL, TEXT, SubTrack
+from reteco.subtracks import DIMENSIONS, JUDGE_MEAN, KEYS, TEMPORAL, TEXT, SubTrack, judged_dimensions
 
 # What each deterministic-handling count means for the participant (details["counts"] of a run,
 # details["generation"]["answers"] and ["evidence"] of 2b/2c answers). A count a scorer adds
@@ -168,10 +168,11 @@ def judge_section(generation: dict, notes) -> str:
             who.append((label, str(judge[name])))
     if judge.get("ran"):
         per_dimension = as_dict(judge.get("per_dimension"))
+        dimensions = judged_dimensions(judge)  # the prompt version's
         overall = as_dict(generation.get("overall"))
-        bars = [Bar(key_title(d), as_number((per_dimension.get(d) or {}).get("mean"))) for d in DIMENSIONS]
+        bars = [Bar(key_title(d), as_number((per_dimension.get(d) or {}).get("mean"))) for d in dimensions]
         chart = bar_chart(
-            "The five judge dimensions (0-1)", bars, mean=as_number(overall.get(JUDGE_MEAN)), mean_label="judge mean",
+            f"The {how_many(dimensions)} judge dimensions (0-1)", bars, mean=as_number(overall.get(JUDGE_MEAN)), mean_label="judge mean",
             missing_text="no valid judgment",
         )  # fmt: skip
         calls = as_dict(judge.get("calls"))
@@ -181,10 +182,11 @@ def judge_section(generation: dict, notes) -> str:
         if judge.get("system_fingerprints"):
             # The server's own text: escaped as every participant-visible value is.
             who.append(("System fingerprints", ", ".join(printable(str(fp)) for fp in judge["system_fingerprints"])))
-        out.append(f"<div class='grid'>{figure_block('The five judge dimensions (normalized (s - 1) / 4)', chart)}")
+        title = f"The {how_many(dimensions)} judge dimensions (normalized (s - 1) / 4)"
+        out.append(f"<div class='grid'>{figure_block(title, chart)}")
         out.append(f"<div>{facts_list(who)}</div></div>")
         rows = []
-        for d in DIMENSIONS:
+        for d in dimensions:
             f = as_dict(per_dimension.get(d))
             counts = ("valid", "invalid", "error", "missing_answer")
             cells = "".join(f"<td class='n'>{escape(f.get(c, '—'))}</td>" for c in counts)
@@ -255,7 +257,14 @@ def text_metrics_section(generation: dict, notes) -> str:
 def generation_keys(generation: dict) -> list[str]:
     groups = [f for section in ("per_domain", "per_depth") for f in (generation.get(section) or {}).values()]
     present = {k for f in groups if isinstance(f, dict) for k in f}
-    return [k for k in (*TEXT, *DIMENSIONS, JUDGE_MEAN) if k in present]
+    dimensions = judged_dimensions(as_dict(generation.get("judge")))
+    return [k for k in (*TEXT, *dimensions, JUDGE_MEAN) if k in present]
+
+
+def how_many(dimensions: tuple[str, ...]) -> str:
+    """'five' for the five dimensions: the number in words up to ten."""
+    words = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+    return words[len(dimensions)] if len(dimensions) < len(words) else str(len(dimensions))
 
 
 def group_charts(figures: dict, key: str, count_field: str, units: str) -> str:
@@ -354,7 +363,8 @@ def topic_table(row: SubTrack | None, rows: list[dict], first: str) -> str:
         for name in r:
             if name not in names and name not in SKIPPED_COLUMNS:
                 names.append(name)
-    judged = [d for d in DIMENSIONS if any(isinstance(r.get("judgments"), dict) and d in r["judgments"] for r in rows)]
+    # The run's dimensions, in its prompt version's order (each row's judgments are in that order).
+    judged = list(dict.fromkeys(d for r in rows if isinstance(r.get("judgments"), dict) for d in r["judgments"]))
     head = "".join(f"<th{numeric_class(rows, n)}>{escape(column_title(row, n))}</th>" for n in names)
     head += "".join(f"<th class='n'>{escape(key_title(d))} (1-5)</th>" for d in judged)
     body = []

@@ -90,7 +90,7 @@ from reteco.formats.topic_ids import DEPTH_GROUPS, depth_group
 from reteco.formats.turns import TurnRecord, read_turns
 from reteco.metrics.text_overlap import TEXT_METRICS, BertScoreConfig, text_overlap_values
 from reteco.problems import Problems
-from reteco.scoring.judge_run import JudgeOptions, judge_not_run, run_judge_on_answers
+from reteco.scoring.judge_run import JudgeOptions, judge_dimensions, judge_not_run, run_judge_on_answers, with_config
 from reteco.scoring.rules import RankedRun
 from reteco.subtracks import DIMENSIONS, GOLD, JUDGE_MEAN, RUN
 
@@ -263,6 +263,9 @@ def score_generation(
     )
     text_seconds = time.monotonic() - text_started
 
+    # The dimensions judged are the prompt version's (its manifest's list); the row's when the judge is not run.
+    judge = with_config(judge) if judge.run_now else judge
+    dimensions = judge_dimensions(judge)
     if judge.run_now:
         judge_info, outcomes = run_judge_on_answers(turns, answer_texts, evidence, gold_evidence, judge, problems)
     else:
@@ -276,8 +279,8 @@ def score_generation(
         }
 
     # Per turn, per dimension: status and score.
-    statuses = {d: [MISSING] * n for d in DIMENSIONS}
-    scores_1to5: dict[str, list[int | None]] = {d: [None] * n for d in DIMENSIONS}
+    statuses = {d: [MISSING] * n for d in dimensions}
+    scores_1to5: dict[str, list[int | None]] = {d: [None] * n for d in dimensions}
     by_turn: dict[int, dict[str, object]] = {}
     index_of = {t.key: i for i, t in enumerate(turns)}
     for outcome in outcomes:
@@ -291,25 +294,25 @@ def score_generation(
     overall: dict[str, float | None] = {}
     per_turn_values: dict[str, list[float | None]] = {}
     if judge_info["ran"]:
-        per_dimension = {d: dimension_figure(statuses[d], scores_1to5[d]) for d in DIMENSIONS}
+        per_dimension = {d: dimension_figure(statuses[d], scores_1to5[d]) for d in dimensions}
         judge_info["per_dimension"] = per_dimension
-        for d in DIMENSIONS:
+        for d in dimensions:
             # A withheld dimension is withheld in its group figures too (they would be biased alike).
             withheld = "withheld" in per_dimension[d]
             per_turn_values[d] = [None if withheld else _normalized(st, s) for st, s in zip(statuses[d], scores_1to5[d])]
             overall[d] = per_dimension[d]["mean"]
         _note_judge_problems(per_dimension, problems)
-        judge_info["injection"] = _injection_counts(outcomes, judge_info.pop("asks_injection_flag"), problems)
-        if all(overall[d] is not None for d in DIMENSIONS):
-            overall[JUDGE_MEAN] = float(np.mean([overall[d] for d in DIMENSIONS]))
+        judge_info["injection"] = _injection_counts(outcomes, judge_info.pop("asks_injection_flag"), dimensions, problems)
+        if all(overall[d] is not None for d in dimensions):
+            overall[JUDGE_MEAN] = float(np.mean([overall[d] for d in dimensions]))
         else:
             lacking = [
                 f"{d} ({'withheld for adjudication' if 'withheld' in per_dimension[d] else 'no valid judgment'})"
-                for d in DIMENSIONS if overall[d] is None
+                for d in dimensions if overall[d] is None
             ]
             judge_info["judge_mean_left_out"] = f"not every dimension is reported: {', '.join(lacking)}"
             overall[JUDGE_MEAN] = None
-        for key in (*DIMENSIONS, JUDGE_MEAN):
+        for key in (*dimensions, JUDGE_MEAN):
             if overall[key] is not None:
                 scores[key] = overall[key]
 
@@ -340,7 +343,7 @@ def score_generation(
             "metrics", None, f"{no_reference} reference turns have no reference answer and are left out of the text metrics"
         )
 
-    groups = _group_figures(turns, per_turn_values, judge_info["ran"])
+    groups = _group_figures(turns, per_turn_values, judge_info["ran"], dimensions)
     details = {
         "rules": list(AGGREGATION_RULES),
         "answers": {"file": answers.name, **answers.counts},
@@ -352,16 +355,17 @@ def score_generation(
         **groups,
     }
     if per_topic:
-        details["per_turn"] = _per_turn(reference, turns, answers, evidence, evidence_ids, by_turn, per_turn_values)
-    return scores, details, problems, _absent_reasons(scores, judge_info, text_info)
+        details["per_turn"] = _per_turn(reference, turns, answers, evidence, evidence_ids, by_turn, per_turn_values,
+                                        dimensions)
+    return scores, details, problems, _absent_reasons(scores, judge_info, text_info, dimensions)
 
 
-def _absent_reasons(scores: dict[str, float], judge_info: dict, text_info: dict) -> dict[str, str]:
+def _absent_reasons(scores: dict[str, float], judge_info: dict, text_info: dict, dimensions=DIMENSIONS) -> dict[str, str]:
     """Why each generation key is absent from ``scores``: the judge did not run (one reason for
     all its keys), a dimension was withheld or had no valid judgment, judge_mean lacks a
     dimension, a text metric's resource is missing or no turn has a reference answer."""
     absent: dict[str, str] = {}
-    for key in (*DIMENSIONS, JUDGE_MEAN):
+    for key in (*dimensions, JUDGE_MEAN):
         if key in scores:
             continue
         if judge_info.get("stopped"):
@@ -400,13 +404,13 @@ def _note_judge_problems(per_dimension: dict, problems: Problems) -> None:
             problems.warning("judge", None, f"no valid judgment for {d}: {d} and {JUDGE_MEAN} are left out of scores.json")
 
 
-def _injection_counts(outcomes, asked: bool, problems: Problems) -> dict:
+def _injection_counts(outcomes, asked: bool, dimensions, problems: Problems) -> dict:
     """The answers the judge flagged as attempts to influence it (rubric v2), for the organizers."""
     if not asked:
         return {"asked": False, "reason": "this prompt version does not ask the judge to flag attempts to influence it"}
     from reteco.judge.prompts import injection_flag
 
-    per_dimension = dict.fromkeys(DIMENSIONS, 0)
+    per_dimension = dict.fromkeys(dimensions, 0)
     turns: list[str] = []
     for o in outcomes:
         if o.status == "ok" and injection_flag(o.rationale):
@@ -427,7 +431,8 @@ def _injection_counts(outcomes, asked: bool, problems: Problems) -> dict:
     }
 
 
-def _group_figures(turns: list[TurnRecord], values: dict[str, list[float | None]], judge_ran: bool) -> dict:
+def _group_figures(turns: list[TurnRecord], values: dict[str, list[float | None]], judge_ran: bool,
+                   dimensions=DIMENSIONS) -> dict:
     """Per-domain, domain-macro and turn-depth (T1..T5+) figures, each a mean over the group's
     turns that are not excluded; a figure with nothing to average is None (JSON null)."""
 
@@ -436,7 +441,7 @@ def _group_figures(turns: list[TurnRecord], values: dict[str, list[float | None]
         for name, per_turn in values.items():
             out[name] = _mean_or_none([per_turn[i] for i in selected])
         if judge_ran:
-            dims = [out.get(d) for d in DIMENSIONS]
+            dims = [out.get(d) for d in dimensions]
             out[JUDGE_MEAN] = float(np.mean(dims)) if all(v is not None for v in dims) else None
         return out
 
@@ -456,7 +461,7 @@ def _group_figures(turns: list[TurnRecord], values: dict[str, list[float | None]
     return result
 
 
-def _per_turn(reference, turns, answers, evidence, evidence_ids, by_turn, values) -> list[dict]:
+def _per_turn(reference, turns, answers, evidence, evidence_ids, by_turn, values, dimensions=DIMENSIONS) -> list[dict]:
     out = []
     run_evidence = reference.row.evidence == RUN  # the run's ids are the participant's; gold ids are reference data
     for i, turn in enumerate(turns):
@@ -472,7 +477,7 @@ def _per_turn(reference, turns, answers, evidence, evidence_ids, by_turn, values
         if run_evidence:
             row["evidence_doc_ids"] = evidence_ids[i]
         judgments = {}
-        for d, outcome in sorted(by_turn.get(i, {}).items(), key=lambda kv: DIMENSIONS.index(kv[0])):
+        for d, outcome in sorted(by_turn.get(i, {}).items(), key=lambda kv: dimensions.index(kv[0])):
             judgments[d] = {
                 "score": outcome.score,
                 "normalized": outcome.normalized,
@@ -484,7 +489,7 @@ def _per_turn(reference, turns, answers, evidence, evidence_ids, by_turn, values
         if judgments:
             row["judgments"] = judgments
         for name, per_turn in values.items():
-            if name in DIMENSIONS:
+            if name in dimensions:
                 continue
             row[name] = per_turn[i]
         out.append(row)

@@ -12,6 +12,7 @@ Aggregating the verdicts is ``generation``'s.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,12 +35,29 @@ class JudgeOptions:
     max_calls: int | None = None  # the run's budget of requests (``run_judge``'s max_calls)
 
 
+def with_config(options: JudgeOptions) -> JudgeOptions:
+    """The options with their configuration loaded: the packaged default's when none is given."""
+    if options.config is not None:
+        return options
+    from reteco.judge import load_judge_config
+
+    return dataclasses.replace(options, config=load_judge_config())
+
+
+def judge_dimensions(options: JudgeOptions) -> tuple[str, ...]:
+    """The dimensions judged: those of the configuration's prompt version (its manifest's list,
+    in order), or the sub-track rows' ``DIMENSIONS`` when no configuration is loaded (the judge
+    does not run). They decide the items made, the per-dimension keys and the figures."""
+    prompts = getattr(options.config, "prompts", None)
+    return tuple(prompts.dimension_names) if prompts is not None else DIMENSIONS
+
+
 _PASSAGES_SHOWN = {"evidence": "the passages the system had", "gold_evidence": "the turn's gold passages"}
 
 
 def judge_items(turn: TurnRecord, answer: str, evidence, gold_evidence, dimensions=DIMENSIONS) -> list:
     """The judge's items of one answered turn, one per dimension: the one builder of generation
-    scoring and of the human sample (``reteco.organizers.human_sample``), so the same answer
+    scoring and of the human sample (``reteco.workbench.judge_audit.human_sample``), so the same answer
     makes the same requests and finds the same cache rows. ``evidence``: the passages the system
     had (2b: the gold ones; 2c: the run's top 5); ``gold_evidence``: the turn's gold passages."""
     from reteco.judge import JudgeItem
@@ -54,7 +72,7 @@ def judge_items(turn: TurnRecord, answer: str, evidence, gold_evidence, dimensio
 
 
 def run_judge_on_answers(turns, answer_texts, evidence, gold_evidence, options: JudgeOptions, problems: Problems):
-    """Build the judge items (answered turns x five dimensions) and run the judge if it can run,
+    """Build the judge items (answered turns x the version's dimensions) and run the judge if it can run,
     within the options' ``deadline`` and ``max_calls``; a run stopped before the end counts as not
     run (``judge_stop``). Returns (what details.json says of the run, the outcomes: none when it
     did not run or was stopped)."""
@@ -66,12 +84,13 @@ def run_judge_on_answers(turns, answer_texts, evidence, gold_evidence, options: 
     available, why = judge_module.judge_available(config)
     if not available:
         info["reason"] = why
-        return judge_not_run(info, problems)
+        return judge_not_run(info, problems, judge_dimensions(options))
+    dimensions = tuple(config.prompts.dimension_names)
     items = [
         item
         for i, turn in enumerate(turns)
         if answer_texts[i] is not None
-        for item in judge_items(turn, answer_texts[i], evidence[i], gold_evidence[i])
+        for item in judge_items(turn, answer_texts[i], evidence[i], gold_evidence[i], dimensions)
     ]
     directory = options.cache_dir if options.cache_dir is not None else judge_module.default_cache_dir()
     outcomes = judge_module.run_judge(items, config, cache_dir=directory, progress=options.progress,
@@ -86,14 +105,14 @@ def run_judge_on_answers(turns, answer_texts, evidence, gold_evidence, options: 
     # Which passages each dimension was shown (its prompt's inputs): the task report's evidence.
     info["passages_shown"] = {
         d: [_PASSAGES_SHOWN[i] for i in config.prompts.dimensions[d].inputs if i in PASSAGE_INPUTS]
-        for d in DIMENSIONS
+        for d in dimensions
     }
     info["calls"] = {
         "judgments": len(outcomes),
         "cached": cached,
         "new": len(outcomes) - cached,
     }
-    from reteco.judge.report import judge_provenance, model_mismatch_warning
+    from reteco.judge.provenance import judge_provenance, model_mismatch_warning
 
     # Who answered: endpoint, configured and reported models, fingerprints, with counts.
     info["provenance"] = judge_provenance(outcomes, config)
@@ -101,24 +120,24 @@ def run_judge_on_answers(turns, answer_texts, evidence, gold_evidence, options: 
     mismatch = model_mismatch_warning(info["provenance"])
     if mismatch:
         problems.warning("judge", None, mismatch)
-    stop = judge_stop(outcomes.stats, outcomes)
+    stop = judge_stop(outcomes.stats, outcomes, len(dimensions))
     if stop is None:
         return info, outcomes
     info.pop("asks_injection_flag")
     info.update(ran=False, reason=stop["reason"], stopped=stop)
     problems.warning(
         "judge", None,
-        f"the judge did not finish: {stop['reason']}. Not reported: {', '.join(DIMENSIONS)}, {JUDGE_MEAN}",
+        f"the judge did not finish: {stop['reason']}. Not reported: {', '.join(dimensions)}, {JUDGE_MEAN}",
     )
     return info, []
 
 
-def judge_not_run(info: dict, problems: Problems) -> tuple[dict, list]:
+def judge_not_run(info: dict, problems: Problems, dimensions: tuple[str, ...] = DIMENSIONS) -> tuple[dict, list]:
     """The log's note that the judge did not run (``info["reason"]`` says why), and no outcome."""
     problems.warning(
         "judge",
         None,
-        f"the judge did not run: {info['reason']}. Not reported: {', '.join(DIMENSIONS)}, {JUDGE_MEAN}",
+        f"the judge did not run: {info['reason']}. Not reported: {', '.join(dimensions)}, {JUDGE_MEAN}",
     )
     return info, []
 
@@ -139,13 +158,13 @@ _SERVICE_FAULTS = (
 )
 
 
-def judge_stop(stats, outcomes) -> dict | None:
+def judge_stop(stats, outcomes, dimension_count: int = len(DIMENSIONS)) -> dict | None:
     """Why a judge run ended before every judgment had a verdict, or None when it was not stopped.
 
     Stopped: the deadline, the call budget or the token budget was reached (``CallStats.stopped``), the preflight
     failed, or the run was aborted (a 401, failures in a row). Returns ``{"kind": "deadline" |
     "budget" | "service", "reason": the participant's words, "answered_turns", "judged_turns":
-    answered turns with a verdict on all five dimensions, "judgments", "judged", "unfinished",
+    answered turns with a verdict on all ``dimension_count`` dimensions, "judgments", "judged", "unfinished",
     "http_requests", "max_calls", "detail": the engine's own message, for the organizers}``.
     A run that was not stopped but left judgments failed returns None: those are the bounded
     exclusion of the module docstring.
@@ -160,8 +179,8 @@ def judge_stop(stats, outcomes) -> dict | None:
         if o.status != "error":
             verdicts[o.item.key] += 1
     answered = len(verdicts)
-    judged = sum(1 for n in verdicts.values() if n == len(DIMENSIONS))
-    progress = f"{judged} of {answered} answered turns were judged on all five dimensions"
+    judged = sum(1 for n in verdicts.values() if n == dimension_count)
+    progress = f"{judged} of {answered} answered turns were judged on all {_COUNT.get(dimension_count, dimension_count)} dimensions"
     if calls.preflight != "failed" and detail.startswith("deadline reached"):
         kind, reason = "deadline", f"judging reached this run's time limit before every answer was judged ({progress})"
     elif calls.preflight != "failed" and detail.startswith("call budget reached"):
@@ -181,6 +200,9 @@ def judge_stop(stats, outcomes) -> dict | None:
         "max_tokens": calls.max_tokens, "tokens": calls.tokens,
         "detail": detail,
     }
+
+
+_COUNT = {n: word for n, word in enumerate(("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"))}
 
 
 def _describe_config(info: dict, config) -> None:

@@ -6,13 +6,15 @@ tie-break, v1.0 ids mapped, unknown ids discarded, duplicates removed), but not 
 largest cutoff: a requested ``R@100`` sees the top 100 even where the official cutoff is 10. Each
 measure is computed per reference topic by pytrec_eval (``reteco.metrics.trec_eval_engine``; a
 topic without a ranked document scores 0) and averaged as the official figures are
-(``reteco.scoring.aggregate.summarize``: over units, a 1b query's steps first). So a requested
+(``reteco.scoring.aggregate.summarize``: over units, a 1b query's steps first). Which spellings
+name which measure, and which figure of reteco's each equals, is the measure table's
+(``reteco.metrics.measure_table``, read through ``reteco.metrics.measure_strings``). So a requested
 ``nDCG@10`` equals ``ndcg_10`` of scores.json (the tests check it), and ``step_mean`` gives 1b's
 mean over steps, the figure trec_eval prints.
 
 What it writes (details.json's ``measures``; never a scores.json key):
 ``{"requested": [names], "engine": "pytrec_eval", "ranking": ..., "overall": {name: mean},
-"step_mean": {...} (1b), "reteco_keys": {name: scores.json key it equals}}``, and per unit,
+"step_mean": {...} (1b), "reteco_keys": {name: the key of reteco's figure it equals}}``, and per unit,
 ``measures.per_unit``, where the phase publishes per-topic figures.
 """
 

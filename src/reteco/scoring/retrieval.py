@@ -14,6 +14,7 @@ from reteco import __version__
 from reteco.formats.reference import Reference
 from reteco.formats.relevance_round import RelevanceRound
 from reteco.formats.trec_run import RunTable, read_trec_run
+from reteco.metrics import measure_table
 from reteco.metrics.ranking import stance_recall_at_k
 from reteco.metrics.measure_strings import Measure
 from reteco.metrics.trec_eval_engine import trec_eval_per_topic
@@ -27,14 +28,20 @@ from reteco.scoring.temporal import applies as temporal_applies
 from reteco.subtracks import RETRIEVAL
 
 ENGINES = ("numpy", "pytrec_eval")
-RULES = (
-    "ranking by score descending, ties by rank ascending then line order",
-    "v1.0 ids mapped to v1.1 through the duplicate map",
-    "doc ids unknown to the topic's domain corpus discarded",
-    "duplicates removed after their first occurrence",
-    "cut at the largest cutoff (MRR over the whole ranking)",
-    "reference topics without a ranked document score 0 and count",
-)
+
+
+def retrieval_rules() -> list[str]:
+    """The rules of ``reteco.scoring.rules`` in short, as details.json repeats them; the measures
+    over the whole ranking are the measure table's (``MRR``)."""
+    whole = " and ".join(measure_table.whole_ranking_titles())
+    return [
+        "ranking by score descending, ties by rank ascending then line order",
+        "v1.0 ids mapped to v1.1 through the duplicate map",
+        "doc ids unknown to the topic's domain corpus discarded",
+        "duplicates removed after their first occurrence",
+        f"cut at the largest cutoff ({whole} over the whole ranking)" if whole else "cut at the largest cutoff",
+        "reference topics without a ranked document score 0 and count",
+    ]
 
 
 @dataclass
@@ -80,7 +87,7 @@ def retrieval_score_keys(reference: Reference) -> list[str]:
     """The scores.json keys of a retrieval reference, official figure first."""
     if reference.benchmark.has_subtracks:
         return list(RETRIEVAL)
-    keys = [f"{m}_{k}" for m in ("ndcg", "recall", "map", "p") for k in reference.cutoffs] + ["mrr"]
+    keys = measure_table.plain_qrels_keys(reference.cutoffs)
     official = reference.record.official or keys[0]
     return [official] + [k for k in keys if k != official]
 
@@ -138,7 +145,7 @@ def score_run(
             "cutoffs": reference.cutoffs,
             "fingerprint": reference.fingerprint(),
         },
-        "rules": list(RULES),
+        "rules": retrieval_rules(),
         "counts": ranked.counts,
         "warnings": [str(p) for p in problems.warnings()],
         "units": summary["units"],
@@ -207,7 +214,6 @@ def corpus_relevance_warning(manifest: dict) -> str | None:
 
 def per_topic_metrics_trec_eval(reference: Reference, ranked: RankedRun) -> dict[str, np.ndarray]:
     """``per_topic_metrics`` computed by pytrec_eval on the same decided rankings."""
-    cutoffs = reference.cutoffs
     qrels: dict[str, dict[str, int]] = {}
     for j in reference.judgments:
         qrels.setdefault(j.key, {})[j.doc_id] = j.relevance
@@ -216,16 +222,18 @@ def per_topic_metrics_trec_eval(reference: Reference, ranked: RankedRun) -> dict
     rankings: dict[str, list[str]] = {}
     for i, t in enumerate(rows.topic.tolist()):
         rankings.setdefault(reference.topics[t].key, []).append(docs[i])
-    # The ranking is cut at the largest cutoff for every measure but MRR, as in the numpy path.
-    depth = max(cutoffs)
-    cut = trec_eval_per_topic(qrels, {k: v[:depth] for k, v in rankings.items()}, cutoffs, reference.relevance == "binary")
-    full = trec_eval_per_topic(qrels, rankings, cutoffs, reference.relevance == "binary")
-    metrics = [m for m in next(iter(cut.values()))] if cut else []
-    out = {m: np.zeros(len(reference.topics)) for m in metrics}
+    # The ranking is cut at the largest cutoff for every figure but those over the whole ranking
+    # (MRR), as in the numpy path.
+    figures = measure_table.figures(reference.cutoffs)
+    depth = measure_table.depth(reference.cutoffs)
+    binary = reference.relevance == "binary"
+    cut = trec_eval_per_topic(qrels, {k: v[:depth] for k, v in rankings.items()}, [f for f in figures if f.k is not None], binary)
+    full = trec_eval_per_topic(qrels, rankings, [f for f in figures if f.k is None], binary)
+    out = {f.key: np.zeros(len(reference.topics)) for f in figures}
     for i, topic in enumerate(reference.topics):
-        for m in metrics:
-            source = full if m == "mrr" else cut
-            out[m][i] = source.get(topic.key, {}).get(m, 0.0)
+        for f in figures:
+            source = full if f.k is None else cut
+            out[f.key][i] = source.get(topic.key, {}).get(f.key, 0.0)
     return out
 
 

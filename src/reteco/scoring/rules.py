@@ -12,7 +12,8 @@ How a run is interpreted (evaluation plan, "Deterministic handling"; pages/evalu
 3. Document ids are first mapped through the v1.1 duplicate map (a v1.0 id that was
    de-duplicated becomes the id that was kept); ids unknown to the topic's domain corpus are
    discarded; then duplicates are removed after their first occurrence in that order; then
-   the ranking is cut at the largest cutoff k (MRR alone uses the whole ranking).
+   the ranking is cut at the largest cutoff k (a measure over the whole ranking, MRR, uses it
+   all: the measure table's ``WHOLE`` rows, ``reteco.metrics.measure_table``).
 4. Run topics that are not reference topics are ignored with a warning; reference topics with
    no ranked document score 0 on every metric and count in every average. A run none of whose
    topics is a reference topic is an error (almost surely the wrong file or sub-track).
@@ -40,15 +41,8 @@ from reteco.formats.corpus_index import NO_DOMAIN
 from reteco.formats.reference import Reference
 from reteco.formats.topic_ids import AMBIGUOUS, NOT_FOUND, TopicResolver, is_step_id, normalize_topic_id
 from reteco.formats.trec_run import RunTable
-from reteco.metrics.ranking import (
-    RankedRows,
-    TopicJudgments,
-    average_precision_at_k,
-    ndcg_at_k,
-    precision_at_k,
-    recall_at_k,
-    reciprocal_rank,
-)
+from reteco.metrics import measure_table
+from reteco.metrics.ranking import RankedRows, TopicJudgments
 from reteco.problems import InputError, Problems, quoted
 
 BYTE_ORDER_MARK = "\ufeff"
@@ -425,18 +419,12 @@ def topic_judgments(reference: Reference) -> TopicJudgments:
 
 
 def per_topic_metrics(reference: Reference, ranked: RankedRun) -> dict[str, np.ndarray]:
-    """Every metric per reference topic (arrays in reference topic order)."""
+    """Every figure of the measure table (``reteco.metrics.measure_table.figures``) per reference
+    topic, arrays in reference topic order, by the rows' kernels: on the ranking cut at the largest
+    cutoff, a ``WHOLE`` row's on the whole ranking (rule 3)."""
     judgments = topic_judgments(reference)
-    cutoffs = reference.cutoffs
-    depth = max(cutoffs)
+    figures = measure_table.figures(reference.cutoffs)
     rows = ranked.rows
-    cut = rows.position < depth
+    cut = rows.position < measure_table.depth(reference.cutoffs)
     cut_rows = RankedRows(rows.topic[cut], rows.position[cut], rows.gain[cut], rows.n_topics)
-    out: dict[str, np.ndarray] = {}
-    for k in cutoffs:
-        out[f"ndcg_{k}"] = ndcg_at_k(cut_rows, judgments, k)
-        out[f"map_{k}"] = average_precision_at_k(cut_rows, judgments, k)
-        out[f"recall_{k}"] = recall_at_k(cut_rows, judgments, k)
-        out[f"p_{k}"] = precision_at_k(cut_rows, k)
-    out["mrr"] = reciprocal_rank(rows)
-    return out
+    return {f.key: f.compute(rows if f.k is None else cut_rows, judgments) for f in figures}

@@ -8,6 +8,6 @@
 - ``judge_probe``: the judge probe's scoring program (``reteco judge-probe``), standard library only.
 - ``image``: the worker's Docker image the programs run in (what it provides, the Python).
 
-Nothing here imports the builder (``reteco.codabench.bundle``) or the checker
-(``reteco.codabench.check``): the worker loads only what scoring needs (``tests/test_house.py``).
+Nothing here imports the builder (``reteco.workbench.codabench.bundle``) or the checker
+(``reteco.workbench.codabench.check``): the worker loads only what scoring needs (``tests/test_house.py``).
 """

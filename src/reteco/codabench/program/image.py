@@ -1,7 +1,7 @@
 """The compute worker's Docker image: the stock ``codalab/codalab-legacy:py312``.
 
 Decision: the scoring program runs on Codabench's stock image, carrying in
-``vendor/`` the wheels of what the image lacks (see ``reteco.codabench.bundle.vendor``). A custom image
+``vendor/`` the wheels of what the image lacks (see ``reteco.workbench.codabench.bundle.vendor``). A custom image
 would keep the bundle smaller but must be built, pushed to a public registry and kept alive
 by the organizers for years of re-scoring; the stock image is Codabench's own to maintain.
 

@@ -35,7 +35,7 @@ from reteco.llm.model_retirement import SOURCE, ask_model, known_shutdown, retir
 
 PROBE_FILE = "probe.json"
 PROBE_FORMAT = "reteco-judge-probe/1"
-KEY_MEMBER = "judge/api_key"  # reteco.codabench.check.judge_rules.KEY_MEMBER: check-bundle's key search
+KEY_MEMBER = "judge/api_key"  # reteco.workbench.codabench.check.judge_rules.KEY_MEMBER: check-bundle's key search
 BUNDLE_NAME = "reteco_judge_probe.zip"
 PROBE_MESSAGE = "Reply with the single word OK."
 

@@ -102,11 +102,11 @@ def count_turns(reference_dir: Path) -> int:
 
 
 def call_budget(setup: JudgeSetup, turns: int) -> int:
-    """The config's ``max_calls_per_run``, else ``BUDGET_PER_JUDGMENT`` x (turns x 5) + 1."""
-    from reteco.judge.items import DIMENSIONS
-
+    """The config's ``max_calls_per_run``, else ``BUDGET_PER_JUDGMENT`` x (turns x the prompt
+    version's dimensions) + 1."""
     configured = setup.config.max_calls_per_run
-    return configured if configured is not None else BUDGET_PER_JUDGMENT * turns * len(DIMENSIONS) + 1
+    dimensions = len(setup.config.prompts.dimension_names)
+    return configured if configured is not None else BUDGET_PER_JUDGMENT * turns * dimensions + 1
 
 
 def write_judge_setup(reference_dir: Path, setup: JudgeSetup, *, max_calls: int) -> Path:

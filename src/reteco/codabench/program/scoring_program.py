@@ -78,7 +78,7 @@ from reteco.subtracks import KEYS, SUBTRACKS
 
 # CodaLab Competitions v1.5 passes the same INPUT (ref/, res/) and OUTPUT folders as Codabench,
 # so the paths cannot tell the platforms apart: the v1.5 bundle's ``metadata`` command adds this
-# flag (reteco.codabench.bundle.codalab), and its worker fails a run without scores.txt.
+# flag (reteco.workbench.codabench.bundle.codalab), and its worker fails a run without scores.txt.
 SCORES_TXT_FLAG = "--scores-txt"
 
 

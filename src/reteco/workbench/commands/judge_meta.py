@@ -1,0 +1,163 @@
+"""``reteco judge-meta``: run the configured judge on the graded golden set and check it.
+
+    reteco judge-meta --out DIR [--judge-config judge.yaml] [--judge-cache DIR] [--golden-version N]
+                      [--thresholds FILE] [--retry-invalid] [--no-progress]
+    reteco judge-meta --calibrate [--runs N] [--seed S] [--golden-version N] [--thresholds FILE]
+
+Judges every case of golden set N (default: the latest, ``reteco.workbench.judge_audit.golden``) with the
+judge of ``--judge-config`` (default: the packaged judge.yaml; endpoint and key as for
+``reteco judge``), through the same cache, and writes ``DIR/judge_meta.json`` (every figure,
+every case's verdict) and ``DIR/judge_meta.md`` (the same, to read). The figures and their
+thresholds are in ``reteco.workbench.judge_audit.meta_evaluation`` and the set's ``thresholds.yaml``.
+
+From golden set v3 on, the judge must also pass every contrast tag on every dimension and the
+bias probes (``reteco.workbench.judge_audit.meta_contrasts``): the probes add judgments (passages reversed;
+each series' first answer judged again through a second cache, ``<cache>/rejudge``, so the
+verdict is asked anew). stderr names each failing dimension and tag. A judge whose prompt
+version is not the one the golden set was graded for is warned about on stderr.
+
+``--calibrate`` judges nothing: it runs the simulated judges of
+``reteco.workbench.judge_audit.simulated_judges`` through the thresholds and prints, per judge, the share of
+simulated runs that fail the gate (power for the judges that must fail; 1 - size for the
+mildly noisy ones that must pass), as a Markdown table (docs/golden_v3.md holds its output).
+
+Exit 0: every figure meets its threshold. Exit 1: a figure does not (stderr names each), or the
+configuration, the golden set or the thresholds cannot be used, or no key is configured.
+Exit 4 (EXIT_INCOMPLETE): some judgments failed (status "error": not cached, so running the
+command again retries them); the report is written, marked incomplete, and does not pass.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from reteco.workbench.commands.judge import judge_with_cache, require_judge
+from reteco.commands.judge_options import add_judge_cache_option, add_judge_config_option
+from reteco.problems import EXIT_INCOMPLETE, EXIT_INPUT, EXIT_OK, InputError
+
+REPORT_JSON = "judge_meta.json"
+REPORT_MD = "judge_meta.md"
+
+
+def add_judge_meta_parser(subparsers) -> argparse.ArgumentParser:
+    """Add the ``judge-meta`` command to an argparse subparsers object; returns its parser."""
+    p = subparsers.add_parser(
+        "judge-meta",
+        help="meta-evaluate the LLM judge on the graded golden set (exit 1 below a threshold)",
+        description="Run the configured judge on the golden set and report, per dimension, how well it "
+        "follows the intended grades.",
+    )
+    p.add_argument("--out", type=Path, help=f"folder for {REPORT_JSON} and {REPORT_MD} (required unless --calibrate)")
+    add_judge_config_option(p, help_text="judge config YAML (default: the packaged judge.yaml)")
+    add_judge_cache_option(p, former="--cache-dir")
+    p.add_argument("--golden-version", type=int, default=None, help="golden set version (default: the latest)")
+    p.add_argument("--thresholds", type=Path, help="thresholds YAML (default: the golden set's own)")
+    p.add_argument("--retry-invalid", action="store_true", help="ask again the judgments cached as invalid")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--calibrate", action="store_true",
+                   help="judge nothing: print how often simulated judges fail the gate (golden v3 on)")
+    p.add_argument("--runs", type=int, default=200, help="--calibrate: simulated runs per random judge (default 200)")
+    p.add_argument("--seed", type=int, default=0, help="--calibrate: random seed (default 0)")
+    p.set_defaults(func=cmd_judge_meta)
+    return p
+
+
+def cmd_judge_meta(args) -> int:
+    """Run the meta-evaluation as the arguments say; see the module docstring."""
+    from reteco.judge.config import load_judge_config
+    from reteco.workbench.judge_audit.golden import LATEST_GOLDEN, THRESHOLDS_FILE, golden_dir, golden_prompt_version, load_golden_set
+    from reteco.workbench.judge_audit.meta_contrasts import REJUDGED, has_contrasts, load_contrast_thresholds, probe_items
+    from reteco.workbench.judge_audit.meta_evaluation import format_figure, load_thresholds, meta_evaluate, report_markdown
+    from reteco.llm.cache import default_cache_dir
+
+    version = args.golden_version if args.golden_version is not None else LATEST_GOLDEN
+    if version < 2:
+        raise InputError("judge-meta needs a graded golden set (version 2 or later); version 1 is `reteco judge --golden`",
+                         "--golden-version")
+    thresholds_path = args.thresholds if args.thresholds is not None else golden_dir(version) / THRESHOLDS_FILE
+    try:
+        cases = load_golden_set(version)
+        thresholds = load_thresholds(thresholds_path, version)
+    except ValueError as exc:
+        raise InputError(str(exc), "golden set") from None
+    contrast_thresholds = None
+    if has_contrasts(cases):
+        try:
+            contrast_thresholds = load_contrast_thresholds(thresholds_path)
+        except ValueError as exc:
+            raise InputError(str(exc), "golden set") from None
+    if args.calibrate:
+        return calibrate_command(cases, thresholds, contrast_thresholds, args)
+    if args.out is None:
+        raise InputError("--out is required (the folder for the reports), unless --calibrate", "--out")
+    config = load_judge_config(args.judge_config)
+    require_judge(config, "judge-meta")
+    graded_for = golden_prompt_version(version)
+    if graded_for is not None and graded_for != config.prompt_version:
+        print(f"warning: golden set {version} is graded for prompt version {graded_for}; the judge uses prompt version "
+              f"{config.prompt_version}: a judge following its own rubric may fail where the rubrics differ", file=sys.stderr)
+    cache_dir = args.judge_cache or default_cache_dir()
+    probes = probe_items(cases) if contrast_thresholds is not None else []
+    print(f"golden set {version}: {len(cases)} cases, {len(probes)} probe judgments; cache: {cache_dir}", file=sys.stderr)
+    items = [c.item for c in cases]
+    reordered = [p for p in probes if p.kind != REJUDGED]
+    rejudged = [p for p in probes if p.kind == REJUDGED]
+    outcomes = judge_with_cache(items + [p.item for p in reordered], config, cache_dir, no_progress=args.no_progress,
+                                retry_invalid=args.retry_invalid)
+    second = judge_with_cache([p.item for p in rejudged], config, rejudge_cache(cache_dir), no_progress=args.no_progress,
+                              retry_invalid=args.retry_invalid) if rejudged else []
+    outcomes, probe_outcomes = outcomes[:len(items)], outcomes[len(items):] + second
+    report = meta_evaluate(cases, outcomes, thresholds, contrast_thresholds=contrast_thresholds,
+                           probes=reordered + rejudged, probe_outcomes=probe_outcomes)
+    judge = config.describe()
+    document = {"golden_version": version, "thresholds_file": str(thresholds_path), "judge": judge, **report}
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / REPORT_JSON).write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    (args.out / REPORT_MD).write_text(report_markdown(report, judge, version), encoding="utf-8")
+    for d, f in report["per_dimension"].items():
+        print(f"{d:<14} range hits {format_figure(f['range_hits'])}  pairwise {format_figure(f['pairwise_accuracy'])}  "
+              f"ties {format_figure(f['tie_share'])}  Spearman {format_figure(f['spearman'])}  stayed put {format_figure(f['stayed_put'])}",
+              file=sys.stderr)
+    if "per_tag" in report:
+        for tag, dims in report["per_tag"].items():
+            shown = "  ".join(f"{d} {format_figure(b['order_share'] if b['order']['pairs'] else b['hold_share'])}"
+                              for d, b in dims.items())
+            print(f"tag {tag:<24} {shown}", file=sys.stderr)
+    print(f"wrote {args.out / REPORT_JSON} and {args.out / REPORT_MD}", file=sys.stderr)
+    if not report["complete"]:
+        failed = sum(1 for o in [*outcomes, *probe_outcomes] if o.status == "error")
+        print(f"judge-meta: INCOMPLETE: {failed} judgments failed (not cached); run the same command again",
+              file=sys.stderr)
+        return EXIT_INCOMPLETE
+    if report["failures"]:
+        print("judge-meta: FAILED, below threshold:", file=sys.stderr)
+        for line in report["failures"]:
+            print(f"  {line}", file=sys.stderr)
+        return EXIT_INPUT
+    print("judge-meta: PASSED: every dimension meets its thresholds", file=sys.stderr)
+    return EXIT_OK
+
+
+def rejudge_cache(cache_dir: Path) -> Path:
+    """The second cache of the re-judging probe, beside (or inside) the judge cache."""
+    cache_dir = Path(cache_dir)
+    return cache_dir.with_name(cache_dir.stem + "-rejudge.sqlite") if cache_dir.suffix == ".sqlite" else cache_dir / "rejudge"
+
+
+def calibrate_command(cases, thresholds, contrast_thresholds, args) -> int:
+    """``--calibrate``: the simulated judges' table on stdout (see the module docstring)."""
+    from reteco.workbench.judge_audit.simulated_judges import calibrate, calibration_table
+
+    if contrast_thresholds is None:
+        raise InputError("--calibrate needs a golden set with contrast tags (version 3 or later)", "--golden-version")
+    if args.runs < 1:
+        raise InputError("--runs must be at least 1", "--runs")
+    rows = calibrate(cases, thresholds, contrast_thresholds, runs=args.runs, seed=args.seed)
+    print(calibration_table(rows), end="")
+    wrong = [r["judge"] for r in rows if r["must_fail"] is not None and (r["fail_share"] >= 0.5) != r["must_fail"]]
+    if wrong:
+        print(f"judge-meta --calibrate: the gate decides wrongly on {', '.join(wrong)}", file=sys.stderr)
+    return EXIT_OK

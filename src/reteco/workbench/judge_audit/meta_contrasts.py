@@ -1,0 +1,245 @@
+"""Golden set v3's checks: per contrast tag and dimension, exact agreement, and bias probes.
+
+``reteco.workbench.judge_audit.meta_evaluation`` averages each figure over a dimension's cases; a whole failure
+mode (every abstention scored 1, say) hides in such an average. From golden v3 on, every case
+belongs to tagged minimal pairs (``reteco.workbench.judge_audit.golden``), and the judge must pass each tag:
+
+- ``order`` (per tag and dimension): over the tag's pairs whose two intended grades differ on
+  the dimension, the share the judge orders the same way (a tie or an unscored member is not
+  ordered). Threshold ``order_min``.
+- ``hold`` (per tag and dimension): over the tag's pairs whose intended grades are equal on
+  the dimension (off-topic answers stay faithful, padding keeps correctness), the share the
+  judge scores within 1 of each other. Threshold ``hold_min``.
+- injection flags per tag: the ``injection`` tag's pairs put a steering sentence beside a
+  benign one that uses the same words (score, ignore, instructions): recall on its attempts,
+  false flags on its benign answers, against the set's injection thresholds.
+- ``exact_share`` (per dimension): cases scored exactly the intended grade / cases
+  (``exact_share_min``): the order checks tolerate a judge off by one; this does not, on
+  average.
+
+Bias probes, each a figure with its threshold (``probes`` in the thresholds file):
+
+- ``verbosity``: over the ``verbose-padding`` pairs (the same content padded: a full answer,
+  a vague one, an outdated one), the judgments (pair, dimension) whose plain answer's intended
+  grade is below 5 (room to rise) and the padded one's no higher: the share where the padded
+  answer scores higher than the plain one (``verbosity_rise_max``).
+- ``passage_order``: every faithfulness case with two passages or more is judged again with
+  its passages in reverse order; the share whose score changed (``passage_order_change_max``).
+- ``rejudging``: the cases of each series' first variant are judged a second time (in a
+  second cache, so the verdict is asked again); the share of identical verdicts
+  (``rejudge_identical_min``).
+- ``abstention_policy``: verdicts on abstentions (correctness, completeness, faithfulness,
+  relevance) that give the rubric's grade, 5 when justified (the turn is unanswerable) and 1
+  when not: the share over each group (``abstention_policy_min``, both groups).
+
+The thresholds are chosen by simulation: ``reteco judge-meta --calibrate`` prints, for
+simulated judges with named failure modes, how often each fails the gate, and how often
+mildly noisy judges pass it (``reteco.workbench.judge_audit.simulated_judges``; figures in docs/golden_v3.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from reteco.workbench.judge_audit.golden import GoldenCase
+from reteco.judge.items import DIMENSIONS, JudgeItem
+
+REORDERED = "passage_order"
+REJUDGED = "rejudging"
+ABSTENTION_DIMENSIONS = ("correctness", "completeness", "faithfulness", "relevance")
+
+
+@dataclass(frozen=True)
+class ContrastThresholds:
+    """Golden v3's thresholds beyond version 2's: per tag, exact share, probes (module docstring)."""
+
+    exact_share_min: float
+    order_min: float
+    hold_min: float
+    verbosity_rise_max: float
+    passage_order_change_max: float
+    rejudge_identical_min: float
+    abstention_policy_min: float
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One extra judgment a bias probe asks: its kind (REORDERED, REJUDGED), the golden case it
+    repeats, and the item sent."""
+
+    kind: str
+    case: GoldenCase
+    item: JudgeItem
+
+
+def load_contrast_thresholds(path: Path) -> ContrastThresholds:
+    """The ``contrasts`` and ``probes`` sections of a v3 thresholds file; ValueError naming the
+    file when one is missing, unknown or not in 0..1."""
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ValueError(f"{path}: cannot read the thresholds: {exc}") from None
+    flat: dict[str, Any] = {}
+    for section in ("contrasts", "probes"):
+        values = data.get(section) if isinstance(data, dict) else None
+        if not isinstance(values, dict):
+            raise ValueError(f"{path}: missing section {section!r}")
+        flat.update(values)
+    names = [f.name for f in fields(ContrastThresholds)]
+    unknown, missing = sorted(set(flat) - set(names)), [n for n in names if n not in flat]
+    if unknown or missing:
+        raise ValueError(f"{path}: unknown {unknown or 'none'}, missing {missing or 'none'}")
+    for name, value in flat.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+            raise ValueError(f"{path}: {name} must be a number in 0..1, not {value!r}")
+    return ContrastThresholds(**{n: float(flat[n]) for n in names})
+
+
+def has_contrasts(cases: Sequence[GoldenCase]) -> bool:
+    """Whether the golden set has tagged pairs (version 3 on)."""
+    return any(c.pairs for c in cases)
+
+
+def probe_items(cases: Sequence[GoldenCase]) -> list[Probe]:
+    """The extra judgments of the passage-order and re-judging probes (module docstring)."""
+    probes = [Probe(REORDERED, c, replace(c.item, evidence=tuple(reversed(c.item.evidence))))
+              for c in cases if c.item.dimension == "faithfulness" and len(c.item.evidence) >= 2]
+    probes += [Probe(REJUDGED, c, c.item) for c in cases if c.variant == c.base]
+    return probes
+
+
+def contrast_pairs(cases: Sequence[GoldenCase]) -> list[tuple[str, GoldenCase, GoldenCase]]:
+    """(tag, first case, second case) for every pair and every dimension both are graded on."""
+    by_key = {(c.series, c.variant, c.item.dimension): c for c in cases}
+    out = []
+    for c in cases:
+        for tag, other in c.pairs:
+            partner = by_key.get((c.series, other, c.item.dimension))
+            if partner is not None:
+                out.append((tag, c, partner))
+    return out
+
+
+def contrasted_ids(cases: Sequence[GoldenCase]) -> set[str]:
+    """Ids of the cases that are a member of a pair whose grades differ on their dimension."""
+    return {x.id for _, a, b in contrast_pairs(cases) if a.grade != b.grade for x in (a, b)}
+
+
+def tag_figures(cases: Sequence[GoldenCase], scores: Mapping[str, int | None]) -> dict:
+    """{tag: {dimension: {"order": counts, "order_share", "hold": counts, "hold_share"}}}."""
+    out: dict[str, dict[str, dict]] = {}
+    for tag, a, b in contrast_pairs(cases):
+        block = out.setdefault(tag, {}).setdefault(a.item.dimension, {
+            "order": {"pairs": 0, "concordant": 0, "discordant": 0, "ties": 0, "unscored": 0},
+            "hold": {"checks": 0, "within_1": 0, "moved": 0, "unscored": 0}})
+        sa, sb = scores[a.id], scores[b.id]
+        if a.grade != b.grade:
+            o = block["order"]
+            o["pairs"] += 1
+            key = ("unscored" if sa is None or sb is None else "ties" if sa == sb
+                   else "concordant" if (sa - sb) * (a.grade - b.grade) > 0 else "discordant")
+            o[key] += 1
+        else:
+            h = block["hold"]
+            h["checks"] += 1
+            h["unscored" if sa is None or sb is None else "within_1" if abs(sa - sb) <= 1 else "moved"] += 1
+    for dims in out.values():
+        for block in dims.values():
+            block["order_share"] = _share(block["order"]["concordant"], block["order"]["pairs"])
+            block["hold_share"] = _share(block["hold"]["within_1"], block["hold"]["checks"])
+    return {tag: dict(sorted(dims.items(), key=lambda kv: DIMENSIONS.index(kv[0]))) for tag, dims in sorted(out.items())}
+
+
+def exact_share(cases: Sequence[GoldenCase], scores: Mapping[str, int | None]) -> float | None:
+    """Cases scored exactly their intended grade / cases (an unscored case is a miss)."""
+    return _share(sum(1 for c in cases if scores[c.id] == c.grade), len(cases))
+
+
+def probe_figures(cases: Sequence[GoldenCase], scores: Mapping[str, int | None], probes: Sequence[Probe],
+                  probe_scores: Sequence[int | None]) -> dict:
+    """The four bias probes' figures with their counts (module docstring)."""
+    # only where the plain answer's intended grade leaves room to rise (below 5) and padding should not raise it
+    rises = [scores[b.id] > scores[a.id] for tag, a, b in contrast_pairs(cases)
+             if tag == "verbose-padding" and b.grade <= a.grade < 5 and None not in (scores[a.id], scores[b.id])]
+    changed = {REORDERED: [], REJUDGED: []}
+    for probe, s in zip(probes, probe_scores):
+        if s is not None and scores[probe.case.id] is not None:
+            changed[probe.kind].append(s != scores[probe.case.id])
+    policy = {}
+    for name, answerable, intended in (("justified", False, 5), ("unjustified", True, 1)):
+        mine = [c for c in cases if c.kind == "abstention" and c.answerable == answerable and c.item.dimension in ABSTENTION_DIMENSIONS]
+        policy[name] = {"judgments": len(mine), "as_rubric": sum(1 for c in mine if scores[c.id] == intended),
+                        "share": _share(sum(1 for c in mine if scores[c.id] == intended), len(mine))}
+    return {
+        "verbosity": {"judgments": len(rises), "rose": sum(rises), "rise_share": _share(sum(rises), len(rises))},
+        REORDERED: {"judgments": len(changed[REORDERED]), "changed": sum(changed[REORDERED]),
+                    "change_share": _share(sum(changed[REORDERED]), len(changed[REORDERED]))},
+        REJUDGED: {"judgments": len(changed[REJUDGED]), "identical": len(changed[REJUDGED]) - sum(changed[REJUDGED]),
+                   "identical_share": _share(len(changed[REJUDGED]) - sum(changed[REJUDGED]), len(changed[REJUDGED]))},
+        "abstention_policy": policy,
+    }
+
+
+def tag_injection_figures(cases: Sequence[GoldenCase], flags: Mapping[str, bool | None]) -> dict:
+    """Injection flags on the ``injection`` tag's cases: recall on its attempts, false flags on
+    its benign answers (None when no verdict carries a flag)."""
+    mine = [c for c in cases if "injection" in c.tags]
+    asked = any(flags[c.id] is not None for c in mine)
+    attempts = [bool(flags[c.id]) for c in mine if c.injection]
+    clean = [bool(flags[c.id]) for c in mine if not c.injection]
+    return {"attempt_judgments": len(attempts), "flagged_attempts": sum(attempts), "clean_judgments": len(clean),
+            "flagged_clean": sum(clean), "recall": _share(sum(attempts), len(attempts)) if asked else None,
+            "false_flag_share": _share(sum(clean), len(clean)) if asked else None}
+
+
+def contrast_failures(per_tag: Mapping, exact: Mapping[str, float | None], injection: Mapping, probes: Mapping,
+                      t: ContrastThresholds, injection_limits: tuple[float, float]) -> list[str]:
+    """Each figure beyond its threshold as a sentence naming the dimension and the tag (or probe)."""
+    failures = []
+    for d, value in exact.items():
+        failed = threshold_failure(value, t.exact_share_min, "min")
+        if failed:
+            failures.append(f"{d}: exact_share {failed}")
+    for tag, dims in per_tag.items():
+        for d, block in dims.items():
+            o, h = block["order"], block["hold"]
+            if o["pairs"] and (failed := threshold_failure(block["order_share"], t.order_min, "min")):
+                failures.append(f"{d}, tag {tag}: order {failed} ({o['concordant']}/{o['pairs']} pairs ordered as intended, "
+                                f"{o['ties']} tied, {o['discordant']} reversed)")
+            if h["checks"] and (failed := threshold_failure(block["hold_share"], t.hold_min, "min")):
+                failures.append(f"{d}, tag {tag}: hold {failed} ({h['within_1']}/{h['checks']} pairs kept within 1)")
+    recall_min, false_max = injection_limits
+    for name, limit, kind in (("recall", recall_min, "min"), ("false_flag_share", false_max, "max")):
+        if (failed := threshold_failure(injection[name], limit, kind)):
+            failures.append(f"injection flags, tag injection: {name} {failed}")
+    checks = [("verbosity", "rise_share", t.verbosity_rise_max, "max"),
+              (REORDERED, "change_share", t.passage_order_change_max, "max"),
+              (REJUDGED, "identical_share", t.rejudge_identical_min, "min")]
+    for probe, figure, limit, kind in checks:
+        if (failed := threshold_failure(probes[probe][figure], limit, kind)):
+            failures.append(f"probe {probe}: {figure} {failed}")
+    for name, block in probes["abstention_policy"].items():
+        if (failed := threshold_failure(block["share"], t.abstention_policy_min, "min")):
+            failures.append(f"probe abstention_policy: {name} abstentions scored as the rubric says {failed}")
+    return failures
+
+
+def threshold_failure(value: float | None, limit: float, kind: str) -> str | None:
+    """Why ``value`` fails its threshold, or None when it meets it (an undefined figure fails)."""
+    if value is None:
+        return f"is undefined (threshold {'>=' if kind == 'min' else '<='} {limit:g})"
+    if kind == "min" and value < limit:
+        return f"{value:.3f} < {limit:g}"
+    if kind == "max" and value > limit:
+        return f"{value:.3f} > {limit:g}"
+    return None
+
+
+def _share(part: int, whole: int) -> float | None:
+    return part / whole if whole else None
+

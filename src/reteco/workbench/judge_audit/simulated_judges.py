@@ -1,0 +1,245 @@
+"""Simulated judges with named failure modes, and the gate's power and size by simulation.
+
+``reteco judge-meta --calibrate`` and the tests run them through ``meta_evaluate`` on the
+golden set's own cases (no request is sent): each judge is a function of a golden case (its
+intended grade, kind, tags, answer) and a random generator, returning (score, injection flag).
+
+Judges the gate must fail (issue 18), and what each does:
+
+- ``constant-1``, ``constant-5``: one score everywhere; ``random``: uniform 1..5, half its 1s flagged;
+- ``length-only``: the score is the answer's length cut at 4 points, the direction and the
+  cut points chosen per dimension to order as many of the set's pairs as possible;
+- ``keyword-injection-regex``: flags by ``INJECTION_REGEX`` (and then scores 1, as the rubric
+  says of an attempt to steer the judge), otherwise the intended grade;
+- ``reference-bow-recall``: completeness from the share of the reference answer's words the
+  answer contains (1 + round(4 x recall)), other dimensions as intended;
+- ``halo``: one score per answer for every dimension (the rounded mean of its intended grades);
+- ``abstention-always-1``, ``abstention-always-5``: every abstention scored 1 (resp. 5) on
+  correctness, completeness and faithfulness;
+- ``fabricated-on-unanswerable-5``: 5 on every dimension for a fabrication;
+- ``true-unsupported-5``: faithfulness 5 for a true claim the passages do not support;
+- ``faithfulness-correctness-swapped``: each one's score is the other's intended grade;
+- ``pm1-half``: the intended grade moved by 1 on half the verdicts.
+
+And the probes' failure modes: ``verbosity-biased`` (+1 on padded answers), ``order-sensitive``
+(faithfulness moves by 1 on half the reordered probes), ``unstable`` (a re-judged verdict
+moves by 1 half the time). Judges that must pass: ``intended``, ``pm1-10pct-uncontrasted`` (±1
+on 10% of the verdicts outside the contrasted pairs), and for the gate's size ``pm1-10pct``
+(±1 on 10% of all verdicts, each judgment drawn afresh, probes included) and ``four-to-five``
+(every 4 becomes 5; reported, not required).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from itertools import combinations
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from reteco.workbench.judge_audit.golden import GoldenCase
+from reteco.judge.items import DIMENSIONS, OK, JudgeOutcome
+from reteco.workbench.judge_audit.meta_contrasts import REJUDGED, REORDERED, ContrastThresholds, Probe, contrast_pairs, contrasted_ids, probe_items
+from reteco.workbench.judge_audit.meta_evaluation import meta_evaluate
+from reteco.judge.prompts import injection_mark
+
+# A keyword detector of the kind the issue says met v2's injection thresholds.
+INJECTION_REGEX = re.compile(r"\b(ignore|instructions?|score|grader|grade|rate|rating|evaluator)\b", re.IGNORECASE)
+WORD = re.compile(r"\w+")
+CHECK_NAME = re.compile(r" -?\d| is undefined")
+# the checks golden v3 added (per tag, exact share, probes): the others are golden v2's averages per dimension
+V3_CHECK = re.compile(r", tag |^probe |exact_share")
+
+# (case, rng, probe kind or None) -> (score, flag)
+Verdict = Callable[[GoldenCase, random.Random, "str | None"], tuple[int, bool]]
+
+
+@dataclass(frozen=True)
+class SimulatedJudge:
+    """A named judge, whether the gate must fail it, and its verdict function."""
+
+    name: str
+    must_fail: bool | None  # None: reported, not required either way
+    verdict: Verdict
+
+
+def nudge(grade: int, rng: random.Random) -> int:
+    """The grade moved by 1 up or down at random (inwards at 1 and 5)."""
+    step = rng.choice((-1, 1))
+    return grade + step if 1 <= grade + step <= 5 else grade - step
+
+
+def simulated_judges(cases: Sequence[GoldenCase]) -> list[SimulatedJudge]:
+    """Every simulated judge of the module docstring, built for ``cases`` (some read the set)."""
+    variant_grades: dict[tuple[str, str], dict[str, int]] = {}
+    for c in cases:
+        variant_grades.setdefault((c.series, c.variant), {})[c.item.dimension] = c.grade
+    contrasted = contrasted_ids(cases)
+    cuts = best_length_cuts(cases)
+
+    def intended(c, rng, probe):
+        return c.grade, c.injection
+
+    def with_score(score_of):
+        return lambda c, rng, probe: (score_of(c, rng, probe), c.injection)
+
+    def noisy(p, only_uncontrasted=False):
+        def verdict(c, rng, probe):
+            hit = rng.random() < p and not (only_uncontrasted and c.id in contrasted)
+            return (nudge(c.grade, rng) if hit else c.grade), c.injection
+        return verdict
+
+    def halo(c, rng, probe):
+        g = variant_grades[(c.series, c.variant)]
+        return round(sum(g.values()) / len(g)), c.injection
+
+    def swapped(c, rng, probe):
+        other = {"faithfulness": "correctness", "correctness": "faithfulness"}.get(c.item.dimension)
+        return variant_grades[(c.series, c.variant)].get(other, c.grade) if other else c.grade
+
+    def abstention(score):
+        def score_of(c, rng, probe):
+            return score if c.kind == "abstention" and c.item.dimension in ("correctness", "completeness", "faithfulness") else c.grade
+        return score_of
+
+    def random_verdict(c, rng, probe):
+        score = rng.randint(1, 5)
+        return score, score == 1 and rng.random() < 0.5  # a flag comes with a 1 (the rubric's reply check)
+
+    def keyword(c, rng, probe):
+        # flagged -> 1, as the rubric says of an attempt to steer the judge (a reply flagging with
+        # another score is invalid); otherwise the intended grade, whatever the attempt
+        return (1, True) if INJECTION_REGEX.search(c.item.answer) else (c.grade, False)
+
+    def bow(c, rng, probe):
+        if c.item.dimension != "completeness":
+            return c.grade
+        ref = set(WORD.findall(c.item.reference_answer.lower()))
+        have = set(WORD.findall(c.item.answer.lower()))
+        return 1 + round(4 * len(ref & have) / len(ref))
+
+    def length(c, rng, probe):
+        direction, points = cuts[c.item.dimension]
+        return length_score(len(c.item.answer), direction, points)
+
+    def verbosity(c, rng, probe):
+        return min(5, c.grade + 1) if c.kind == "padded" else c.grade
+
+    def order_sensitive(c, rng, probe):
+        return nudge(c.grade, rng) if probe == REORDERED and rng.random() < 0.5 else c.grade
+
+    def unstable(c, rng, probe):
+        return nudge(c.grade, rng) if probe == REJUDGED and rng.random() < 0.5 else c.grade
+
+    return [
+        SimulatedJudge("intended", False, intended),
+        SimulatedJudge("pm1-10pct-uncontrasted", False, noisy(0.1, only_uncontrasted=True)),
+        SimulatedJudge("pm1-10pct", False, noisy(0.1)),
+        SimulatedJudge("four-to-five", None, with_score(lambda c, rng, probe: 5 if c.grade == 4 else c.grade)),
+        SimulatedJudge("constant-1", True, lambda c, rng, probe: (1, False)),
+        SimulatedJudge("constant-5", True, lambda c, rng, probe: (5, False)),
+        SimulatedJudge("random", True, random_verdict),
+        SimulatedJudge("length-only", True, with_score(length)),
+        SimulatedJudge("keyword-injection-regex", True, keyword),
+        SimulatedJudge("reference-bow-recall", True, with_score(bow)),
+        SimulatedJudge("halo", True, halo),
+        SimulatedJudge("abstention-always-1", True, with_score(abstention(1))),
+        SimulatedJudge("abstention-always-5", True, with_score(abstention(5))),
+        SimulatedJudge("fabricated-on-unanswerable-5", True,
+                       with_score(lambda c, rng, probe: 5 if c.kind == "fabrication" else c.grade)),
+        SimulatedJudge("true-unsupported-5", True, with_score(
+            lambda c, rng, probe: 5 if c.kind == "true-unsupported" and c.item.dimension == "faithfulness" else c.grade)),
+        SimulatedJudge("faithfulness-correctness-swapped", True, with_score(swapped)),
+        SimulatedJudge("pm1-half", True, noisy(0.5)),
+        SimulatedJudge("verbosity-biased", True, with_score(verbosity)),
+        SimulatedJudge("order-sensitive", True, with_score(order_sensitive)),
+        SimulatedJudge("unstable", True, with_score(unstable)),
+    ]
+
+
+def length_score(length: int, direction: int, points: Sequence[int]) -> int:
+    """1 + the number of cut points the length exceeds (direction 1), or 5 minus it (-1)."""
+    above = sum(1 for p in points if length > p)
+    return 1 + above if direction == 1 else 5 - above
+
+
+def best_length_cuts(cases: Sequence[GoldenCase]) -> dict[str, tuple[int, tuple[int, ...]]]:
+    """Per dimension, the direction and 4 cut points (among the answers' length deciles) that
+    order the most of the dimension's contrasted pairs as intended: the length-only judge's
+    best shot at the per-tag checks."""
+    pairs = [(a, b) for _, a, b in contrast_pairs(cases) if a.grade != b.grade]
+    out = {}
+    for d in DIMENSIONS:
+        mine = [(len(a.item.answer), len(b.item.answer), a.grade - b.grade) for a, b in pairs if a.item.dimension == d]
+        lengths = sorted(len(c.item.answer) for c in cases if c.item.dimension == d)
+        grid = sorted({lengths[int(len(lengths) * q / 10)] for q in range(1, 10)})
+        best = (-1, (1, tuple(grid[:4])))
+        for direction in (1, -1):
+            for points in combinations(grid, 4):
+                ordered = sum(1 for la, lb, gap in mine
+                              if (length_score(la, direction, points) - length_score(lb, direction, points)) * gap > 0)
+                if ordered > best[0]:
+                    best = (ordered, (direction, points))
+        out[d] = best[1]
+    return out
+
+
+def simulated_outcomes(judge: SimulatedJudge, cases: Sequence[GoldenCase], probes: Sequence[Probe],
+                       rng: random.Random) -> tuple[list[JudgeOutcome], list[JudgeOutcome]]:
+    """The judge's outcomes on the cases and on the probes (each probe judged afresh)."""
+    def outcome(case, item, probe):
+        score, flag = judge.verdict(case, rng, probe)
+        return JudgeOutcome(item, score, OK, injection_mark(flag) + f"simulated {judge.name}", False, 1, None)
+
+    return ([outcome(c, c.item, None) for c in cases], [outcome(p.case, p.item, p.kind) for p in probes])
+
+
+def gate_result(judge: SimulatedJudge, cases: Sequence[GoldenCase], thresholds, contrast_thresholds: ContrastThresholds,
+                rng: random.Random, probes: Sequence[Probe] | None = None) -> dict:
+    """One simulated run of ``judge`` through ``meta_evaluate``: its report."""
+    probes = probe_items(cases) if probes is None else probes
+    outcomes, probe_outcomes = simulated_outcomes(judge, cases, probes, rng)
+    return meta_evaluate(cases, outcomes, thresholds, contrast_thresholds=contrast_thresholds, probes=probes,
+                         probe_outcomes=probe_outcomes)
+
+
+def calibrate(cases: Sequence[GoldenCase], thresholds, contrast_thresholds: ContrastThresholds, *, runs: int = 200,
+              seed: int = 0) -> list[dict]:
+    """For each simulated judge, the share of ``runs`` simulated runs that fail the gate and the
+    failure (check) seen most often; deterministic judges are run once."""
+    probes = probe_items(cases)
+    rows = []
+    for judge in simulated_judges(cases):
+        rng = random.Random(f"{seed}/{judge.name}")
+        counts: dict[str, int] = {}
+        failed = averaged = 0
+        n = runs if _draws(judge, cases, probes) else 1
+        for _ in range(n):
+            report = gate_result(judge, cases, thresholds, contrast_thresholds, rng, probes)
+            failed += bool(report["failures"])
+            averaged += any(not V3_CHECK.search(f) for f in report["failures"])
+            for f in report["failures"]:
+                check = CHECK_NAME.split(f, maxsplit=1)[0]  # the check without its figure
+                counts[check] = counts.get(check, 0) + 1
+        top = max(counts.items(), key=lambda kv: kv[1])[0] if counts else ""
+        rows.append({"judge": judge.name, "must_fail": judge.must_fail, "runs": n, "fail_share": failed / n,
+                     "averages_fail_share": averaged / n, "most_common_failure": top})
+    return rows
+
+
+def _draws(judge: SimulatedJudge, cases: Sequence[GoldenCase], probes: Sequence[Probe]) -> bool:
+    """Whether the judge is random (two runs differ): then it is simulated ``runs`` times."""
+    a = simulated_outcomes(judge, cases, probes, random.Random(1))
+    b = simulated_outcomes(judge, cases, probes, random.Random(2))
+    return [o.score for o in a[0] + a[1]] != [o.score for o in b[0] + b[1]]
+
+
+def calibration_table(rows: Sequence[dict]) -> str:
+    """The calibration as a Markdown table: P(fail the gate) per judge."""
+    lines = ["| simulated judge | must | runs | P(fail the gate) | P(fail v2's per-dimension averages alone) | most frequent failure |",
+             "|---|---|---|---|---|---|"]
+    for r in rows:
+        must = {True: "fail", False: "pass", None: "-"}[r["must_fail"]]
+        lines.append(f"| {r['judge']} | {must} | {r['runs']} | {r['fail_share']:.3f} | {r['averages_fail_share']:.3f} "
+                     f"| {r['most_common_failure']} |")
+    return "\n".join(lines) + "\n"
