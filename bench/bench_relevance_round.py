@@ -9,7 +9,8 @@ documents per topic among them.
 
 Each phase runs in its own child process, which reports its wall time, its HTTP requests and
 its peak resident memory (ru_maxrss): pooling's memory is the runs' reading, labelling's the
-pool, the requests and the cache.
+requests in flight, the rows not yet appended and the store's rows (the pool is streamed from its
+file: ``label_round`` never holds it).
 
     .venv/bin/python bench/bench_relevance_round.py [--runs N] [--topics N] [--depth N] [--limit N]
 
@@ -71,6 +72,7 @@ def phase_pool(folder: Path, topics: int) -> dict:
     passage = "A passage of about a thousand characters. " * 24
     for record in result.records:  # texts as the release would give them
         record["query_text"], record["passage"] = f"What about {record['query']}?", passage
+        record["context"] = {"time_frame": "Key time anchors: March 2019; 2020\np1: What held in March 2019 [2019-03 (month)]"}
     write_pool(folder / "pool.jsonl", result.records)
     part = result.summary["subtracks"]["1a"]
     return {"seconds": seconds, "pairs": part["pairs"], "judged_by_qrels": part["judged_by_qrels"],
@@ -90,7 +92,6 @@ def phase_label(folder: Path, limit: int | None) -> dict:
     import os
 
     from reteco.judge import load_judge_config
-    from reteco.workbench.labels.pool import read_pool
     from reteco.workbench.labels.relevance import label_round, open_or_create_round
 
     server = subprocess.Popen([sys.executable, "-c", _SERVER, str(ROOT / "tests")], stdout=subprocess.PIPE, text=True)
@@ -100,15 +101,19 @@ def phase_label(folder: Path, limit: int | None) -> dict:
         config_path.write_text(f"prompt_version: 1\nmodel: fake-assessor\nbase_url: {base_url}\n"
                                "api_key_env: BENCH_KEY\nconcurrency: 8\n")
         os.environ["BENCH_KEY"] = "sk-bench"
-        pool = read_pool(folder / "pool.jsonl")[:limit]
-        out = {"pairs": len(pool)}
+        pool = folder / "pool.jsonl"  # streamed by label_round, never held
+        if limit is not None:
+            pool = folder / "pool_limited.jsonl"
+            pool.write_text("".join(line for _, line in zip(range(limit), open(folder / "pool.jsonl"))))
+        out = {"pairs": sum(1 for _ in open(pool))}
         for name in ("round", "round_from_cache"):
             labels = open_or_create_round(folder / name)
             start = time.perf_counter()
             report = label_round(labels, pool, load_judge_config(config_path), cache_dir=folder / "cache",
                                  progress=False)
             out[name] = {"seconds": time.perf_counter() - start, "labelled": report.labelled,
-                         "http_requests": report.http_requests, "from_cache": report.cached_answers}
+                         "http_requests": report.http_requests, "from_cache": report.cached_answers,
+                         "peak_rss_mb_so_far": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
     finally:
         server.kill()
         server.wait()

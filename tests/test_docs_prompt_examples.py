@@ -107,6 +107,10 @@ def test_adding_a_labelling_prompt_version_as_the_docs_say(name, tmp_path, capsy
         assert f"`{relevance}/`, family `relevance`" in " ".join(text.split())
         text = text.replace(str(family("temporal").root.relative_to(REPO_ROOT).as_posix()), relevance).replace(
             "--family temporal", "--family relevance")
+        # The example's numbers are the temporal family's (its next version); the relevance family's are its own.
+        current, nxt = max(family("temporal").versions()), max(row.versions())
+        text = re.sub(r"(\bv|\bCURRENT_VERSION = |--family relevance )(\d+)\b",
+                      lambda m: m.group(1) + str(int(m.group(2)) - current + nxt), text)
     root, new = run_steps(text, name, tmp_path)
     # Edit the copy: a changed prompt is what a new version is for.
     system = root / f"v{new}" / "system.md"

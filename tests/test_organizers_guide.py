@@ -145,8 +145,22 @@ def review_round(folder: Path) -> None:
         writer.writerows(rows)
 
 
+def label_validation(folder: Path) -> None:
+    """The reviewer of the blind validation labels every item of the sheet, 3 2 1 0 in turn."""
+    path = folder / "round-validation.csv"
+    rows = list(csv.DictReader(path.open(encoding="utf-8")))
+    assert rows and all(r["relevance"] == "" for r in rows)
+    for k, row in enumerate(rows):
+        row["relevance"] = str(3 - k % 4)
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
 BY_HAND: dict[str, Callable[[Path], None]] = {
     "annotators fill their sheets": fill_sheets,
+    "the reviewer labels the validation sheet": label_validation,
     "the reviewer corrects the round's CSV": review_round,
     "download the phase's submissions and scoring outputs": download_phase,
 }
@@ -251,3 +265,8 @@ def test_the_guide_runs_as_written(organizers_folder):
     (log,) = [err for command, err in ran if command.startswith("reteco judge-submissions")]
     assert f"cache: {folder / 'cache'} ($RETECO_CACHE_DIR)" in log  # not "the default cache"
     assert server.chat_calls > 0  # the judge was the test server, reached through the guide's config
+    # The relevance round's blind validation (issue 34): 10 sampled pairs and 5 known-relevant, rated blind.
+    validation = json.loads((folder / "lb-round" / "1a" / "leaderboard.json").read_text())["round"]["validation"]
+    assert validation["items"] == {"sample": 10, "sample_rated": 10, "known_relevant": 5}
+    assert validation["agreement"]["pairs"] == 10 and validation["recall_known"]["llm"]["pairs"] == 5
+    assert validation["reviewers"] == ["A. Reviewer"]

@@ -9,7 +9,7 @@ scoring.
 
 __version__ = "0.1.0"
 
-_PUBLIC = ("Evaluation", "InputError", "evaluate", "evaluate_answers")
+_PUBLIC = ("Evaluation", "InputError", "compare", "evaluate", "evaluate_answers")
 __all__ = ["__version__", *_PUBLIC]
 
 

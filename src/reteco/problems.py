@@ -59,10 +59,14 @@ class Problem:
     file: str
     line: int | None
     message: str
+    # Where in an object given in place of a file (``reteco.api``): "row 3", "record 0", "turn 'x'".
+    where: str | None = None
 
     def __str__(self) -> str:
         file = printable(self.file, MAX_FILE_NAME)
         where = file if self.line is None else f"{file}:{self.line}"
+        if self.where is not None:
+            where = f"{file} {self.where}"
         return f"{where}: {self.level}: {self.message}"
 
 
@@ -86,7 +90,7 @@ class Problems:
     # worked out once the cap is reached, not once per counted error (a flood has 100,000).
     _kept_kinds: tuple[int, dict] = field(default=(-1, None), repr=False, compare=False)
 
-    def error(self, file: str, line: int | None, message: str) -> None:
+    def error(self, file: str, line: int | None, message: str, where: str | None = None) -> None:
         if self.error_count >= MAX_LISTED_ERRORS:
             key = (file, kind_of(message))
             if self._kept_kinds[0] != len(self.items):
@@ -103,7 +107,7 @@ class Problems:
             else:
                 self.suppressed_errors += 1
             return
-        self.items.append(Problem(ERROR, file, line, message))
+        self.items.append(Problem(ERROR, file, line, message, where))
 
     def warning(self, file: str, line: int | None, message: str) -> None:
         self.items.append(Problem(WARNING, file, line, message))
@@ -160,9 +164,13 @@ class Problems:
                 out.append(str(p))
                 continue
             lines = [q.line for q in group if q.line is not None][:SHOWN_LINES]
+            places = [q.where for q in group if q.where is not None][:SHOWN_LINES]
             same = all(q.message == p.message for q in group) and key not in self.suppressed_varied
             said = "the same error" if same else "an error of this kind"
-            if lines:
+            if places and not lines:  # rows of a DataFrame, records of a list (reteco.api)
+                more = ", ..." if count > len(places) else ""
+                out.append(f"{p} ({said} in {count} places: {', '.join(places)}{more})")
+            elif lines:
                 more = ", ..." if count > len(lines) else ""
                 out.append(f"{p} ({said} on {count} lines: {', '.join(map(str, lines))}{more})")
             else:

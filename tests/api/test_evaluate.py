@@ -90,7 +90,8 @@ def test_answers_give_the_commands_numbers_without_the_judge(kit, capsys, monkey
 @pytest.mark.parametrize(
     ("run", "expected"),
     [
-        (42, "run: error: the run must be a path, a {topic: {doc: score}} dict or a pandas DataFrame, not int"),
+        (42, "run: error: the run must be a path, a {topic: {doc: score}} dict, a pandas DataFrame, a ranx Run or "
+             "ir_measures' ScoredDoc items, not int"),
         ({"q": ["d1"]}, "run dict topic 'q': error: expected a {doc: score} dict, not list"),
         ({"q": {"d 1": 1.0}}, "run dict topic 'q', document 'd 1': error: the document id 'd 1' is empty or holds blanks"),
         ({"q": {"d1": "high"}}, "run dict topic 'q', document 'd1': error: the score must be a number, not str 'high'"),
@@ -149,7 +150,7 @@ def test_import_reteco_loads_no_scoring_until_the_api_is_used():
     code = ("import sys, reteco; assert 'reteco.api' not in sys.modules; reteco.evaluate; "
             "assert 'reteco.api' in sys.modules; print(sorted(reteco.__all__))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == str(sorted(["__version__", "Evaluation", "InputError", "evaluate", "evaluate_answers"]))
+    assert out.strip() == str(sorted(["__version__", "Evaluation", "InputError", "compare", "evaluate", "evaluate_answers"]))
 
 
 # ---------------------------------------------------------------------------- the page's examples

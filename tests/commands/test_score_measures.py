@@ -25,7 +25,8 @@ def ref(tmp_path_factory):
     ("argv", "message"),
     [
         (["--bogus"], "reteco score: error: unrecognized arguments: --bogus"),
-        (["-m", "nDCG@x"], "reteco score: error: argument -m/--measures: unknown measure 'nDCG@x'; accepted: nDCG@k"),
+        (["-m", "nDCG@x"], "reteco score: error: argument -m/--measures: unknown measure 'nDCG@x'; did you mean "
+                           "'nDCG@10'?; accepted: nDCG@k"),
         (["-m", "ndcg_cut"], "unknown measure 'ndcg_cut'"),
     ],
 )
@@ -70,22 +71,34 @@ def test_1b_prints_the_mean_over_steps_too(ref, capsys):
 def test_measures_on_answers_and_qrels_for_several_runs_are_usage_errors(ref, capsys):
     assert main(["score", "--ref", str(ref / "2b"), "--res", str(SAMPLES / "2b"), "-m", "P@5"]) == 2
     assert "there is no ranking to measure" in capsys.readouterr().err
-    assert main(["score", "--ref", str(ref / "2a"), "--res", str(RUN), "--res", str(RUN), "--trec-qrels", "q.txt"]) == 2
+    assert main(["score", "--ref", str(ref / "2a"), "--res", str(RUN), "--res", str(RUN), "--trec-run", "r.txt"]) == 2
     assert "give one submission" in capsys.readouterr().err
+    assert main(["score", "--ref", str(ref / "2b"), "--res", str(SAMPLES / "2b"), "--trec-run", "r.txt"]) == 2
+    assert "there is no ranking to write" in capsys.readouterr().err
 
 
-def test_trec_qrels_are_keyed_by_the_runs_topic_ids(ref, tmp_path, capsys):
-    # The 1b sample writes bare step ids; the reference keys them <domain>/<id>.
-    out = tmp_path / "qrels.txt"
-    assert main(["score", "--ref", str(ref / "1b"), "--res", str(SAMPLES / "1b"), "--trec-qrels", str(out)]) == 0
-    run_topics = {line.split()[0] for line in (SAMPLES / "1b" / "run.txt").read_text().splitlines()}
+def test_trec_qrels_and_run_are_keyed_as_the_reference_and_the_run_is_the_decided_ranking(ref, tmp_path, capsys):
+    # The 1b sample writes bare step ids; the reference keys them <domain>/<id>, and so do both files.
+    qrels, run = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    argv = ["score", "--ref", str(ref / "1b"), "--res", str(SAMPLES / "1b"), "--trec-qrels", str(qrels), "--trec-run", str(run)]
+    assert main(argv) == 0
     reference = [line.split("\t") for line in (ref / "1b" / "qrels.txt").read_text().splitlines()]
-    written = [line.split(" ") for line in out.read_text().splitlines()]
-    assert len(written) == len(reference)
-    for (key, _, doc, rel), (topic, zero, doc2, rel2) in zip(reference, written):
-        assert topic in run_topics and key.endswith("/" + topic)
-        assert (zero, doc2, rel2) == ("0", doc, "1" if int(rel) > 0 else "0")
-    assert "keyed by the run's topic ids" in capsys.readouterr().err
+    written = [line.split(" ") for line in qrels.read_text().splitlines()]
+    assert [(key, "0", doc, "1" if int(rel) > 0 else "0") for key, _, doc, rel in reference] == [tuple(w) for w in written]
+    keys = {key for key, *_ in reference}
+    lines = [line.split(" ") for line in run.read_text().splitlines()]
+    by_topic: dict = {}
+    for topic, q0, doc, rank, score, tag in lines:
+        assert (q0, tag) == ("Q0", "reteco")
+        by_topic.setdefault(topic, []).append((doc, int(rank), int(score)))
+    assert set(by_topic) <= {t.split("\t")[0] for t in (ref / "1b" / "topics.tsv").read_text().splitlines()[1:]}
+    assert keys <= set(by_topic)
+    for docs in by_topic.values():  # ranks 1..n, scores n..1: no tie for another tool to break
+        n = len(docs)
+        assert [(r, s) for _, r, s in docs] == [(i, n - i + 1) for i in range(1, n + 1)]
+        assert len({d for d, _, _ in docs}) == n
+    err = capsys.readouterr().err
+    assert "keyed <domain>/<id>" in err and "the ranking reteco scored" in err
 
 
 def test_the_comparison_of_several_runs_has_a_column_per_measure(ref, capsys):

@@ -268,7 +268,7 @@ def test_exactly_the_cap_at_the_end_needs_no_note(sizes):
 def test_errors_of_every_kind_come_in_line_order(sizes):
     data = (
         b"q Q0 a 1 1 t\n"
-        b"q Q0 b 0 1 t\n"  # 2 rank not positive
+        b"q Q0 b -2 1 t\n"  # 2 rank negative
         b"q Q0 c 1 inf t\n"  # 3 not finite
         b"q Q\xff c 1 1 t\n"  # 4 not UTF-8
         b"q Q0 d 1 1\n"  # 5 five columns
@@ -278,14 +278,14 @@ def test_errors_of_every_kind_come_in_line_order(sizes):
         b"q Q0 e -1 nan t\n"  # 9 rank first
     )
     assert refusal(data) == [
-        "run.txt:2: error: rank 0 is not positive; ranks start at 1",
+        "run.txt:2: error: rank -2 is negative; ranks start at 1 (or at 0, as PyTerrier writes them)",
         "run.txt:3: error: score 'inf' is not a finite number",
         f"run.txt:4: error: {NOT_UTF8}",
         f"run.txt:5: error: {FIVE}",
         "run.txt:6: error: rank 'one' is not an integer",
         "run.txt:7: error: score 'one' is not a number",
         "run.txt:8: error: expected 6 columns: topic Q0 docid rank score tag, found 7",
-        "run.txt:9: error: rank -1 is not positive; ranks start at 1",
+        "run.txt:9: error: rank -1 is negative; ranks start at 1 (or at 0, as PyTerrier writes them)",
     ]
 
 

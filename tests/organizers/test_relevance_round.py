@@ -28,11 +28,14 @@ from reteco.commands import main
 from reteco.formats.file_digest import sha256_file
 from reteco.formats.reference import Reference
 from reteco.formats.relevance_labels import ROUND_QRELS, RelevanceLabels
+from reteco.formats.temporal_periods import read_periods
+from reteco.judge import load_judge_config
+from reteco.problems import EXIT_INCOMPLETE, InputError
 from reteco.release.prepare import prepare_release
 from reteco.release.synthetic.release import write_synthetic_release
 from reteco.release.synthetic.sample_runs import write_sample_runs
-from reteco.workbench.labels.relevance import topic_texts
-from reteco.problems import EXIT_INCOMPLETE
+from reteco.workbench.labels.relevance import label_round, open_or_create_round, topic_texts
+from reteco.workbench.labels.relevance_prompts import load_prompts
 
 _DOC = re.compile(r"^document id: (.*)$", re.MULTILINE)
 TOPICS = 4  # topics of each run: a small pool
@@ -153,8 +156,9 @@ def test_pool_label_review_import_score(phase, tmp_path, server, capsys):
     assert round_qrels(round_dir) == {pair: grade_of(pair[1]) for pair in wanted}
     labels = RelevanceLabels.read(round_dir)
     row = next(iter(labels.effective.values()))
-    assert row.source == "llm" and row.labeller == "fake-assessor" and row.prompt_version == "relevance-labels/v1"
+    assert row.source == "llm" and row.labeller == "fake-assessor" and row.prompt_version == "relevance-labels/v2"
     assert row.labelled_at.endswith("Z") and row.judge["signature"] and row.judge["request_hashes"]
+    assert row.judge["shown"] == ["time_frame", "question", "passage"]
     assert labels.manifest["files"][ROUND_QRELS] == sha256_file(round_dir / ROUND_QRELS)
 
     # 3. Nothing is paid twice: the same pool again sends nothing; a new round over the same
@@ -179,6 +183,17 @@ def test_pool_label_review_import_score(phase, tmp_path, server, capsys):
     assert {(r["query"], r["doc_id"]) for r in rows if r["why_reviewed"].startswith("boundary")} == boundary
     others = [r for r in rows if not r["why_reviewed"].startswith("boundary")]
     assert sorted(int(r["relevance"]) for r in others) == [0, 3]
+    assert {r["review_kind"] for r in rows} == {"post-edit (the LLM's label and rationale shown)"}
+    # Bounded: --boundary 5 reviews a seeded uniform sample of 5 of the boundary pairs, the same each time.
+    samples = []
+    for name in ("bounded.csv", "bounded_again.csv"):
+        assert main(["label-export", "--kind", "relevance", "--labels", str(round_dir), "--per-label", "1",
+                     "--boundary", "5", "--out", str(tmp_path / name)]) == 0
+        bounded = list(csv.DictReader(io.StringIO((tmp_path / name).read_text(encoding="utf-8"))))
+        samples.append({(r["query"], r["doc_id"]) for r in bounded if r["why_reviewed"].startswith("boundary")})
+        assert len(bounded) == 5 + sum(1 for r in bounded if not r["why_reviewed"].startswith("boundary"))
+    assert len(samples[0]) == 5 and samples[0] < boundary and samples[0] == samples[1]
+    assert "5 boundary 1/2" in capsys.readouterr().out
     # The reviewer raises one boundary pair to 3 and lowers another to 0.
     changed = {}
     for r in rows:
@@ -243,6 +258,93 @@ def test_a_track2_phase_pools_each_pair_once_with_the_turn_text(phase, tmp_path)
     from_reference = topic_texts(Reference.read(phase / "ref" / "2c"), None)
     assert from_release and {k: from_release[k] for k in from_reference} == from_reference
     assert not judged & {(r["query"], r["doc_id"]) for r in pool}
+
+
+def block(text: str, name: str) -> str | None:
+    """The content of a user message's block ``name`` (None when the message has none)."""
+    found = re.search(rf"<<<BEGIN {name} (\w+)>>>\n(.*?)\n<<<END {name} \1>>>", text, re.DOTALL)
+    return found.group(2) if found else None
+
+
+def test_the_labeller_sees_the_conversation_of_a_turn_and_the_time_frame_of_a_query(phase, tmp_path, server):
+    """Prompt version 2: a 2a turn's request holds the turns before it (none for a first turn), a
+    1a query's request its period; each label records the blocks shown, the round's queries.jsonl
+    their texts."""
+    config = judge_yaml(tmp_path, server.base_url)
+    # Track 2: the pool of the 2a and 2c runs, labelled.
+    assert main(["relevance-pool", "--ref", str(phase / "ref"), "--submissions", str(phase / "subs2"),
+                 "--round", str(tmp_path / "round2"), "--release", str(phase / "release"),
+                 "--out", str(tmp_path / "pool.jsonl")]) == 0
+    pool = [r for r in map(json.loads, (tmp_path / "pool.jsonl").read_text().splitlines()) if r["best_rank"] == 1][:40]
+    (tmp_path / "pool.jsonl").write_text("".join(json.dumps(r) + "\n" for r in pool))
+    assert main(label_command(tmp_path, tmp_path / "round2", config)) == 0
+    # The turns before each turn, read from the release's benchmark directly.
+    earlier: dict[str, list[str]] = {}
+    for path in sorted((phase / "release" / "track2_recor").glob("*/benchmark_test.json")):
+        for conversation in json.loads(path.read_text()):
+            for turn in conversation["turns"]:
+                key = f"{path.parent.name}/{conversation['id']}_turn_{turn['turn_id']}"
+                earlier[key] = [t["query"] for t in conversation["turns"] if t["turn_id"] < turn["turn_id"]]
+    by_doc = {first_user_text(r.body) for r in server.chat_requests}
+    seen_later_turn = False
+    for record in pool:
+        texts = [m for m in by_doc if f"document id: {record['doc_id']}\n" in m and block(m, "QUESTION") == record["query_text"]]
+        assert texts and all(block(m, "CONVERSATION") is not None and block(m, "TIME_FRAME") is None for m in texts)
+        before = earlier[record["query"]]
+        # The turn's own request: its conversation holds every turn before it (a first turn: none).
+        assert any(all(query in block(m, "CONVERSATION") for query in before) if before else
+                   block(m, "CONVERSATION") == "(none: the question opens the conversation)" for m in texts)
+        seen_later_turn |= bool(before)
+    assert seen_later_turn
+    labels = RelevanceLabels.read(tmp_path / "round2")
+    assert {tuple(r.judge["shown"]) for r in labels.effective.values()} == {("conversation", "question", "passage")}
+    assert all(labels.queries[r["query"]].context == r["context"] for r in pool)
+
+    # Track 1: a 1a query's request holds its time anchors and its periods' time scopes.
+    server.requests.clear()
+    assert main(pool_command(phase, tmp_path, tmp_path / "round1")) == 0
+    assert main(label_command(tmp_path, tmp_path / "round1", config)) == 0
+    periods = read_periods(phase / "ref" / "1a" / "temporal_periods.jsonl")
+    requests = [first_user_text(r.body) for r in server.chat_requests]
+    assert requests
+    for text in requests:
+        (record,) = [p for p in periods.values() if block(text, "QUESTION") == p.text.strip()]
+        frame = block(text, "TIME_FRAME")
+        assert frame is not None and block(text, "CONVERSATION") is None
+        assert all(anchor in frame for anchor in record.key_time_anchors)
+        assert all(p.scope_text() in frame and p.description in frame for p in record.periods)
+        assert any(p.scope_text() for p in record.periods)
+
+
+def test_a_round_labelled_with_another_prompt_version_is_a_new_round(phase, tmp_path, server):
+    """Version 1's labels and version 2's are two rounds (two signatures): over the same cache, the
+    version-2 round asks every pair again, once; a version-1 round refuses version-2 labels."""
+    assert main(pool_command(phase, tmp_path, tmp_path / "v1")) == 0
+    pool = [json.loads(line) for line in (tmp_path / "pool.jsonl").read_text().splitlines()]
+    config = load_judge_config(judge_yaml(tmp_path, server.base_url))
+    old = label_round(open_or_create_round(tmp_path / "v1"), pool, config, prompts=load_prompts(1),
+                      cache_dir=tmp_path / "cache", progress=False)
+    assert old.labelled == server.chat_calls == len(pool)
+    new = label_round(open_or_create_round(tmp_path / "v2"), tmp_path / "pool.jsonl", config,
+                      cache_dir=tmp_path / "cache", progress=False)
+    assert new.labelled == len(pool) and new.cached_answers == 0 and server.chat_calls == 2 * len(pool)
+    again = label_round(open_or_create_round(tmp_path / "v2_again"), tmp_path / "pool.jsonl", config,
+                        cache_dir=tmp_path / "cache", progress=False)
+    assert again.cached_answers == len(pool) and server.chat_calls == 2 * len(pool)  # once
+    v1, v2 = RelevanceLabels.read(tmp_path / "v1"), RelevanceLabels.read(tmp_path / "v2")
+    signatures = {name: {r.judge["signature"] for r in labels.effective.values()} for name, labels in
+                  (("v1", v1), ("v2", v2))}
+    assert len(signatures["v1"]) == len(signatures["v2"]) == 1 and signatures["v1"] != signatures["v2"]
+    assert all(r.judge["shown"] == ["question", "passage"] for r in v1.effective.values())
+    assert v1.queries[pool[0]["query"]].context is None
+    assert new.no_context == 0
+    # A pool without the context (made before version 2) is labelled, and the report says how many pairs lacked it.
+    bare = label_round(open_or_create_round(tmp_path / "bare"), [{k: v for k, v in r.items() if k != "context"}
+                                                                   for r in pool[:3]], config,
+                       cache_dir=tmp_path / "cache", progress=False)
+    assert bare.no_context == bare.labelled == 3
+    with pytest.raises(InputError, match="relevance-labels/v1; relevance-labels/v2 labels a new round"):
+        label_round(v1, tmp_path / "pool.jsonl", config, cache_dir=tmp_path / "cache", progress=False)
 
 
 def test_invalid_answers_are_left_unlabelled_then_reviewed_by_hand(phase, tmp_path, server, capsys):
@@ -364,3 +466,26 @@ def test_the_round_against_a_real_llama_server(phase, tmp_path, monkeypatch, cap
         # Again: nothing is asked (labelled pairs) or everything left comes from the cache.
         main(label_command(tmp_path, round_dir, config))
         assert re.search(r"labelled now, \d+ left unlabelled after faults \(0 HTTP requests", capsys.readouterr().out)
+
+
+def test_labels_reach_the_store_while_the_run_goes_on(phase, tmp_path, server):
+    """Streaming: with one request in flight and an append every 5 labels, when the server answers
+    request k the round's labels.jsonl already holds the labels of all but the last < 5 + 1 before it."""
+    assert main(pool_command(phase, tmp_path, tmp_path / "round")) == 0
+    round_dir = tmp_path / "round"
+    labels = open_or_create_round(round_dir)
+    seen_rows: list[tuple[int, int]] = []  # (request number, rows in labels.jsonl when it arrived)
+    grade = relevance_labeller()
+
+    def reply(body):
+        seen_rows.append((len(seen_rows) + 1, len((round_dir / "labels.jsonl").read_text().splitlines())))
+        return grade(body)
+
+    server.judge = reply
+    config = load_judge_config(judge_yaml(tmp_path, server.base_url, concurrency=1))
+    report = label_round(labels, tmp_path / "pool.jsonl", config, cache_dir=tmp_path / "cache", progress=False,
+                         flush_every=5)
+    assert report.labelled == len(seen_rows) == 50
+    assert all(k - 6 <= rows <= k - 1 and rows % 5 == 0 for k, rows in seen_rows)
+    assert seen_rows[-1] == (50, 45)
+    assert len(RelevanceLabels.read(round_dir).effective) == 50

@@ -20,7 +20,7 @@ import reteco
 from reteco.formats.qrels import benchmark_reference
 from reteco.formats.reference import Judgment, Reference, Topic
 from reteco.metrics import measure_table, ranking
-from reteco.metrics.measure_strings import accepted, parse_measure, parse_measures
+from reteco.metrics.measure_strings import MeasureError, accepted, parse_measure, parse_measures
 from reteco.metrics.measure_table import CUTOFFS, MEASURES, WHOLE, RankingMeasure
 from reteco.metrics.ranking import RankedRows, TopicJudgments, recall_at_k
 from reteco.metrics.trec_eval_engine import trec_eval_measures
@@ -80,13 +80,21 @@ def test_every_retrieval_key_of_the_subtracks_is_a_figure_of_the_table_with_its_
 
 def test_the_accepted_spellings_are_the_tables_in_its_order():
     assert accepted() == (
-        "nDCG@k, nDCG, AP, AP@k, R@k, P@k, RR (MRR), R-Prec, Success@k, Bpref, or trec_eval's "
-        "ndcg_cut.k, ndcg, map, map_cut.k, recall.k, P.k, recip_rank, Rprec, success.k, bpref"
+        "nDCG@k, nDCG, AP, AP@k, R@k, P@k (precision@k), RR (MRR), RR@k (MRR@k), R-Prec (r-precision), "
+        "Success@k (hit_rate@k), Judged@k, Bpref, or trec_eval's "
+        "ndcg_cut.k, ndcg, map, map_cut.k, recall.k, P.k, recip_rank, Rprec, success.k, bpref "
+        "(also as trec_eval prints them: ndcg_cut_10)"
     )
     for m in MEASURES.values():  # each spelling the message lists is read back to its row
         k = 7 if m.takes_cutoff else None
-        for text in (m.name + ("@7" if k else ""), m.trec_eval + (".7" if k else "")):
-            assert (parse_measure(text).family, parse_measure(text).cutoff) == (m.trec_eval, k)
+        texts = [name + ("@7" if k else "") for name in (m.name, *m.aliases)]
+        if m.by_pytrec_eval:  # trec_eval's spelling, and the one trec_eval prints
+            texts += [m.trec_eval + (".7" if k else ""), m.trec_eval + ("_7" if k else "")]
+        else:  # a measure trec_eval lacks has no trec_eval spelling
+            with pytest.raises(MeasureError):
+                parse_measure(m.trec_eval + (".7" if k else ""))
+        for text in texts:
+            assert (parse_measure(text).family, parse_measure(text).cutoff) == (m.trec_eval, k), text
 
 
 # Literal names of measures in the modules that read the table, each kept for its reason.
@@ -278,8 +286,8 @@ def test_the_table_is_what_the_python_api_reads_too(success_row, tmp_path):
 def test_the_other_tools_pages_table_of_equal_figures_is_the_tables():
     # pages/other_tools.md: | reteco's key | trec_eval's | ir_measures' | ranx's |
     page = (REPO_ROOT / "pages" / "other_tools.md").read_text(encoding="utf-8")
-    rows = re.findall(r"^\| `(\w+)` \| `([\w.]+)` \| `([\w@-]+)` \| `[\w@]+` \|$", page, re.M)
+    rows = re.findall(r"^\| `(\w+)` \| `([\w.]+)` \| `([\w@-]+)` \| `([\w@]+)` \|$", page, re.M)
     assert len(rows) == len(measure_table.figures([10]))
-    for key, trec_eval, ir_measures in rows:
+    for key, trec_eval, ir_measures, ranx in rows:
         measure = parse_measure(trec_eval)
-        assert parse_measure(ir_measures) == measure and measure.reteco_key([10]) == key
+        assert parse_measure(ir_measures) == parse_measure(ranx) == measure and measure.reteco_key([10]) == key

@@ -323,13 +323,17 @@ def test_matches_independent_implementation_and_pytrec_eval(scenario):
         with pytest.raises(InputError):
             score_run(ref, run_bytes(lines))
         return
-    result = score_run(ref, run_bytes(lines))
-    other = score_run(ref, run_bytes(lines), engine="pytrec_eval")
-
     topic_domain = {f"{d}/{tid}": d for d, tid, _, _ in topics}
     topic_unit = {f"{d}/{tid}": (u or f"{d}/{tid}") for d, tid, u, _ in topics}
     kept = [(t, doc, r, s) for t, doc, r, s in lines if t != "not_a_topic"]
     decided = ind.decide_rankings(kept, topic_domain, corpus, dup)
+    if ref.doc_index is not None and not any(decided.values()):
+        # No document of the run is in the corpus (issue 35): refused, with the likely cause.
+        with pytest.raises(InputError, match="none of the run's document ids is in the corpus"):
+            score_run(ref, run_bytes(lines))
+        return
+    result = score_run(ref, run_bytes(lines))
+    other = score_run(ref, run_bytes(lines), engine="pytrec_eval")
     qrels_by_topic = {}
     for key, doc, lvl in qrels:
         qrels_by_topic.setdefault(key, {})[doc] = lvl

@@ -4,7 +4,8 @@ their result ``Evaluation`` and the error ``InputError``, re-exported by ``retec
 An entry point, like the commands: it scores through ``reteco.scoring.submission`` exactly as
 ``reteco score`` does (``reteco.api.evaluation``)."""
 
+from reteco.api.compare import compare
 from reteco.api.evaluation import Evaluation, evaluate, evaluate_answers
 from reteco.problems import InputError
 
-__all__ = ["Evaluation", "InputError", "evaluate", "evaluate_answers"]
+__all__ = ["Evaluation", "InputError", "compare", "evaluate", "evaluate_answers"]

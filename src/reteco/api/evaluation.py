@@ -20,8 +20,9 @@ from pathlib import Path
 from reteco.api.in_memory import Lines, answers_from_object, run_from_dict, run_from_frame
 from reteco.formats.phase_record import phase_rules
 from reteco.formats.reference import Reference
-from reteco.formats.submission import in_memory_submission
+from reteco.formats.submission import in_memory_submission, open_submission
 from reteco.metrics.measure_strings import MeasureError, parse_measures
+from reteco.outputs.trec_qrels import trec_qrels_lines, trec_run_lines, write_lines
 from reteco.problems import InputError
 from reteco.scoring.retrieval import retrieval_score_keys
 from reteco.scoring.submission import score_submission
@@ -61,7 +62,7 @@ class Evaluation:
         return "\n".join(out)
 
 
-def evaluate(run, reference, measures=None, *, engine: str = "numpy") -> Evaluation:
+def evaluate(run, reference, measures=None, *, engine: str = "numpy", trec_run=None, trec_qrels=None) -> Evaluation:
     """Score a run as ``reteco score`` does.
 
     ``run``: a path (a TREC run file, .gz, a folder or zip holding it), a ``{topic: {doc: score}}``
@@ -71,15 +72,17 @@ def evaluate(run, reference, measures=None, *, engine: str = "numpy") -> Evaluat
     ``measures``: measure strings as ``reteco score -m`` takes them (``"nDCG@10 P@5 R@100 MRR"``,
     trec_eval's ``ndcg_cut.10`` too, or a list), computed beside the official figures.
     ``engine``: ``numpy`` (the official) or ``pytrec_eval`` (the cross-check), as ``--engine``.
+    ``trec_run``, ``trec_qrels``: paths to write the ranking reteco scored and the judgments to,
+    as ``reteco score --trec-run`` and ``--trec-qrels`` do (``reteco.outputs.trec_qrels``).
     """
-    ref = _reference(reference)
+    ref = as_reference(reference)
     if ref.row is not None and ref.row.takes_answers:
         also = ", run=..." if ref.row.takes_run else ""
         raise InputError(f"sub-track {ref.subtrack} scores answers: use reteco.evaluate_answers(answers, reference{also})",
                          "reference")
     wanted = _measures(measures)
-    files = {} if _is_path(run) else {"run.txt": _run_lines(run)}
-    return _evaluation(ref, run, files, engine=engine, measures=wanted)
+    files = {} if _is_path(run) else {"run.txt": run_lines(run)}
+    return _evaluation(ref, run, files, engine=engine, measures=wanted, trec_files=(trec_run, trec_qrels))
 
 
 def evaluate_answers(answers, reference, *, run=None, judge_config=None, judge_cache=None) -> Evaluation:
@@ -92,7 +95,7 @@ def evaluate_answers(answers, reference, *, run=None, judge_config=None, judge_c
     configuration YAML path or a loaded ``JudgeConfig``; without it the judge's figures are
     absent (``absent`` says why) and nothing is sent anywhere. ``judge_cache``: its cache folder.
     """
-    ref = _reference(reference)
+    ref = as_reference(reference)
     if ref.row is None or not ref.row.takes_answers:
         raise InputError(f"sub-track {ref.subtrack} scores a run: use reteco.evaluate", "reference")
     config = _judge_config(judge_config)
@@ -101,14 +104,33 @@ def evaluate_answers(answers, reference, *, run=None, judge_config=None, judge_c
                          "DataFrame), or the path of a folder or zip holding both", "answers")
     if _is_path(answers) and run is None:
         return _evaluation(ref, answers, {}, judge=config, judge_cache=judge_cache)
-    files = {"answers.jsonl": _answers_lines(answers)}
+    files = {"answers.jsonl": _member_lines(answers, "answers") if _is_path(answers) else answers_from_object(answers, "answers")}
     if run is not None:
-        files["run.txt"] = _file_lines(run) if _is_path(run) else _run_lines(run)
+        files["run.txt"] = _member_lines(run, "run") if _is_path(run) else run_lines(run)
     return _evaluation(ref, None, files, judge=config, judge_cache=judge_cache)
 
 
 def _evaluation(ref: Reference, path, files: dict[str, Lines], *, engine="numpy", measures=None, judge=None,
-                judge_cache=None) -> Evaluation:
+                judge_cache=None, trec_files=(None, None)) -> Evaluation:
+    phase = phase_rules(ref)
+    result = score_object(ref, path, files, engine=engine, measures=measures, judge=judge, judge_cache=judge_cache)
+    _write_trec_files(ref, result.ranked, *trec_files)
+    details = result.details_json(per_topic=phase["per_topic"])
+    return Evaluation(
+        official=official_key(ref),
+        scores=dict(result.scores),
+        measures=dict((result.details.get("measures") or {}).get("overall", {})),
+        per_topic=_per_topic_frame(result),
+        warnings=[str(p) for p in result.problems.warnings()],
+        absent=dict(result.absent),
+        details=details,
+    )
+
+
+def score_object(ref: Reference, path, files: dict[str, Lines], *, engine="numpy", measures=None, judge=None,
+                 judge_cache=None):
+    """``score_submission`` on a path, or on ``files`` built in memory, with the reference's phase
+    rules; an InputError names the object's rows."""
     phase = phase_rules(ref)
     if files:
         submission = in_memory_submission({name: (lines.label, lines.data) for name, lines in files.items()}, "submission")
@@ -122,16 +144,17 @@ def _evaluation(ref: Reference, path, files: dict[str, Lines], *, engine="numpy"
         for lines in files.values():
             problems = lines.located(problems)
         raise InputError(problems) from None
-    details = result.details_json(per_topic=phase["per_topic"])
-    return Evaluation(
-        official=_official(ref),
-        scores=dict(result.scores),
-        measures=dict((result.details.get("measures") or {}).get("overall", {})),
-        per_topic=_per_topic_frame(result),
-        warnings=[str(p) for p in result.problems.warnings()],
-        absent=dict(result.absent),
-        details=details,
-    )
+    return result
+
+
+def _write_trec_files(ref: Reference, ranked, trec_run, trec_qrels) -> None:
+    for out, lines in ((trec_run, lambda: trec_run_lines(ref, ranked)), (trec_qrels, lambda: trec_qrels_lines(ref))):
+        if out is None:
+            continue
+        try:
+            write_lines(Path(out), lines())
+        except OSError as exc:
+            raise InputError(f"cannot be written ({exc.strerror or exc})", str(out)) from None
 
 
 def _per_topic_frame(result):
@@ -149,14 +172,14 @@ def _per_topic_frame(result):
     return frames[0].join(frames[1:]) if len(frames) > 1 else frames[0]
 
 
-def _official(ref: Reference) -> str | None:
+def official_key(ref: Reference) -> str | None:
     row = SUBTRACKS.get(ref.subtrack)
     if row is not None:
         return row.official
     return retrieval_score_keys(ref)[0]
 
 
-def _reference(reference) -> Reference:
+def as_reference(reference) -> Reference:
     if isinstance(reference, Reference):
         return reference
     if isinstance(reference, (str, Path)):
@@ -184,26 +207,38 @@ def _measures(measures):
         raise InputError(str(exc), "measures") from None
 
 
-def _run_lines(run) -> Lines:
+def run_lines(run) -> Lines:
+    """A run object as TREC lines: a dict, a DataFrame, a ``ranx.Run`` (its ``to_dict()``), or an
+    iterable of ir_measures' ``ScoredDoc`` (anything with ``query_id``, ``doc_id``, ``score``,
+    read as a DataFrame of ir_measures' columns, one row per item in the order given)."""
     if isinstance(run, dict):
         return run_from_dict(run)
     if type(run).__name__ == "DataFrame" and hasattr(run, "columns"):
         return run_from_frame(run)
+    if type(run).__module__.split(".")[0] == "ranx" and hasattr(run, "to_dict"):
+        return run_from_dict(run.to_dict(), "ranx Run")
+    if hasattr(run, "__iter__") and not isinstance(run, (str, bytes)):
+        import pandas as pd
+
+        items = list(run)
+        if items and all(hasattr(item, f) for item in items for f in ("query_id", "doc_id", "score")):
+            frame = pd.DataFrame({"query_id": [i.query_id for i in items], "doc_id": [i.doc_id for i in items],
+                                  "score": [i.score for i in items]})
+            return run_from_frame(frame, "ir_measures run")
+        if not items:
+            raise InputError("the run is empty: the iterable yielded nothing", "run")
     raise InputError(
-        f"the run must be a path, a {{topic: {{doc: score}}}} dict or a pandas DataFrame, not {type(run).__name__}", "run")
+        f"the run must be a path, a {{topic: {{doc: score}}}} dict, a pandas DataFrame, a ranx Run or ir_measures' "
+        f"ScoredDoc items, not {type(run).__name__}", "run")
 
 
-def _file_lines(path) -> Lines:
-    """A file given by its path beside files built in memory (2c's run or answers): its bytes as
-    they are (gzipped or not: the submission reader decodes them)."""
-    try:
-        return Lines.of_bytes(Path(path).name, Path(path).read_bytes())
-    except OSError as exc:
-        raise InputError(f"cannot be read ({exc.strerror or exc})", str(path)) from None
-
-
-def _answers_lines(answers) -> Lines:
-    return _file_lines(answers) if _is_path(answers) else answers_from_object(answers, "answers")
+def _member_lines(path, kind: str) -> Lines:
+    """The run or the answers of a path given beside an object (2c's run or answers): a file
+    (gzipped or not), or the one ``kind`` file of a folder or zip, found and read as ``reteco
+    score`` finds and reads it (``reteco.formats.submission``), its name kept for messages."""
+    opened = open_submission(Path(path))
+    name = opened.find(kind)
+    return Lines.of_bytes(opened.display_name(name), opened.read_bytes(name))
 
 
 def _judge_config(config):

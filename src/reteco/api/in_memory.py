@@ -11,10 +11,10 @@ How the lines are written:
 
 - a run line ``topic Q0 doc rank score reteco``: the score as Python's ``repr`` of the float
   (exact: it reads back to the same float64), so the ranking is the one the object holds;
-- ``rank``: a DataFrame's ``rank`` column when it has one (PyTerrier's start at 0: a column whose
-  smallest rank is 0 is shifted by one, which keeps its order, all the rules read from it),
-  otherwise each topic's rows numbered 1, 2, ... in the order given (so ties keep that order, as
-  a file's line order does).
+- ``rank``: a DataFrame's ``rank`` column when it has one, as it is (PyTerrier's start at 0, which
+  a run file may do too), otherwise each topic's rows numbered 1, 2, ... by score, highest
+  first, rows of equal score in the order given (so ties keep that order, as a file's line
+  order does, and no rank can disagree with the scores).
 
 A DataFrame's columns are PyTerrier's (``qid``, ``docno``, ``score``) or ir_measures' and
 ranx's (``query_id``, ``doc_id``, ``score``), each with an optional ``rank``.
@@ -61,10 +61,11 @@ class Lines:
 
     def located(self, problems: Problems) -> Problems:
         """``problems`` with each of this file's line numbers replaced by the row it came from."""
-        out = Problems(suppressed_errors=problems.suppressed_errors)
+        out = Problems(suppressed_errors=problems.suppressed_errors, suppressed_by_kind=dict(problems.suppressed_by_kind),
+                       suppressed_varied=set(problems.suppressed_varied))
         for p in problems:
             if p.file == self.label and p.line is not None and 0 < p.line <= len(self.rows):
-                p = Problem(p.level, f"{self.label} {self.rows[p.line - 1]}", None, p.message)
+                p = Problem(p.level, self.label, None, p.message, self.rows[p.line - 1])
             out.items.append(p)
         return out
 
@@ -89,14 +90,28 @@ def _score(value, where: str, label: str) -> str:
 def run_from_dict(run: dict, label: str = "run dict") -> Lines:
     """``{topic: {doc: score}}`` as TREC lines (module docstring)."""
     lines = Lines(label)
+    collected = Problems()
     for topic, docs in run.items():
-        topic_text = _id(topic, "topic id", f"topic {quoted(str(topic))}", label)
-        if not isinstance(docs, dict):
-            raise InputError(f"expected a {{doc: score}} dict, not {type(docs).__name__}", f"{label} topic {quoted(topic_text)}")
-        for rank, (doc, score) in enumerate(docs.items(), start=1):
+        where = f"topic {quoted(str(topic))}"
+        try:
+            topic_text = _id(topic, "topic id", where, label)
+            if not isinstance(docs, dict):
+                raise InputError(f"expected a {{doc: score}} dict, not {type(docs).__name__}", f"{label} {where}")
+        except InputError as exc:
+            collected.error(label, None, exc.problems.items[0].message, where)
+            continue
+        written = []
+        for doc, score in docs.items():
             where = f"topic {quoted(topic_text)}, document {quoted(str(doc))}"
-            doc_text = _id(doc, "document id", where, label)
-            lines.add(f"{topic_text} Q0 {doc_text} {rank} {_score(score, where, label)} reteco", where)
+            try:
+                written.append((_id(doc, "document id", where, label), _score(score, where, label), where))
+            except InputError as exc:
+                collected.error(label, None, exc.problems.items[0].message, where)
+        for rank, position in enumerate(_by_score([float(score) for _, score, _ in written]), start=1):
+            doc_text, score_text, where = written[position]
+            lines.add(f"{topic_text} Q0 {doc_text} {rank} {score_text} reteco", where)
+    if collected.has_errors:
+        raise InputError(collected)
     if not lines.text:
         raise InputError("the run is empty: no topic ranks a document", label)
     return lines
@@ -116,28 +131,55 @@ def run_from_frame(frame, label: str = "DataFrame") -> Lines:
     topic_col, doc_col, score_col = chosen
     topics, docs, scores = (frame[c].tolist() for c in chosen)
     rows = frame.index.tolist()
+    collected = Problems()
+    given_ranks = frame["rank"].tolist() if "rank" in columns else []
     if "rank" in columns:
-        ranks = frame["rank"].tolist()
-        for row, rank in zip(rows, ranks):
+        ranks = []
+        for rank in given_ranks:
             if isinstance(rank, bool) or not isinstance(rank, numbers.Integral):
                 if not (isinstance(rank, float) and rank.is_integer()):
-                    raise InputError(f"rank {quoted(str(rank))} is not a whole number", f"{label} row {row}")
-        ranks = [int(r) for r in ranks]
-        shift = 1 if min(ranks) == 0 else 0  # PyTerrier numbers ranks from 0
-        ranks = [r + shift for r in ranks]
+                    ranks.append(None)
+                    continue
+            ranks.append(int(rank))
     else:
-        seen: dict[str, int] = {}
-        ranks = []
-        for topic in topics:
-            seen[str(topic)] = seen.get(str(topic), 0) + 1
-            ranks.append(seen[str(topic)])
+        ranks = [0] * len(topics)
+        by_topic: dict[str, list[int]] = {}
+        for i, topic in enumerate(topics):
+            by_topic.setdefault(str(topic), []).append(i)
+        for members in by_topic.values():
+            values = [_score_value(scores[i]) for i in members]
+            for rank, position in enumerate(_by_score(values), start=1):
+                ranks[members[position]] = rank
     lines = Lines(label)
-    for row, topic, doc, rank, score in zip(rows, topics, docs, ranks, scores):
+    for i, (row, topic, doc, rank, score) in enumerate(zip(rows, topics, docs, ranks, scores)):
         where = f"row {row}"
-        line = (f"{_id(topic, f'{topic_col} (topic id)', where, label)} Q0 {_id(doc, f'{doc_col} (document id)', where, label)} "
-                f"{rank} {_score(score, where, label)} reteco")
+        try:  # every row is checked, in order: the errors read as a file's, grouped and counted
+            line = (f"{_id(topic, f'{topic_col} (topic id)', where, label)} Q0 "
+                    f"{_id(doc, f'{doc_col} (document id)', where, label)} ")
+            if rank is None:
+                raise InputError(f"rank {quoted(str(given_ranks[i]))} is not a whole number", f"{label} {where}")
+            line += f"{rank} {_score(score, where, label)} reteco"
+        except InputError as exc:
+            collected.error(label, None, exc.problems.items[0].message, where)
+            continue
         lines.add(line, where)
+    if collected.has_errors:
+        raise InputError(collected)
     return lines
+
+
+def _score_value(value) -> float:
+    """A score as a number to order by (a wrong type is refused, naming its row, when written)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return 0.0
+    return number if math.isfinite(number) else 0.0
+
+
+def _by_score(scores: list[float]) -> list[int]:
+    """Positions in rank order: score descending, equal scores in the order given."""
+    return sorted(range(len(scores)), key=lambda i: -scores[i])
 
 
 def answers_from_object(answers, label: str) -> Lines:

@@ -41,6 +41,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "prepare": ("prepare", "add_parser"),
     "score": ("score", "add_parser"),
     "validate": ("score", "add_parser"),
+    "compare": ("compare", "add_parser"),
     "factir-qrels": ("factir_qrels", "add_parser"),
     "setup-wordnet": ("setup_wordnet", "add_setup_wordnet_parser"),
     "judge": ("workbench.judge", "add_judge_parser"),

@@ -48,7 +48,8 @@ def main(argv: list[str] | None = None) -> int:
             print("\n".join(exc.problems.lines()))
             status = 1
             continue
-        for line in result.problems.lines():
+        said = result.problems.lines()
+        for line in said:
             print(line)
         out = args.build / "scores" / subtrack
         write_scores(out, result.scores)
@@ -56,13 +57,14 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(result.scores, indent=2))
         generation = result.details.get("generation")
         if generation is not None:
-            print(_generation_summary(generation))
+            print(_generation_summary(generation, "\n".join(said)))
         print(f"-> {out / 'scores.json'}, {out / 'details.json'}")
     return status
 
 
-def _generation_summary(generation: dict) -> str:
-    """Two lines on 2b/2c: whether the judge ran (and why not), which text metrics were computed."""
+def _generation_summary(generation: dict, said: str = "") -> str:
+    """Two lines on 2b/2c: whether the judge ran, which text metrics were computed; a reason is
+    given only where no warning printed above (``said``) gave it already."""
     judge = generation["judge"]
     if judge["ran"]:
         calls = judge["calls"]
@@ -71,10 +73,11 @@ def _generation_summary(generation: dict) -> str:
             f"{calls['judgments']} judgments, {calls['cached']} from the cache, {calls['new']} new"
         )
     else:
-        line = f"judge: did not run: {judge['reason']}"
+        line = "judge: did not run" + (" (the warning above says why)" if judge["reason"] in said else f": {judge['reason']}")
     metrics = generation["text_metrics"]
     computed = ", ".join(name for name, info in metrics.items() if info["available"]) or "none"
-    missing = "; ".join(f"{name} ({info['reason']})" for name, info in metrics.items() if not info["available"])
+    missing = "; ".join(name if info["reason"] in said else f"{name} ({info['reason']})"
+                        for name, info in metrics.items() if not info["available"])
     return f"{line}\ntext metrics computed: {computed}" + (f"\ntext metrics unavailable: {missing}" if missing else "")
 
 

@@ -73,14 +73,17 @@ def add_parser(subparsers) -> None:
                            help="print the per-topic figures as TSV (key, topic, value; then the 'all' rows)")
             p.add_argument("-m", "--measures", dest="measures", type=measures_argument, action="append", default=[],
                            metavar="MEASURES",
-                           help="diagnostics beyond the leaderboard's keys, e.g. 'nDCG@10 P@5 R@100 MRR' (ir_measures' "
-                           "names; trec_eval's ndcg_cut.10, P.5, recall.100, recip_rank too), computed by pytrec_eval "
-                           "on the decided rankings; printed after the official figure and written to details.json "
-                           "'measures', never to scores.json")
+                           help="diagnostics beyond the leaderboard's keys, e.g. 'nDCG@10 P@5 R@100 MRR RR@10 Judged@10' "
+                           "(ir_measures' names; trec_eval's ndcg_cut.10 or ndcg_cut_10, P.5, recip_rank; ranx's "
+                           "precision@5, mrr@10), computed on the decided rankings; printed after the official figure "
+                           "and written to details.json 'measures', never to scores.json")
             p.add_argument("--trec-qrels", type=Path, metavar="OUT",
-                           help="also write the reference's qrels to OUT, keyed by the topic ids the run uses "
-                           "(<domain>/<id> for topics it leaves out), with the relevance reteco scores with: "
-                           "for trec_eval, ir_measures or ranx on the same run")
+                           help="also write the reference's qrels to OUT, keyed <domain>/<id>, with the relevance "
+                           "reteco scores with: for trec_eval, ir_measures or ranx (with --trec-run)")
+            p.add_argument("--trec-run", type=Path, metavar="OUT",
+                           help="also write the ranking reteco scored to OUT (unknown ids discarded, duplicates "
+                           "removed, reteco's order, topics keyed as --trec-qrels keys them): trec_eval, "
+                           "ir_measures and ranx on the two files give reteco's figures")
             p.add_argument("--engine", choices=["numpy", "pytrec_eval"], default="numpy")
             p.add_argument("--no-per-topic", action="store_true", help="leave per-topic figures out of details.json")
             p.add_argument("--round", dest="relevance_round", type=Path, metavar="LABELS",
@@ -137,8 +140,8 @@ def cmd_score(args) -> int:
     several = len(submissions) > 1
     if args.per_topic_tsv and several:
         raise UsageError("-q prints one submission's per-topic figures; give one submission")
-    if args.trec_qrels is not None and several:
-        raise UsageError("--trec-qrels writes the qrels keyed by one run's topic ids; give one submission")
+    if args.trec_run is not None and several:
+        raise UsageError("--trec-run writes one run's scored ranking; give one submission")
     if args.per_topic_tsv and args.no_per_topic:
         raise UsageError("-q prints the per-topic figures that --no-per-topic leaves out; give one of them")
     outs = _output_folders(args.out, submissions) if args.out is not None else [None] * len(submissions)
@@ -149,6 +152,8 @@ def cmd_score(args) -> int:
     reference = _load_reference(args)
     if args.measures and reference.row is not None and not reference.row.takes_run:
         raise UsageError(f"-m: sub-track {reference.subtrack} scores answers, not a run: there is no ranking to measure")
+    if args.trec_run is not None and reference.row is not None and not reference.row.takes_run:
+        raise UsageError(f"--trec-run: sub-track {reference.subtrack} scores answers, not a run: there is no ranking to write")
     phase = phase_rules(reference, no_per_topic=args.no_per_topic)
     args.round_labels = None
     if args.relevance_round is not None:
@@ -187,8 +192,7 @@ def cmd_score(args) -> int:
         elif not several:
             print(json.dumps(result.scores, indent=2))
         rows.append((submission, result))
-        if args.trec_qrels is not None:
-            _write_trec_qrels(reference, args.trec_qrels, result.ranked)
+        _write_trec_files(reference, args, result.ranked)
         failure = judge_failure(result.details, asked=args.judge is not None)
         if failure is not None:
             print(f"error: {failure}", file=sys.stderr)
@@ -317,17 +321,25 @@ def _official_key(reference) -> str:
     return row.official if row is not None and row.official else retrieval_score_keys(reference)[0]
 
 
-def _write_trec_qrels(reference, out: Path, ranked) -> None:
-    """``--trec-qrels OUT``: the reference's judgments as TREC qrels keyed by the scored run's
-    topic ids (``reteco.outputs.trec_qrels``)."""
-    from reteco.outputs.trec_qrels import write_trec_qrels
+def _write_trec_files(reference, args, ranked) -> None:
+    """``--trec-qrels OUT`` and ``--trec-run OUT``: the judgments and the ranking reteco scored,
+    as TREC files for other tools (``reteco.outputs.trec_qrels``)."""
+    from reteco.outputs.trec_qrels import trec_qrels_lines, trec_run_lines, write_lines
 
-    try:
-        count = write_trec_qrels(reference, out, ranked.spellings if ranked is not None else None)
-    except OSError as exc:
-        raise InputError(f"cannot write the qrels here ({exc.strerror or exc})", str(out)) from None
-    print(f"{printable(str(out))}: {count} judgments of {len(reference.topics)} topics, keyed by the run's topic ids "
-          "(for trec_eval, ir_measures, ranx)", file=sys.stderr)
+    wanted = [(args.trec_qrels, "qrels", lambda: trec_qrels_lines(reference))]
+    wanted.append((args.trec_run, "run", lambda: trec_run_lines(reference, ranked)))
+    for out, what, lines in wanted:
+        if out is None:
+            continue
+        try:
+            count = write_lines(out, lines())
+        except OSError as exc:
+            raise InputError(f"cannot write the {what} here ({exc.strerror or exc})", str(out)) from None
+        if what == "qrels":
+            told = f"{count} judgments of {len(reference.topics)} topics, keyed <domain>/<id>"
+        else:
+            told = f"{count} lines: the ranking reteco scored, keyed as the qrels"
+        print(f"{printable(str(out))}: {told} (for trec_eval, ir_measures, ranx)", file=sys.stderr)
 
 
 def _is_figure(value) -> bool:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -58,6 +59,7 @@ LABELS_MANIFEST = "manifest.json"
 LABEL_ROWS = "labels.jsonl"
 SOURCES = ("llm", "human")
 LOCK_FILE = ".lock"
+_COPY_CHUNK = 1 << 20
 _LOCK_POLL_S = 0.02
 
 
@@ -221,28 +223,44 @@ class LabelStore:
 
     def _append_locked(self, rows: list, note: str) -> int:
         path = self.root / LABEL_ROWS
-        # Read once: the bytes checked are the bytes counted and extended.
-        current = path.read_bytes()
-        # Another process (a second labelling run, an import) may have appended since this
-        # object read the folder: writing now would drop its rows. Refuse instead.
-        if hashlib.sha256(current).hexdigest() != self.manifest.get("files", {}).get(LABEL_ROWS):
-            raise InputError(
-                f"{LABEL_ROWS} changed since it was read (another reteco process?); nothing was written, run the "
-                "command again",
-                str(path),
-            )
-        next_line = _line_count(current) + 1
-        numbered = [_with_line(row, next_line + offset) for offset, row in enumerate(rows)]
-        # Validate against a copy first: a bad row must leave the folder untouched.
-        trial = dict(self.effective)
-        for row in numbered:
-            self.validate_row(row, f"{path} (new row)", row.line)
-            check_succession(row, trial.get((row.query, row.doc_id)), f"{path} (new row)")
-            trial[(row.query, row.doc_id)] = row
-        if current and not current.endswith(b"\n"):
-            current += b"\n"
-        added = "".join(dumps(r.to_json()) + "\n" for r in numbered).encode("utf-8")
-        atomic_write_bytes(path, current + added)
+        tmp = path.with_name(f".{path.name}.writing")
+        try:
+            with open(path, "rb") as source, open(tmp, "wb") as target:
+                # One pass over the current bytes, never held whole (a round's labels.jsonl grows to
+                # tens of MB and is extended every thousand labels): hashed, counted and copied, so
+                # the bytes checked are the bytes counted and extended.
+                digest, newlines, size, last = hashlib.sha256(), 0, 0, b""
+                while chunk := source.read(_COPY_CHUNK):
+                    digest.update(chunk)
+                    newlines += chunk.count(b"\n")
+                    size += len(chunk)
+                    last = chunk[-1:]
+                    target.write(chunk)
+                # Another process (a second labelling run, an import) may have appended since this
+                # object read the folder: writing now would drop its rows. Refuse instead.
+                if digest.hexdigest() != self.manifest.get("files", {}).get(LABEL_ROWS):
+                    raise InputError(
+                        f"{LABEL_ROWS} changed since it was read (another reteco process?); nothing was written, "
+                        "run the command again",
+                        str(path),
+                    )
+                next_line = (newlines + (0 if not size or last == b"\n" else 1)) + 1  # blank lines count, as iter_jsonl numbers them
+                numbered = [_with_line(row, next_line + offset) for offset, row in enumerate(rows)]
+                # Validate against the pairs' current rows first: a bad row must leave the folder untouched.
+                trial: dict = {}
+                for row in numbered:
+                    key = (row.query, row.doc_id)
+                    self.validate_row(row, f"{path} (new row)", row.line)
+                    check_succession(row, trial.get(key, self.effective.get(key)), f"{path} (new row)")
+                    trial[key] = row
+                if size and last != b"\n":
+                    target.write(b"\n")
+                target.write("".join(dumps(r.to_json()) + "\n" for r in numbered).encode("utf-8"))
+                target.flush()
+                os.fsync(target.fileno())
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
         for row in numbered:
             self._accept(row, str(path))
         self._seal(note, len(numbered))
@@ -425,10 +443,3 @@ def _wait_for_lock(fd: int, mode: int, root: Path, wait_s: float, what: str) -> 
 
 def _with_line(row, line: int):
     return type(row)(**{**row.__dict__, "line": line})
-
-
-def _line_count(data: bytes) -> int:
-    """Lines of labels.jsonl's bytes, counted as iter_jsonl numbers them (blank lines count)."""
-    if not data:
-        return 0
-    return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)

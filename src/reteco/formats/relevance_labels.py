@@ -6,14 +6,18 @@ overrides, locking, all as for the temporal labels).
 Layout (format ``reteco-relevance-round/1``), written by ``reteco label-relevance``::
 
     manifest.json   format, sub-tracks, file hashes, content hash, counts, history, manifest_sha256
-    queries.jsonl   the topics the labels refer to: {"query": "<domain>/<topic id>", "text": "..."}
+    queries.jsonl   the topics the labels refer to: {"query": "<domain>/<topic id>", "text": "...",
+                    "context": {"conversation": "..."} | {"time_frame": "..."} (the topic's context
+                    the labeller was shown, from prompt version 2; absent before)}
     labels.jsonl    append-only rows, one per line:
         {"query": "bitcoin/122291_22", "doc_id": "bitcoin/x.txt", "relevance": 2,
          "source": "llm" | "human", "labeller": "<model name> | <person>",
          "labelled_at": "2027-01-20T10:00:00Z",
          "prompt_version": "relevance-labels/v1" (llm rows; null for human),
          "rationale": "...", "overrides_line": 12 (human rows replacing a label),
-         "judge": {...} (llm rows: signature, model, settings, the raw replies' cache keys)}
+         "judge": {...} (llm rows: signature, model, settings, the raw replies' cache keys, and
+                   "shown": the blocks the labeller was shown, e.g. ["conversation", "question",
+                   "passage"], their texts in queries.jsonl and the pool)}
     round.qrels     the current labels as TREC qrels (``topic 0 docid label``, sorted), derived
                     from labels.jsonl with every change and hashed in the manifest: the file
                     ``reteco score --round`` and ``reteco leaderboard --round`` read
@@ -50,13 +54,18 @@ LOCK_WAIT_S = 120.0
 
 @dataclass(frozen=True)
 class RoundQuery:
-    """A topic of the round: its reference key and the text the labeller reads."""
+    """A topic of the round: its reference key, the text the labeller reads and the context it
+    is shown with (``conversation`` or ``time_frame``; None for a round of prompt version 1)."""
 
     query: str
     text: str
+    context: dict[str, str] | None = None
 
     def to_json(self) -> dict:
-        return {"query": self.query, "text": self.text}
+        out: dict = {"query": self.query, "text": self.text}
+        if self.context is not None:
+            out["context"] = dict(self.context)
+        return out
 
 
 @dataclass(frozen=True)
@@ -99,7 +108,11 @@ class RelevanceLabels(LabelStore):
             key = string_field(record.get("query"), '"query"', path, line)
             if key in out:
                 raise InputError('"query" repeats an earlier line', str(path), line)
-            out[key] = RoundQuery(key, optional_text(record.get("text")))
+            context = record.get("context")
+            if context is not None and not (isinstance(context, dict)
+                                            and all(isinstance(v, str) for v in context.values())):
+                raise InputError('"context" must be an object of texts or absent', str(path), line)
+            out[key] = RoundQuery(key, optional_text(record.get("text")), context)
         return out
 
     @classmethod

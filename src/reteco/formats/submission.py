@@ -342,6 +342,23 @@ class Submission:
     def files(self) -> list[str]:
         return list(self._members)
 
+    def unscored(self, used: list[str]) -> list[str]:
+        """Warnings about files that scoring does not read (issue 35): files beside the ``used``
+        ones that are not documentation (a second run file beside run.txt, a metadata.yaml), and a
+        file named ``metadata`` inside a zip (Codabench's reserved name, which the pages say never
+        to include in a results submission; the worker's own, beside an extracted folder, is not
+        the participant's and is not mentioned)."""
+        out = []
+        others = [n for n in self.files if n not in used and not _is_docs(n)]
+        if others:
+            out.append(f"{len(others)} files of the submission are not scored: {_list_names([self.display_name(n) for n in others])}; "
+                       f"scoring reads {_list_names([self.display_name(n) for n in used])} only: remove the others")
+        reserved = [i for i in self.ignored if ":" in i and PurePosixPath(i.split(":", 1)[1]).name == "metadata"]
+        if reserved:
+            out.append(f"the zip holds a file named metadata ({_list_names(reserved)}), a name Codabench reserves: "
+                       "never include it in a results submission; remove it")
+        return out
+
     def for_subtrack(self, subtrack: str) -> "Submission":
         """The part of the submission for ``subtrack``: its own folder when the submission holds
         folders named like sub-tracks (``1a/run.txt``, ``2c/answers.jsonl`` ..., as the starting
@@ -601,6 +618,12 @@ class Submission:
                 raise _ContainerError(exc) from exc
             with handle:
                 yield handle
+
+
+def _is_docs(name: str) -> bool:
+    """Whether a member is documentation (README*, ``.md``, ``.pdf``): never read, never warned of."""
+    bare = _strip_gz(name).lower()
+    return bare.endswith((".md", ".pdf")) or PurePosixPath(bare).name.startswith("readme")
 
 
 def _is_answers_or_docs(name: str) -> bool:

@@ -13,7 +13,9 @@ apply identically:
 - any run of spaces and tabs separates columns; blanks at the start and end of a line are
   ignored, and a line of blanks only is a blank line (skipped, but counted in line numbers);
 - every other line holds exactly 6 columns and is UTF-8 text, all of it;
-- ``rank`` is a positive integer; ``score`` is a finite number (``nan``, ``inf`` are refused);
+- ``rank`` is an integer of 0 or more (PyTerrier's ``write_results`` numbers ranks from 0; the
+  order is the scores', the rank only breaks ties); ``score`` is a finite number (``nan``,
+  ``inf`` are refused);
 - the second column is conventionally ``Q0`` and the sixth a run tag: both are ignored.
 
 How the bytes are read, cheapest first. The file is cut into chunks of whole lines
@@ -383,8 +385,8 @@ def _holds_empty(strings: pa.Array) -> bool:
 
 
 def _values_ok(table: pa.Table) -> bool:
-    """Whether every rank is positive and every score finite (chunk by chunk: no copies)."""
-    return all(bool(np.all(to_numpy(c) > 0)) for c in table.column("rank").chunks) and all(
+    """Whether no rank is negative and every score is finite (chunk by chunk: no copies)."""
+    return all(bool(np.all(to_numpy(c) >= 0)) for c in table.column("rank").chunks) and all(
         bool(np.all(np.isfinite(to_numpy(c)))) for c in table.column("score").chunks
     )
 
@@ -438,8 +440,8 @@ def _judge(utf8: bool, count: int, fields: list[bytes | memoryview]) -> tuple[st
     rank = _cast_one(rank_text, pa.int64())
     if rank is None:
         return f"rank {quoted(rank_text)} is not an integer", None
-    if rank <= 0:
-        return f"rank {rank} is not positive; ranks start at 1", None
+    if rank < 0:
+        return f"rank {rank} is negative; ranks start at 1 (or at 0, as PyTerrier writes them)", None
     score = _cast_one(score_text, pa.float64())
     if score is None:
         return f"score {quoted(score_text)} is not a number", None
@@ -458,7 +460,7 @@ def _missing_column(count: int, fields: list[bytes | memoryview]) -> str:
 
     def rank_and_score(at: int) -> bool:
         rank = _cast_one(fields[at], pa.int64())
-        return rank is not None and rank > 0 and _cast_one(fields[at + 1], pa.float64()) is not None
+        return rank is not None and rank >= 0 and _cast_one(fields[at + 1], pa.float64()) is not None
 
     if rank_and_score(3):
         return "; the tag column is missing: write a run tag (e.g. my_system) after the score on every line"
@@ -581,7 +583,7 @@ def _bad_lines(lines: _Lines, limit: int) -> tuple[np.ndarray, set[int]]:
     bad[not_utf8] = True
     bad |= (lines.fields > 0) & (lines.fields != 6)
     six = np.flatnonzero(~bad[:horizon] & (lines.fields[:horizon] == 6))
-    for column, arrow_type, acceptable in ((3, pa.int64(), lambda v: v > 0), (4, pa.float64(), np.isfinite)):
+    for column, arrow_type, acceptable in ((3, pa.int64(), lambda v: v >= 0), (4, pa.float64(), np.isfinite)):
         texts = _texts(region, lines.start, lines.stop, lines.first[six] + column)
         failed = _first_failures(len(six), lambda lo, hi: texts.slice(lo, hi - lo).cast(arrow_type), limit)
         if len(failed) == limit:

@@ -67,7 +67,7 @@ import logging
 import math
 import random
 import time
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -217,6 +217,54 @@ def run_structured_calls(
         return replies
 
     return run_coroutine(main)
+
+
+def stream_structured_calls(
+    requests: Iterable[StructuredRequest],
+    config: LLMConfig,
+    on_reply: Callable[[StructuredRequest, StructuredReply], None],
+    *,
+    total: int | None = None,
+    cache_dir: Path | None = None,
+    progress: bool = True,
+    fresh: bool = False,
+    unit: str = "request",
+    desc: str | None = None,
+    on_stats: Callable[[CallStats], None] | None = None,
+) -> None:
+    """``run_structured_calls`` for a stream: the requests are taken from ``requests`` as a
+    worker is free (at most ``config.concurrency`` in flight, no more held), and each reply is
+    given to ``on_reply(request, reply)`` as it arrives, in the order they arrive; nothing is
+    kept. So a caller that stores each reply (the relevance round's labels) holds no more than
+    the requests in flight, whatever the number of requests. ``total`` sizes the progress bar.
+    Same key, preflight, cache, retries and refusals as ``run_structured_calls``."""
+    ok, why = endpoint_available(config)
+    if not ok:
+        raise CallsNotAvailable(why)
+    directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    source = iter(requests)
+
+    async def main() -> None:
+        caller = StructuredCaller(config, log=logging.getLogger("reteco.llm"))
+        async with caller.session(directory):
+            bar = tqdm(total=total, disable=not progress, unit=unit, desc=desc or f"{unit} {config.model}")
+
+            async def worker() -> None:
+                for request in source:  # one event loop: a request is taken by one worker
+                    reply = await caller.ask(request, fresh=fresh)
+                    on_reply(request, reply)
+                    bar.update(1)
+
+            try:
+                await asyncio.gather(*(worker() for _ in range(max(1, config.concurrency))))
+            finally:
+                bar.close()
+        if on_stats is not None:
+            on_stats(caller.stats())
+        if caller.preflight_status == PREFLIGHT_FAILED:
+            raise EndpointRefused(caller.preflight_detail)
+
+    run_coroutine(main)
 
 
 def run_coroutine(factory: Callable[[], Coroutine[Any, Any, T]]) -> T:

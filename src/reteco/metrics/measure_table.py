@@ -17,7 +17,8 @@ measure:
 A row with a kernel is computed for every retrieval reference, at ``at``: ``CUTOFFS`` (each
 cutoff of the reference: its benchmark's preset or its manifest's, e.g. ``ndcg_10``), ``WHOLE``
 (no cutoff: over the whole decided ranking, which is not cut at the largest cutoff, e.g. ``mrr``)
-or a fixed k. A row without a kernel is computed by pytrec_eval only when requested (``-m``).
+or a fixed k. A row without a kernel is computed only when requested (``-m``): by pytrec_eval,
+or, for a measure trec_eval lacks (``RR@k``, ``Judged@k``), by its ``requested`` function.
 A sub-track of RETECO lists the keys its ``scores.json`` holds in its own row
 (``reteco.subtracks``, with their titles in the participants' words); a benchmark of plain qrels
 (FactIR) writes the figures of every row with a ``plain`` place. docs/development.md ("Adding a
@@ -44,10 +45,12 @@ from reteco.metrics.ranking import (
     RankedRows,
     TopicJudgments,
     average_precision_at_k,
+    judged_in_top,
     ndcg_at_k,
     precision_at_k,
     recall_at_k,
     reciprocal_rank,
+    reciprocal_rank_in_top,
 )
 
 CUTOFFS = "cutoffs"  # at each cutoff of the reference (a figure per k: ndcg_10, ndcg_100 ...)
@@ -69,7 +72,15 @@ class RankingMeasure:
     key: str | None = None  # its details.json key, "{k}" the cutoff: ndcg_{k}, mrr (None without a kernel)
     title: str = ""  # reteco's name for the figure in its rules: nDCG@{k}, MAP@{k}, MRR
     plain: int | None = None  # its place among a plain-qrels benchmark's scores.json keys; None: details.json only
-    aliases: tuple[str, ...] = ()  # other ir_measures-style spellings -m accepts for the name: MRR, MAP
+    aliases: tuple[str, ...] = ()  # other spellings -m accepts for the name: MRR, MAP, ranx's precision, recall
+    # A measure trec_eval lacks: reteco's function of one topic, (judgments, ranking, k) -> figure,
+    # computed on request (-m); ``trec_eval`` is then only its family's name, not a spelling -m takes.
+    requested: Callable[..., float] | None = None
+
+    @property
+    def by_pytrec_eval(self) -> bool:
+        """Whether -m asks pytrec_eval for it (by its trec_eval name, which -m accepts too)."""
+        return self.requested is None
 
     @property
     def id(self) -> str:
@@ -150,17 +161,26 @@ MEASURES: dict[str, RankingMeasure] = {
         ),
         RankingMeasure(
             "R", "recall", CUTOFFS, "relevant in the top k / relevant judged", recall_at_k, "recall_{k}", "Recall@{k}", plain=2,
+            aliases=("recall",),
         ),
         RankingMeasure(
             "P", "P", CUTOFFS, "relevant in the top k / k (k even when fewer are ranked)",
-            precision_at_k, "p_{k}", "P@{k}", plain=4,
+            precision_at_k, "p_{k}", "P@{k}", plain=4, aliases=("precision",),
         ),
         RankingMeasure(
             "RR", "recip_rank", WHOLE, "1 / rank of the first relevant document; its mean over topics is the MRR",
             reciprocal_rank, "mrr", "MRR", plain=5, aliases=("MRR",),
         ),
-        RankingMeasure("R-Prec", "Rprec", WHOLE, "precision at R, R = relevant judged", aliases=("Rprec",)),
-        RankingMeasure("Success", "success", CUTOFFS, "1 if a relevant document is in the top k"),
+        RankingMeasure(
+            "RR", "recip_rank_cut", CUTOFFS, "1 / rank of the first relevant document in the top k, 0 if none there "
+            "(ir_measures' RR@k, ranx's mrr@k)", aliases=("MRR",), requested=reciprocal_rank_in_top,
+        ),
+        RankingMeasure("R-Prec", "Rprec", WHOLE, "precision at R, R = relevant judged", aliases=("Rprec", "r-precision")),
+        RankingMeasure("Success", "success", CUTOFFS, "1 if a relevant document is in the top k", aliases=("hit_rate",)),
+        RankingMeasure(
+            "Judged", "judged", CUTOFFS, "documents of the top k that the qrels hold / k (ir_measures' Judged@k; "
+            "1 - unjudged_k of details.json)", requested=judged_in_top,
+        ),
         RankingMeasure("Bpref", "bpref", WHOLE, "Buckley and Voorhees (2004), trec_eval's"),
     )
 }
@@ -202,3 +222,9 @@ def key_of(trec_eval: str, k: int | None, cutoffs: Sequence[int]) -> str | None:
     """The key of the figure a reference with ``cutoffs`` computes as trec_eval's ``trec_eval``
     at ``k``, or None when it computes none."""
     return next((f.key for f in figures(cutoffs) if f.measure.trec_eval == trec_eval and f.k == k), None)
+
+
+def row_of(family: str, takes_cutoff: bool) -> RankingMeasure:
+    """The row of a measure string's family (``Measure.family``) and cutoff rule."""
+    return next(m for m in MEASURES.values() if m.trec_eval == family and m.takes_cutoff == takes_cutoff)
+

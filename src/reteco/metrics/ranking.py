@@ -174,3 +174,21 @@ def stance_recall_at_k(
             found[topic] += 1
     values = [found[t] / len(relevant[t]) for t in sorted(relevant)]
     return len(values), (float(np.mean(values)) if values else None)
+
+
+# ----------------------------------------------------------------------------- on request only
+# Measures trec_eval lacks, computed for ``reteco score -m`` on one topic's decided ranking
+# (the measure table's ``requested`` rows): ``judgments`` maps each judged document to its level.
+
+
+def reciprocal_rank_in_top(judgments: dict, ranking: list, k: int) -> float:
+    """ir_measures' RR@k (ranx's mrr@k): 1 / the rank of the first relevant document (level > 0)
+    among the top k, 0 when none is there."""
+    return next((1.0 / rank for rank, doc in enumerate(ranking[:k], start=1) if judgments.get(doc, 0) > 0), 0.0)
+
+
+def judged_in_top(judgments: dict, ranking: list, k: int) -> float:
+    """ir_measures' Judged@k: the documents of the top k that the judgments hold (any level), over
+    k; an empty place counts as unjudged, so it is 1 - ``unjudged_k`` (``reteco.metrics.judged``)."""
+    return sum(doc in judgments for doc in ranking[:k]) / k
+

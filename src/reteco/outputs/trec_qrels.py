@@ -1,15 +1,28 @@
-"""``reteco score --trec-qrels OUT``: the reference's judgments as TREC qrels for other tools.
+"""``reteco score --trec-qrels OUT`` and ``--trec-run OUT``: what reteco scored, as TREC files for
+other tools.
 
-trec_eval, ir_measures and ranx match a run's topic ids to the qrels' by string: a run with
-bare ids (``122291_22``) is valid for reteco, which resolves a bare id when one domain has it,
-but scores 0 in those tools against qrels keyed ``<domain>/<id>``. So each topic the scored run
-ranks is keyed here by the id the run wrote for it (its first spelling), and every other topic
-by ``<domain>/<id>``, the form a run may always use: pointed at this file and the same run,
-the other tools read the same topics as reteco. The relevance is the one reteco scores with:
-binarised (rel > 0 -> 1) where the reference's relevance is binary, the levels as they are where
-it is graded (pages/other_tools.md).
+trec_eval, ir_measures and ranx match a run's topic ids to the qrels' by string, order a topic's
+documents by score (ties by document id, or their own sort), rank unknown and repeated ids as
+they are written, and average over the topics they are given. reteco resolves a bare topic id
+when one domain has it, orders by score then rank then line order, discards ids outside the
+topic's domain corpus and keeps a repeated document's first occurrence (pages/evaluation.md). So
+the peers reproduce reteco's figures only on the ranking reteco decided, keyed as the judgments
+are:
 
-Lines ``topic 0 doc_id relevance``, space-separated, in the reference's order.
+- the qrels: every judgment of every reference topic, keyed ``<domain>/<id>`` (the reference's
+  own key, whatever spelling a run used: one qrels file serves every run), with the relevance
+  reteco scores with: binarised (rel > 0 -> 1) where the reference's relevance is binary, the
+  levels as they are where it is graded;
+- the run: each reference topic's decided ranking (rules 2-4 of ``reteco.scoring.rules``: v1.0
+  ids mapped, unknown ids discarded, duplicates removed, not cut), keyed the same way, the rank
+  column 1, 2, ... and the score column n, n - 1, ..., 1 for a topic of n documents, so that
+  every tool reads exactly reteco's order (a tie in the written scores would be broken the
+  tool's way). Topics outside the reference are left out; a reference topic the run does not
+  rank has no line, and counts 0 where the tool is told to count it (trec_eval ``-c``, ranx
+  ``make_comparable=True``; ir_measures does).
+
+Lines ``topic 0 doc_id relevance`` and ``topic Q0 doc_id rank score reteco``, space-separated, in
+the reference's order of topics.
 """
 
 from __future__ import annotations
@@ -18,21 +31,32 @@ from pathlib import Path
 
 from reteco.formats.reference import Reference
 
+RUN_TAG = "reteco"
 
-def trec_qrels_lines(reference: Reference, spellings: dict[int, str] | None = None) -> list[str]:
-    """One qrels line per judgment of a reference topic (module docstring); ``spellings``: the
-    run's id of each topic it ranks (``RankedRun.spellings``), by reference topic index."""
+
+def trec_qrels_lines(reference: Reference) -> list[str]:
+    """One qrels line per judgment of a reference topic (module docstring)."""
     binary = reference.relevance == "binary"
-    name = {t.key: (spellings or {}).get(i, t.key) for i, t in enumerate(reference.topics)}
+    keys = {t.key for t in reference.topics}
     return [
-        f"{name[j.key]} 0 {j.doc_id} {(1 if j.relevance > 0 else 0) if binary else j.relevance}"
+        f"{j.key} 0 {j.doc_id} {(1 if j.relevance > 0 else 0) if binary else j.relevance}"
         for j in reference.judgments
-        if j.key in name
+        if j.key in keys
     ]
 
 
-def write_trec_qrels(reference: Reference, out: Path, spellings: dict[int, str] | None = None) -> int:
-    """Write the qrels to ``out``; returns the number of lines."""
-    lines = trec_qrels_lines(reference, spellings)
+def trec_run_lines(reference: Reference, ranked) -> list[str]:
+    """The decided ranking (``ranked``: a ``reteco.scoring.rules.RankedRun``) as TREC run lines
+    (module docstring)."""
+    rankings = ranked.rankings(reference)
+    lines = []
+    for topic in reference.topics:
+        docs = rankings.get(topic.key, [])
+        lines += [f"{topic.key} Q0 {doc} {i} {len(docs) - i + 1} {RUN_TAG}" for i, doc in enumerate(docs, start=1)]
+    return lines
+
+
+def write_lines(out: Path, lines: list[str]) -> int:
+    """Write ``lines`` to ``out``; returns their number."""
     Path(out).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     return len(lines)

@@ -5,7 +5,8 @@ The rankings are those the official figures are computed on (``reteco.scoring.ru
 tie-break, v1.0 ids mapped, unknown ids discarded, duplicates removed), but not cut at the
 largest cutoff: a requested ``R@100`` sees the top 100 even where the official cutoff is 10. Each
 measure is computed per reference topic by pytrec_eval (``reteco.metrics.trec_eval_engine``; a
-topic without a ranked document scores 0) and averaged as the official figures are
+topic without a ranked document scores 0), or, for a measure trec_eval lacks (``RR@k``,
+``Judged@k``), by its row's ``requested`` function (``reteco.metrics.ranking``) and averaged as the official figures are
 (``reteco.scoring.aggregate.summarize``: over units, a 1b query's steps first). Which spellings
 name which measure, and which figure of reteco's each equals, is the measure table's
 (``reteco.metrics.measure_table``, read through ``reteco.metrics.measure_strings``). So a requested
@@ -23,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from reteco.formats.reference import Reference
+from reteco.metrics import measure_table
 from reteco.metrics.measure_strings import Measure
 from reteco.metrics.trec_eval_engine import trec_eval_measures
 from reteco.scoring.aggregate import summarize
@@ -38,25 +40,29 @@ def requested_measures(reference: Reference, ranked: RankedRun, measures: list[M
         qrels.setdefault(j.key, {})[j.doc_id] = j.relevance
     for topic in reference.topics:  # a topic without judgments still counts, at 0 (pytrec_eval needs one entry)
         qrels.setdefault(topic.key, {})
-    rankings: dict[str, list[str]] = {}
-    docs = ranked.doc_id.to_pylist()
-    for i, t in enumerate(ranked.rows.topic.tolist()):
-        rankings.setdefault(reference.topics[t].key, []).append(docs[i])
+    rankings = ranked.rankings(reference)
+    own = {m.name: measure_table.row_of(m.family, m.cutoff is not None).requested for m in measures}
+    asked = [m for m in measures if own[m.name] is None]
     found = trec_eval_measures(
         {k: v for k, v in qrels.items() if v},
         rankings,
-        [m.trec_eval for m in measures],
-        [m.result_key for m in measures],
+        [m.trec_eval for m in asked],
+        [m.result_key for m in asked],
         reference.relevance == "binary",
-    )
+    ) if asked else {}
     per_topic = {
-        m.name: np.array([found.get(t.key, {}).get(m.result_key, 0.0) for t in reference.topics], dtype=np.float64)
+        m.name: (
+            np.array([own[m.name](qrels[t.key], rankings.get(t.key, []), m.cutoff) for t in reference.topics],
+                     dtype=np.float64)
+            if own[m.name] is not None
+            else np.array([found.get(t.key, {}).get(m.result_key, 0.0) for t in reference.topics], dtype=np.float64)
+        )
         for m in measures
     }
     summary = summarize(reference, per_topic)
     section: dict = {
         "requested": [m.name for m in measures],
-        "engine": "pytrec_eval",
+        "engine": "pytrec_eval" if not any(own.values()) else "pytrec_eval; reteco for the measures trec_eval lacks",
         "ranking": RANKING,
         "overall": summary["overall"],
     }

@@ -62,14 +62,20 @@ class RankedRun:
     doc_position: np.ndarray
     vocabulary: pa.Array
     counts: dict = field(default_factory=dict)
-    # Reference topic index -> the topic id as the run first wrote it (bare, ``<domain>/<id>``,
-    # ``<conv>#turn<n>``): ``reteco score --trec-qrels`` keys the qrels by it for other tools.
-    spellings: dict[int, str] = field(default_factory=dict)
 
     @property
     def doc_id(self) -> pa.Array:
         """The document id of every row."""
         return self.vocabulary.take(from_numpy(self.doc_position))
+
+    def rankings(self, reference: Reference) -> dict[str, list[str]]:
+        """Each ranked reference topic's documents in the decided order, by topic key (not cut):
+        what ``-m`` measures and ``reteco score --trec-run`` writes."""
+        rankings: dict[str, list[str]] = {}
+        docs = self.doc_id.to_pylist()
+        for row, topic in enumerate(self.rows.topic.tolist()):
+            rankings.setdefault(reference.topics[topic].key, []).append(docs[row])
+        return rankings
 
     def top_documents(self, topic: int, n: int) -> list[str]:
         """The first ``n`` document ids of a topic's ranking (e.g. 2c's top 5 passages)."""
@@ -119,6 +125,16 @@ def apply_rules(reference: Reference, run: RunTable, problems: Problems) -> Rank
     )
     known = in_reference & (doc_position >= 0)
     counts["unknown_doc_ids"] = int(np.count_nonzero(in_reference) - np.count_nonzero(known))
+    if reference.doc_index is not None and not known.any():
+        raise InputError(_no_document_known(reference, run, topic, in_reference), name)
+    if len(run.rank) and int(run.rank.min()) == 0:
+        # PyTerrier's write_results numbers ranks from 0: read as they are (rule 2 orders by score).
+        problems.warning(
+            name,
+            None,
+            "the ranks start at 0 (as PyTerrier writes them); they are read as they are: the ranking "
+            "follows the scores, ties broken by rank, then by line order",
+        )
     if counts["unknown_doc_ids"]:
         unknown_rows = np.flatnonzero(in_reference & ~known)
         examples = pc.unique(run.doc_id.take(from_numpy(unknown_rows[:1000]))).slice(0, EXAMPLES).to_pylist()
@@ -144,7 +160,9 @@ def apply_rules(reference: Reference, run: RunTable, problems: Problems) -> Rank
         del order
     counts["topics_rank_score_disagree"] = len(disagreeing)
     if len(disagreeing):
-        example = reference.topics[int(disagreeing[0])].topic_id
+        # As the run spelled it (a bare id like '2_turn_1' may name topics of two domains).
+        example = next((text for text, code in distinct.items() if code == int(disagreeing[0])),
+                       reference.topics[int(disagreeing[0])].key)
         problems.warning(
             name,
             None,
@@ -177,11 +195,7 @@ def apply_rules(reference: Reference, run: RunTable, problems: Problems) -> Rank
             f"{counts['topics_missing']} reference topics have no ranked document and score 0, e.g. "
             + ", ".join(quoted(reference.topics[i].key) for i in missing[:EXAMPLES]),
         )
-    spellings: dict[int, str] = {}
-    for text, code in distinct.items():
-        if code >= 0:
-            spellings.setdefault(code, text)
-    return RankedRun(RankedRows(topic, position, gain, n_topics), doc_position, vocabulary, counts, spellings)
+    return RankedRun(RankedRows(topic, position, gain, n_topics), doc_position, vocabulary, counts)
 
 
 def _resolve_topics(reference: Reference, run: RunTable) -> tuple[np.ndarray, dict[str, int]]:
@@ -274,6 +288,59 @@ def _document_positions(
             if remapped:
                 position[unknown] = index.lookup(mapped, bits[unknown])
     return position, index.doc_ids, remapped
+
+
+def _no_document_known(reference: Reference, run: RunTable, topic: np.ndarray, in_reference: np.ndarray) -> str:
+    """The refusal of a run none of whose document ids (of reference topics) is in the corpus,
+    with the likely cause when one is found: a prefix or a suffix that every id shares and the
+    corpus ids do not have, the topic's domain left out, or ids of another domain's corpus. It
+    quotes only the run's own ids (and the part of them to remove)."""
+    index = reference.doc_index
+    rows = np.flatnonzero(in_reference)
+    sample_rows = rows[np.linspace(0, len(rows) - 1, num=min(len(rows), 2000)).astype(np.int64)]
+    ids = run.doc_id.take(from_numpy(sample_rows)).to_pylist()
+    domains = [reference.topics[int(t)].domain for t in topic[sample_rows]]
+    head = f"none of the run's document ids is in the corpus of its topic's domain ({len(rows)} lines, e.g. " + \
+        ", ".join(quoted(d) for d in list(dict.fromkeys(ids))[:3]) + ")"
+
+    def found(candidates: list[str]) -> int:
+        positions = index.keep_in_domains(
+            index.find(pa.array(candidates, pa.string())),
+            np.array([index.domain_bit(d) for d in domains], dtype=np.uint8),
+        )
+        return int(np.count_nonzero(positions >= 0))
+
+    def share(count: int) -> str:
+        return f"{count} of the {len(ids)} ids checked"
+
+    prefix = _common_prefix(ids)
+    for at in [i for i, c in enumerate(prefix) if c == "/"]:  # the shortest prefix that explains it
+        cut = prefix[: at + 1]
+        count = found([d[len(cut):] for d in ids])
+        if count:
+            return f"{head}; every id starts with {quoted(cut)}: without it {share(count)} are corpus ids; remove it"
+    suffix = _common_prefix([d[::-1] for d in ids])[::-1]
+    for at in reversed([i for i, c in enumerate(suffix) if c == "."]):  # the shortest suffix first
+        cut = suffix[at:]
+        count = found([d[: -len(cut)] for d in ids])
+        if count:
+            return f"{head}; every id ends with {quoted(cut)}: without it {share(count)} are corpus ids; remove it"
+    count = found([f"{domain}/{d}" for domain, d in zip(domains, ids)])
+    if count:
+        return f"{head}; the ids lack their domain: written <domain>/<id> (e.g. {quoted(domains[0] + '/' + ids[0])}), " \
+            f"{share(count)} are corpus ids"
+    elsewhere = int(np.count_nonzero(index.find(pa.array(ids, pa.string())) >= 0))
+    if elsewhere:
+        return f"{head}; {share(elsewhere)} are ids of another domain's corpus: rank each topic against its own domain's corpus"
+    return f"{head}; rank the documents of the official corpus, with their ids as the corpus writes them"
+
+
+def _common_prefix(texts: list[str]) -> str:
+    if not texts:
+        return ""
+    low, high = min(texts), max(texts)
+    size = next((i for i, (a, b) in enumerate(zip(low, high)) if a != b), min(len(low), len(high)))
+    return low[:size]
 
 
 def _first_occurrences(topic: np.ndarray, doc_position: np.ndarray, width: int) -> np.ndarray | None:

@@ -93,6 +93,9 @@ def score_submission(
         )
         del run
         result.details["submission"] = {"run_file": opened.display_name(name), "ignored": list(opened.ignored)}
+        for message in opened.unscored([name]):
+            result.problems.warning(opened.label, None, message)
+        result.details["warnings"] = [str(p) for p in result.problems.warnings()]
         return result
 
     judge = JudgeOptions(judge_config, cache_dir, run_judge_now, progress, judge_deadline, judge_max_calls)
@@ -117,6 +120,9 @@ def score_submission(
             "answers_file": answers.name,
             "ignored": list(opened.ignored),
         }
+    used = [n for n in opened.files if opened.display_name(n) in (run_name, answers.name)]
+    for message in opened.unscored(used):
+        problems.warning(opened.label, None, message)
     result.problems.extend(problems)
     result.scores.update(scores)
     result.absent.update(absent)
@@ -234,4 +240,7 @@ def validate_submission(
             failures.extend(exc.problems)
     if failures.has_errors:
         raise InputError(failures)
+    used = [opened.find(kind) for kind, needed in (("run", _needs_run), ("answers", _needs_answers)) if needed(reference)]
+    for message in opened.unscored(used):
+        problems.warning(opened.label, None, message)
     return problems, "\n".join(parts)

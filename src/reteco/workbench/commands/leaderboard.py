@@ -282,6 +282,13 @@ def _leaderboard(args, work: Path) -> int:
 
                 unjudged = {e.name: o.get("unjudged") for e, o in zip(view_entries, view_outcomes) if o["ok"]}
                 board["round"] = round_comparison(board, unjudged, resamples=args.resamples, seed=args.seed)
+                from reteco.workbench.leaderboard.round_validation import validation_section
+
+                validation = validation_section(
+                    reference, Path(args.relevance_round).parent, {e.name: e.path for e in view_entries},
+                    [s["name"] for s in board["systems"]], sub_options, resamples=args.resamples, seed=args.seed)
+                if validation is not None:
+                    board["round"]["validation"] = validation
             if args.topic_stability:
                 from reteco.workbench.leaderboard.topic_stability import board_topic_stability
 

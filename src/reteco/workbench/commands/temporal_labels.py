@@ -23,14 +23,15 @@ from reteco.workbench.leaderboard import standings as lb
 from reteco.workbench.labels.calls import NotAvailable
 from reteco.workbench.labels.label import label_pool, open_or_create_labels
 from reteco.workbench.labels.pool import check_track1, labels_folder, pool_runs, read_pool, write_pool
-from reteco.workbench.labels.relevance import (
+from reteco.workbench.labels.relevance import label_round, open_or_create_round, phase_runs, pool_round
+from reteco.workbench.labels.relevance_review import (
+    BOUNDARY_SAMPLE,
     PER_LABEL,
+    SAMPLE_SEED,
     export_review,
+    export_validation,
     import_review,
-    label_round,
-    open_or_create_round,
-    phase_runs,
-    pool_round,
+    import_validation,
 )
 from reteco.workbench.labels.review import export_csv, import_csv
 from reteco.problems import EXIT_INCOMPLETE, EXIT_INPUT, InputError
@@ -95,7 +96,14 @@ def add_label_export_parser(subparsers):
     p.add_argument("--out", type=Path, required=True, help="CSV file to write")
     _add_kind_option(p)
     p.add_argument("--per-label", type=int, default=None,
-                   help="relevance: pairs of each label in the stratified sample (default 25)")
+                   help=f"relevance: pairs of each label in the stratified sample (default {PER_LABEL})")
+    p.add_argument("--boundary", type=int, default=None,
+                   help=f"relevance: pairs labelled 1 or 2 in the post-edit review, a uniform sample (default "
+                   f"{BOUNDARY_SAMPLE}; all of them when fewer)")
+    p.add_argument("--validation", type=int, default=None, metavar="N",
+                   help="relevance: write the blind validation sheet instead (a uniform sample of N labelled pairs "
+                   "and the pool's known-relevant pairs, without the LLM's labels; needs --pool)")
+    p.add_argument("--seed", type=int, default=SAMPLE_SEED, help=f"relevance: the samples' seed (default {SAMPLE_SEED})")
     p.set_defaults(func=cmd_label_export)
     return p
 
@@ -123,6 +131,8 @@ def add_label_import_parser(subparsers):
     p.add_argument("--labels", type=Path, help="temporal label folder (instead of --ref)")
     p.add_argument("--csv", type=Path, required=True, help="the reviewed CSV (from label-export)")
     p.add_argument("--reviewer", required=True, help="who reviewed: recorded in every override")
+    p.add_argument("--validation", action="store_true",
+                   help="relevance: the CSV is the blind validation sheet; its labels go to ROUND/validation/human.jsonl")
     _add_kind_option(p)
     p.set_defaults(func=cmd_label_import)
     return p
@@ -239,15 +249,31 @@ def _round_folder(args) -> Path:
 
 def _round_export(args) -> int:
     labels = RelevanceLabels.read(_round_folder(args))
+    if args.validation is not None:
+        if not args.pool:
+            raise InputError("--validation needs --pool (the labelled pool: its passages and known-relevant pairs)",
+                             "command line")
+        counts = export_validation(labels, args.pool, args.out, args.validation, seed=args.seed)
+        print(f"{counts['items']} pairs to label blind -> {args.out} (a uniform sample of {counts['sample']} of "
+              f"{counts['sampling_frame']} labelled pairs, seed {args.seed}, and {counts['known_relevant']} "
+              f"known-relevant pairs, shuffled; no LLM label; the key: {labels.root / 'validation' / 'key.json'})")
+        return 0
     pool = read_pool(args.pool) if args.pool else None
-    counts = export_review(labels, args.out, pool, per_label=PER_LABEL if args.per_label is None else args.per_label)
+    counts = export_review(labels, args.out, pool, per_label=PER_LABEL if args.per_label is None else args.per_label,
+                           boundary=BOUNDARY_SAMPLE if args.boundary is None else args.boundary, seed=args.seed)
     reasons = ", ".join(f"{n} {why}" for why, n in sorted(counts.items())) or "none"
-    print(f"{sum(counts.values())} pairs to review -> {args.out} ({reasons}; round {labels.content_hash[:16]})")
+    print(f"{sum(counts.values())} pairs to post-edit (the LLM's labels shown) -> {args.out} ({reasons}; "
+          f"round {labels.content_hash[:16]})")
     return 0
 
 
 def _round_import(args) -> int:
     labels = RelevanceLabels.read(_round_folder(args))
+    if args.validation:
+        counts = import_validation(labels, args.csv, args.reviewer)
+        print(f"{counts['rows']} rows: {counts['rated']} labels by {args.reviewer.strip()} recorded in "
+              f"{labels.root / 'validation' / 'human.jsonl'}, {counts['blank']} blank; the round's labels unchanged")
+        return 0
     return _import_summary(import_review(labels, args.csv, args.reviewer), labels, "labels", "round")
 
 
@@ -278,6 +304,10 @@ def add_relevance_pool_parser(subparsers):
     p.add_argument("--release", type=Path, help="release folder: passages from <track>/<domain>/documents.jsonl")
     p.add_argument("--documents", type=Path, action="append", default=[], help="a documents.jsonl to take texts from (repeatable)")
     p.add_argument("--depth", type=int, default=10, help="pool depth (default 10, the diagnostics' cutoff)")
+    p.add_argument("--known-relevant", type=int, default=0, metavar="K",
+                   help="add K pairs per sub-track that the official qrels judge relevant, drawn with --seed, to be "
+                   "labelled like the others (the blind validation's recall check; default 0)")
+    p.add_argument("--seed", type=int, default=SAMPLE_SEED, help=f"the known-relevant pairs' seed (default {SAMPLE_SEED})")
     p.add_argument("--out", type=Path, required=True, help="pool file to write (JSONL)")
     p.set_defaults(func=cmd_relevance_pool)
     return p
@@ -309,7 +339,8 @@ def _relevance_pool(args, work: Path) -> int:
         return [s.path for s in selection.kept if s.problem is None]
 
     phase = phase_runs(lb.find_subtracks(args.ref), args.submissions, runs_of)
-    result = pool_round(phase, labels, depth=args.depth, release=args.release, documents=args.documents)
+    result = pool_round(phase, labels, depth=args.depth, release=args.release, documents=args.documents,
+                        known_relevant=args.known_relevant, seed=args.seed)
     write_pool(args.out, result.records)
     if selections:
         selection_file = args.out.with_name(args.out.name + ".selection.json")
@@ -323,7 +354,8 @@ def _relevance_pool(args, work: Path) -> int:
         print(
             f"{sub}: {len(part['runs'])} runs, {part['pairs']} distinct pairs in the top {s['depth']}: "
             f"{part['judged_by_qrels']} judged by the qrels, {part['already_labelled']} labelled by the round, "
-            f"{part['new']} to label"
+            f"{part['new']} to label" + (f", and {part['known_relevant']} known-relevant pairs" if part["known_relevant"]
+                                        else "")
         )
     text = f"{s['new']} pairs to label (one LLM call each) -> {args.out}"
     if s["new"] and not (args.release or args.documents):
@@ -355,15 +387,17 @@ def add_label_relevance_parser(subparsers):
 
 def cmd_label_relevance(args) -> int:
     config = load_judge_config(args.judge_config)
-    pool = read_pool(args.pool)
     labels = open_or_create_round(args.round_folder)
     report = _labelling("label-relevance", lambda: label_round(
-        labels, pool, config, cache_dir=args.judge_cache, retry_invalid=args.retry_invalid,
+        labels, args.pool, config, cache_dir=args.judge_cache, retry_invalid=args.retry_invalid,
         progress=not args.no_progress and sys.stderr.isatty(),
     ))
     if report.no_text:
         print(f"warning: {report.no_text} pairs have no passage or topic text; pool with --release to label them",
               file=sys.stderr)
+    if report.no_context:
+        print(f"warning: {report.no_context} pairs of the pool carry no context (conversation or time frame): a pool "
+              "made before relevance prompt version 2? Pool again so that the labeller sees it", file=sys.stderr)
     faults = [f"{f['query']} {f['doc_id']}: {f['status']}: {f['problem']}" for f in report.faults]
     print(f"round: {labels.qrels_path} (content hash {report.content_hash}; counts {json.dumps(labels.counts(), sort_keys=True)})")
     return _labelling_outcome(report, faults, report.no_text, "label-relevance", "labels")

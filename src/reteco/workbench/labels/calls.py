@@ -40,7 +40,7 @@ gets no label row at all, and the caller reports it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,13 +52,16 @@ from reteco.llm.calls import (
     CallsNotAvailable,
     CallStats,
     EndpointRefused,
+    StructuredReply,
     StructuredRequest,
     run_structured_calls,
+    stream_structured_calls,
 )
 from reteco.llm.compatibility import shape_request
 from reteco.llm.config import LLMConfig, Redactor, read_api_key
 
-__all__ = ["ERROR", "INVALID", "OK", "Answer", "Ask", "EndpointRefused", "NotAvailable", "chat_body", "run_asks"]
+__all__ = ["ERROR", "INVALID", "OK", "Answer", "Ask", "EndpointRefused", "NotAvailable", "chat_body", "run_asks",
+           "stream_asks"]
 
 NotAvailable = CallsNotAvailable  # no key, no usable endpoint, or the preflight refused: nothing was sent
 
@@ -127,11 +130,45 @@ def run_asks(
         unit="label", desc=f"label {config.model}", on_stats=on_stats,
     )
     redact = Redactor(read_api_key(config)[0])
-    answers = []
-    for r in replies:
-        label, rationale = r.value if r.status == OK else (None, r.detail)
-        answers.append(Answer(
-            r.status, label, (redact(rationale) or "") if r.status == OK else rationale, r.attempts, r.cached,
-            r.system_fingerprint, r.reported_model, r.request_hashes, r.call_ids,
-        ))
-    return answers
+    return [_answer(r, redact) for r in replies]
+
+
+def stream_asks(
+    asks: Iterable[tuple[Any, Ask]],
+    config: LLMConfig,
+    on_answer: Callable[[Any, Answer], None],
+    *,
+    total: int | None = None,
+    cache_dir: Path | None = None,
+    retry_invalid: bool = False,
+    progress: bool = True,
+    on_stats: Callable[[CallStats], None] | None = None,
+) -> None:
+    """``run_asks`` for a stream of ``(item, ask)``: each answer goes to ``on_answer(item,
+    answer)`` as it arrives (``reteco.llm.calls.stream_structured_calls``); only the asks in
+    flight are held."""
+    redact = Redactor(read_api_key(config)[0])
+    items: dict[int, Any] = {}
+
+    def requests():
+        for item, a in asks:
+            request = StructuredRequest(shape_request(a.body, config.response_format), a.parse, a.reask,
+                                        a.cache_version, label=a.key)
+            items[id(request)] = item
+            yield request
+
+    def reply(request: StructuredRequest, r: StructuredReply) -> None:
+        on_answer(items.pop(id(request)), _answer(r, redact))
+
+    stream_structured_calls(
+        requests(), config, reply, total=total, cache_dir=cache_dir, progress=progress, fresh=retry_invalid,
+        unit="label", desc=f"label {config.model}", on_stats=on_stats,
+    )
+
+
+def _answer(r: StructuredReply, redact: Redactor) -> Answer:
+    label, rationale = r.value if r.status == OK else (None, r.detail)
+    return Answer(
+        r.status, label, (redact(rationale) or "") if r.status == OK else rationale, r.attempts, r.cached,
+        r.system_fingerprint, r.reported_model, r.request_hashes, r.call_ids,
+    )

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -198,7 +198,11 @@ def write_pool(path: Path, records: list[dict]) -> None:
 
 def read_pool(path: Path) -> list[dict]:
     """A pool file; InputError (file, line) on a record that lacks what labelling needs."""
-    out = []
+    return list(iter_pool(path))
+
+
+def iter_pool(path: Path) -> Iterator[dict]:
+    """``read_pool``'s records one at a time (a relevance round's labelling streams its pool)."""
     for line, record in rel.iter_jsonl(Path(path)):
         for name in ("query", "doc_id"):
             if not isinstance(record.get(name), str) or not record[name]:
@@ -206,8 +210,7 @@ def read_pool(path: Path) -> list[dict]:
         if not isinstance(record.get("periods", []), list):
             raise InputError('"periods" must be a list', str(path), line)
         record["_line"] = line
-        out.append(record)
-    return out
+        yield record
 
 
 def fetch_passages(

@@ -1,6 +1,6 @@
 """Human review of frozen temporal labels through a CSV file (format ``reteco-temporal-review/1``).
 The reading of a reviewed file and its stale-row check (``read_review_rows``, ``stale_row``) serve
-the relevance round's review too (``relevance.import_review``).
+the relevance round's review too (``relevance_review.import_review``).
 
 ``reteco label-export`` writes one row per labelled (query, document) pair with its current
 verdict; a reviewer edits ``temporally_relevant`` (1 or 0) and ``covers`` (period ids

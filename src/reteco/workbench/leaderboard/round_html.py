@@ -51,7 +51,31 @@ def html_round(board: dict) -> str:
                    f"official rank interval: {e(moved_text)}.</p>")
     if section.get("absent_systems"):
         out.append(f"<p class='absent'>Without the round's figures: {e(', '.join(section['absent_systems']))}.</p>")
+    if section.get("validation"):
+        out.append(html_validation(section["validation"]))
     return "".join(out)
+
+
+def html_validation(validation: dict) -> str:
+    """One paragraph of the blind validation's figures (``round_validation``)."""
+    e = escape
+
+    def interval(figure: dict) -> str:
+        if figure.get("value") is None:
+            return figure.get("reason", figure.get("absent", "undefined"))
+        return f"{fixed(figure['value'])} [{fixed(figure.get('ci_low'))}, {fixed(figure.get('ci_high'))}]"
+
+    agreement, recall, ranks = validation["agreement"], validation["recall_known"], validation["rankings"]
+    parts = [f"{validation['items']['sample_rated']} of {validation['items']['sample']} sampled pairs rated blind"]
+    if "absent" not in agreement:
+        parts.append(f"weighted kappa 0-3 {interval(agreement['kappa_quadratic'])}, kappa at "
+                     f"{validation['threshold']}+ {interval(agreement['kappa_binary'])}")
+    if "absent" not in recall.get("llm", {"absent": ""}):
+        parts.append(f"the LLM's recall on {recall['llm']['pairs']} known-relevant pairs {interval(recall['llm'])}")
+    if "absent" not in ranks:
+        parts.append(f"systems by {ranks['figure']} under human vs LLM labels: tau-b {fixed(ranks['kendall_tau_b'])}, "
+                     f"tau_AP {fixed(ranks['tau_ap'])}")
+    return f"<p>Blind validation: {e('; '.join(parts))}.</p>"
 
 
 __all__ = ["html_round"]
