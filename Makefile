@@ -1,11 +1,12 @@
 # The project's two commands: `make score` and `make test`. Both set themselves up.
+# `make test-quick`: the suite without the tests marked slow (the inner loop).
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 BUILD ?= build
 
-.PHONY: setup score test bundle reference-data clean
+.PHONY: setup score test test-quick bundle reference-data clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "reteco needs Python 3.11 or newer")'
@@ -28,8 +29,16 @@ setup: $(STAMP) $(WORDNET)
 score: $(STAMP) $(WORDNET)
 	$(PY) -m reteco.commands.demo --build $(BUILD)
 
+# The whole suite, on TEST_WORKERS processes (pytest-xdist; TEST_WORKERS=0: one process, no
+# workers). test-quick, the inner loop, leaves out the tests marked slow (pyproject's markers:
+# child interpreters, simulated Codabench workers, kills, real deadlines, stress loops).
+TEST_WORKERS ?= 2
+
 test: $(STAMP) $(WORDNET)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+
+test-quick: $(STAMP) $(WORDNET)
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not slow"
 
 # The Codabench bundles in dist/, each checked by `check-bundle` (the unpacker's rules and a
 # simulated compute worker scoring every solution). The default layout, per-subtrack, builds one

@@ -9,6 +9,7 @@ are in its conftest.py; a module's fixture of the same name wins over these.
 from __future__ import annotations
 
 import dataclasses
+import os
 from pathlib import Path
 
 import pytest
@@ -94,3 +95,14 @@ def slow_random_server_fixture(slow_judge_server):
     from support.shared_cache import random_judge
 
     return slow_judge_server(0.1, random_judge)
+
+
+# ranx, against which tests/api/test_other_tools_page.py checks every figure the Other tools page
+# calls equal, is numba code: it runs here as the Python it is written in, not compiled. Its
+# figures are the same (compared to 1e-9), its compilation is not what the test checks, and it
+# cost minutes per test process: its typed containers compile anew in every process (numba caches
+# none of that: 118 s to build one Qrels and one Run at load 7 on 2 cores, its functions' compiled
+# cache already warm; 9 s in all without the compiler, its import included). Nothing else the
+# tests run calls numba code (ppi-python's mean functions are numpy). NUMBA_DISABLE_JIT=0 in the
+# environment runs ranx compiled.
+os.environ.setdefault("NUMBA_DISABLE_JIT", "1")

@@ -219,6 +219,7 @@ def organizers_folder_fixture(tmp_path):
         server.stop()
 
 
+@pytest.mark.slow
 def test_the_guide_runs_as_written(organizers_folder):
     folder, env, server = organizers_folder
     ran = []

@@ -97,6 +97,7 @@ def test_default_layout_is_one_competition_per_subtrack(built_all):
 
 
 @pytest.mark.parametrize("subtrack", SUBTRACK_IDS)
+@pytest.mark.slow
 def test_bundle_passes_the_check_and_every_solution_scores_in_the_simulated_worker(built_all, subtrack):
     bundles, options = built_all
     report = check_bundle(bundles[(subtrack,)].path, cache=options.cache)

@@ -104,6 +104,7 @@ def test_the_judged_bundle_carries_openai_and_the_phases_time_limit(judged_build
             assert ("judge/manifest.json" in ref.namelist()) is (phase.key in JUDGED)
 
 
+@pytest.mark.slow
 def test_with_loopback_network_every_judged_solution_gets_the_five_dimensions(judged_build, judge_server):
     bundles, root, _ = judged_build
     for sub, path in bundles.items():
@@ -119,6 +120,7 @@ def test_with_loopback_network_every_judged_solution_gets_the_five_dimensions(ju
         assert judge_server.all_chat_calls > before
 
 
+@pytest.mark.slow
 def test_without_network_the_judged_runs_score_the_rest_and_leak_nothing(judged_build):
     bundles, root, _ = judged_build
     report = check_bundle(bundles["2c"], cache=root / "cache")  # the default: no network at all
@@ -127,6 +129,7 @@ def test_without_network_the_judged_runs_score_the_rest_and_leak_nothing(judged_
         assert run["returncode"] == 0 and "ndcg_10" in run["keys"] and not set(JUDGE) & set(run["keys"])
 
 
+@pytest.mark.slow
 def test_without_network_the_judged_2b_runs_are_failed_not_ranked_and_said_so(judged_build):
     """2b ranks by the judge mean: where the judge cannot be reached, its judged phases' runs
     exit 4 (never ranked with an empty ranked column); check-bundle notes it and points to the
@@ -177,6 +180,7 @@ def test_check_bundle_refuses_a_judge_model_leaving_before_a_judged_phase_ends(j
                                    for n in notes)
 
 
+@pytest.mark.slow
 def test_a_server_that_stalls_past_the_deadline_leaves_the_judge_keys_absent_within_the_limit(judged_build, tmp_path):
     """A small limit: the server answers the preflight and 40 judgments, then holds every reply
     past the run's end; the run ends by itself before the limit, exit 4 (2b not ranked without

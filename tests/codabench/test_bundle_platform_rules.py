@@ -181,6 +181,7 @@ def test_a_1200_s_phase_fails_under_600_and_passes_with_time_limit_1200(slim, tm
     capsys.readouterr()
 
 
+@pytest.mark.slow
 def test_the_simulated_worker_gives_each_run_the_phase_effective_limit(built, tmp_path, monkeypatch):
     bundle, options = built
     given = []

@@ -64,6 +64,7 @@ def _scores_txt(path: Path) -> dict[str, float]:
     return out
 
 
+@pytest.mark.slow
 def test_v15_bundle_passes_the_check_and_its_solutions_score_in_the_simulated_v15_worker(v15):
     path, options = v15
     report = check_bundle(path, cache=options.cache)
@@ -92,6 +93,7 @@ def test_v15_yaml_has_the_schema_v15_reads(v15):
         assert command.split(" ")[:4] == ["python3", "$program/score.py", "$input", "$output"]
 
 
+@pytest.mark.slow
 def test_scores_txt_equals_scores_json_in_a_v15_worker_layout(v15, tmp_path):
     """The v1.5 worker's run, done by hand: the program's metadata command with the worker's
     variables replaced, from the run folder; scores.txt holds exactly scores.json's figures."""
@@ -210,6 +212,7 @@ def test_a_yaml_member_before_competition_yaml_is_caught(v15_slim, tmp_path):
     assert any(e.startswith("[codalab-zip]") and "notes.yaml.txt" in e for e in _static(broken))
 
 
+@pytest.mark.slow
 def test_a_program_that_writes_no_scores_txt_fails_the_simulated_v15_worker(v15, tmp_path):
     """The Codabench command (no --scores-txt) in the v1.5 metadata: scores.json only, which v1.5 fails."""
     path, options = v15
@@ -225,6 +228,7 @@ def test_a_program_that_writes_no_scores_txt_fails_the_simulated_v15_worker(v15,
     assert len(errors) == 3, report.errors
 
 
+@pytest.mark.slow
 def test_a_phase_without_a_solution_is_an_error_of_the_simulation(v15, tmp_path):
     path, options = v15
     broken = tmp_path / "broken.zip"

@@ -73,6 +73,7 @@ def archived_turns(tmp_path: Path) -> int:
 
 
 @pytest.mark.parametrize("sub", ["2b", "2c"])
+@pytest.mark.slow
 def test_a_judged_phase_writes_the_five_dimensions_as_reteco_score_does(ref_root, tmp_path, server, capsys, sub):
     config = judge_yaml(tmp_path, server.base_url)
     input_dir = judged_input(tmp_path, ref_root, sub, config)
@@ -94,6 +95,7 @@ def test_a_judged_phase_writes_the_five_dimensions_as_reteco_score_does(ref_root
     assert_nothing_leaks(tmp_path, log, page, server.base_url)
 
 
+@pytest.mark.slow
 def test_the_archive_holds_every_request_reply_and_verdict_of_the_run(ref_root, tmp_path, server, capsys):
     config = judge_yaml(tmp_path, server.base_url)
     status, *_ = run(judged_input(tmp_path, ref_root, "2b", config), tmp_path, capsys)
@@ -147,6 +149,7 @@ def _stopped(tmp_path, ref_root, server, capsys, sub="2b", **settings):
     return scores, details, page, log, reason
 
 
+@pytest.mark.slow
 def test_a_401_ends_the_judging_with_a_reason_and_2c_keeps_its_retrieval_figures(ref_root, tmp_path, server, capsys):
     server.echo_auth = True  # hostile: the key sent comes back in every body
     server.preflight = lambda body: http_error(401, "Incorrect API key provided")
@@ -157,12 +160,14 @@ def test_a_401_ends_the_judging_with_a_reason_and_2c_keeps_its_retrieval_figures
     assert_nothing_leaks(tmp_path, log, page, server.base_url)
 
 
+@pytest.mark.slow
 def test_an_unreachable_endpoint_ends_the_judging_with_a_reason(ref_root, tmp_path, server, capsys):
     *_, page, log, reason = _stopped(tmp_path, ref_root, server, capsys, base_url="http://127.0.0.1:9/v1")
     assert "the judge's service could not be reached (0 of 51 answered turns" in reason
     assert_nothing_leaks(tmp_path, log, page, "http://127.0.0.1:9/v1")
 
 
+@pytest.mark.slow
 def test_a_429_storm_ends_the_judging_with_a_reason(ref_root, tmp_path, server, capsys):
     server.preflight = lambda body: rate_limited("0.05")
     *_, page, log, reason = _stopped(tmp_path, ref_root, server, capsys)
@@ -171,6 +176,7 @@ def test_a_429_storm_ends_the_judging_with_a_reason(ref_root, tmp_path, server, 
     assert_nothing_leaks(tmp_path, log, page, server.base_url)
 
 
+@pytest.mark.slow
 def test_a_rejected_parameter_ends_the_judging_with_a_reason(ref_root, tmp_path, server, capsys):
     server.preflight = lambda body: Reply(400, {"error": {"message": "Unsupported parameter: 'seed'", "param": "seed",
                                                           "type": "invalid_request_error", "code": "unsupported_parameter"}})
@@ -180,6 +186,7 @@ def test_a_rejected_parameter_ends_the_judging_with_a_reason(ref_root, tmp_path,
     assert_nothing_leaks(tmp_path, log, page, server.base_url)
 
 
+@pytest.mark.slow
 def test_the_call_budget_stops_the_judging_and_the_log_counts_the_calls(ref_root, tmp_path, server, capsys):
     scores, details, page, log, reason = _stopped(tmp_path, ref_root, server, capsys, max_calls_per_run=21, concurrency=1)
     # 21 requests: the preflight and 20 judgments, i.e. the first four turns on all five dimensions.
@@ -349,6 +356,7 @@ def test_phase_json_carries_the_effective_time_limit():
     (429, {"error": {"message": "quota", "code": "insufficient_quota"}}, "has no quota left for the organizers' account"),
     (503, {"error": {"message": "overloaded"}}, "kept failing (server errors)"),
 ])
+@pytest.mark.slow
 def test_each_refusal_of_the_service_has_its_words(ref_root, tmp_path, server, capsys, status, body, expected):
     server.preflight = lambda b: Reply(status, body)
     *_, page, log, reason = _stopped(tmp_path, ref_root, server, capsys)
@@ -356,6 +364,7 @@ def test_each_refusal_of_the_service_has_its_words(ref_root, tmp_path, server, c
     assert_nothing_leaks(tmp_path, log, page, server.base_url)
 
 
+@pytest.mark.slow
 def test_the_model_the_server_reports_reaches_the_log_and_page_escaped(ref_root, tmp_path, server, capsys):
     """A server reporting a model name with terminal escapes (clear screen, set title, bell): it
     was printed raw into the participant's log and page."""
@@ -382,6 +391,7 @@ def test_the_model_the_server_reports_reaches_the_log_and_page_escaped(ref_root,
     assert evil in details["generation"]["judge"]["provenance"]["reported_models"]
 
 
+@pytest.mark.slow
 def test_the_token_budget_stops_the_judging_with_its_own_reason(ref_root, tmp_path, server, capsys):
     scores, details, page, log, reason = _stopped(tmp_path, ref_root, server, capsys, max_tokens_per_run=6000,
                                                   concurrency=1)

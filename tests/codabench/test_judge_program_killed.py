@@ -66,6 +66,7 @@ def _rescore(tmp_path: Path, ref_root: Path, cache: Path):
                             progress=False)
 
 
+@pytest.mark.slow
 def test_killed_mid_judging_the_archive_keeps_what_was_paid_for(ref_root, tmp_path, slow_server, capsys):
     program = _start_program(tmp_path, ref_root, slow_server, concurrency=2)
     _wait_for(lambda: slow_server.chat_calls >= 12, "12 judgment requests")
@@ -90,6 +91,7 @@ def test_killed_mid_judging_the_archive_keeps_what_was_paid_for(ref_root, tmp_pa
     assert slow_server.chat_calls - paid <= run["judgments"] - held
 
 
+@pytest.mark.slow
 def test_killed_after_judging_the_rescore_pays_nothing(ref_root, tmp_path, fake_openai, capsys):
     program = _start_program(tmp_path, ref_root, fake_openai)
     for line in program.stdout:  # the program says what the judge did as soon as it is done

@@ -55,6 +55,7 @@ def slow_server(slow_judge_server):
 
 
 @pytest.mark.parametrize("sub", ["2b", "2c"])
+@pytest.mark.slow
 def test_the_largest_answers_are_scored_within_the_limit_with_a_slow_judge(ref_root, tmp_path, slow_server, sub):
     config = judge_yaml(tmp_path, slow_server.base_url, concurrency=4)
     input_dir = judged_input(tmp_path, ref_root, sub, config, limit=LIMIT_S)

@@ -17,6 +17,7 @@ import json
 import zipfile
 from pathlib import Path
 
+import pytest
 from support.judged_program import EVALUATION, judge_yaml, judged_input
 
 from reteco.workbench.codabench.bundle.leaderboards import columns
@@ -72,6 +73,7 @@ def score_2b(tmp_path: Path, ref_root: Path, name: str, base_url: str, *, answer
     }
 
 
+@pytest.mark.slow
 def test_an_unjudged_2b_run_never_ranks_above_a_judged_one(ref_root, tmp_path, server, capsys):
     assert SUBTRACKS["2b"].ranked == JUDGE_MEAN and SUBTRACKS["2b"].ranked_may_be_absent
     runs = [
@@ -97,6 +99,7 @@ def test_an_unjudged_2b_run_never_ranks_above_a_judged_one(ref_root, tmp_path, s
     assert [r["name"] for r in platform_leaderboard(as_before)][:2] == ["down", "budget"]
 
 
+@pytest.mark.slow
 def test_judge_submissions_judges_the_failed_run_from_the_bulk_download(ref_root, tmp_path, server, capsys):
     """The refused run is the team's last: the organizers' after-phase judging picks it up."""
     early = score_2b(tmp_path, ref_root, "early", server.base_url, answers=20)

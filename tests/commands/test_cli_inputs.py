@@ -402,6 +402,7 @@ def test_a_run_from_a_pipe_is_read_once_as_a_file(ref_2a, tmp_path, where, packi
     assert done.stdout.startswith(VALID if packing != "zip" else VALID.replace(b"stdin:", b"stdin:team/run.txt:"))
 
 
+@pytest.mark.slow
 def test_a_run_from_a_pipe_is_scored_like_the_file(ref_2a, tmp_path):
     run = tmp_path / "run.txt"
     run.write_bytes(RUN)
@@ -449,6 +450,7 @@ def test_stdin_over_the_size_limit_is_refused():
     assert caught.value.problems.lines()[0].startswith("stdin: error: larger than the limit of 99 bytes")
 
 
+@pytest.mark.slow
 def test_a_named_pipe_or_a_device_is_refused_at_once(ref_2a, tmp_path):
     fifo = tmp_path / "run.fifo"
     os.mkfifo(fifo)

@@ -58,6 +58,7 @@ time.sleep(float(sys.argv[2]))
 
 
 @pytest.mark.parametrize("which", ["leaderboard", "judge-submissions"])
+@pytest.mark.slow
 def test_a_write_lock_held_past_the_wait_limit_is_exit_1_naming_the_cache_and_holder(tmp_path, which):
     JudgeCache(tmp_path / "cache").close()
     holder = subprocess.Popen([sys.executable, "-c", _HOLD_WRITE_LOCK, str(tmp_path / "cache" / CACHE_FILE), "120"],
@@ -74,6 +75,7 @@ def test_a_write_lock_held_past_the_wait_limit_is_exit_1_naming_the_cache_and_ho
 
 
 @pytest.mark.parametrize("which", ["leaderboard", "judge-submissions"])
+@pytest.mark.slow
 def test_a_judgment_claimed_past_the_claim_wait_is_exit_1_naming_its_owner(tmp_path, slow_random_server, which):
     """Every judgment of the run is claimed by a live process elsewhere (its lease far ahead)."""
     command = _command(tmp_path, which, tmp_path / "cache")
@@ -95,6 +97,7 @@ def test_a_judgment_claimed_past_the_claim_wait_is_exit_1_naming_its_owner(tmp_p
 
 @pytest.mark.parametrize("which", ["leaderboard", "judge-submissions"])
 @pytest.mark.parametrize("damage", ["a file", "not sqlite"])
+@pytest.mark.slow
 def test_an_unreadable_judge_cache_is_exit_1_naming_the_option(tmp_path, which, damage):
     cache = tmp_path / "cache"
     if damage == "a file":

@@ -132,6 +132,7 @@ def test_golden_cases_report_a_judge_that_obeys_an_injection(endpoint, tmp_path,
     assert f"golden: {len(cases) - len(failed)}/{len(cases)} passed; failed: " in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_golden_cases_pass_for_a_judge_that_follows_the_rubric(endpoint, tmp_path):
     cases = load_golden_cases()
 

@@ -17,6 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from support.fake_openai_server import TEST_KEY
 from support.tiny_track2 import write_tiny_reference
 
@@ -49,6 +50,7 @@ def _score_2b(fake_openai, tmp_path: Path, **env: str) -> subprocess.CompletedPr
                    "--judge-config", str(_config(tmp_path, fake_openai.base_url)), **env)
 
 
+@pytest.mark.slow
 def test_score_says_the_judge_model_warning_once_with_its_prefix(fake_openai, tmp_path):
     done = _score_2b(fake_openai, tmp_path)
     assert done.returncode == 0, done.stderr
@@ -58,6 +60,7 @@ def test_score_says_the_judge_model_warning_once_with_its_prefix(fake_openai, tm
     assert "fake-judge (5)" in said[0]
 
 
+@pytest.mark.slow
 def test_judge_says_the_model_warning_once(fake_openai, tmp_path):
     items = tmp_path / "items.jsonl"
     item = JudgeItem("law/1_turn_1", "relevance", "question", "", "answer", (("d1", "text"),), "reference")
@@ -70,6 +73,7 @@ def test_judge_says_the_model_warning_once(fake_openai, tmp_path):
     assert said[0].startswith("WARNING: the judge's server reported another model"), said
 
 
+@pytest.mark.slow
 def test_with_reteco_debug_the_records_are_shown_named_and_marked(fake_openai, tmp_path):
     done = _score_2b(fake_openai, tmp_path, RETECO_DEBUG="1")
     assert done.returncode == 0, done.stderr
@@ -88,6 +92,7 @@ def test_main_leaves_the_logging_setup_as_it_found_it(capsys):
     capsys.readouterr()
 
 
+@pytest.mark.slow
 def test_leaderboards_worker_processes_print_no_bare_record_either(fake_openai, tmp_path):
     # --jobs 2 scores in spawned processes, which start without the command's logging setup.
     write_tiny_reference(tmp_path / "ref" / "2b", "2b")

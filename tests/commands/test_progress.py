@@ -25,6 +25,7 @@ def _reteco(*args) -> list[str]:
     return [sys.executable, "-m", "reteco", *map(str, args)]
 
 
+@pytest.mark.slow
 def test_prepare_shows_the_documents_read_on_a_terminal(release, tmp_path):
     code, out, terminal = run_on_a_terminal(_reteco("prepare", "--release", release, "--split", "dev", "--out", tmp_path / "a"))
     assert code == 0 and "prepared" in out
@@ -37,6 +38,7 @@ def test_prepare_shows_the_documents_read_on_a_terminal(release, tmp_path):
     assert piped.returncode == 0 and "documents:" not in piped.stderr and "%" not in piped.stderr
 
 
+@pytest.mark.slow
 def test_scoring_several_submissions_shows_a_bar_over_them_on_a_terminal(release, tmp_path):
     done = subprocess.run(_reteco("prepare", "--release", release, "--split", "dev", "--out", tmp_path / "ref",
                                   "--subtracks", "1a"), capture_output=True, check=False)

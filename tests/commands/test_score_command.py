@@ -95,10 +95,13 @@ def test_q_for_answers_prints_each_turns_text_metrics(ref, capsys):
     assert {t for k, t, _ in rows if k == "ndcg_10" and t != "all"} == turns
 
 
-def test_several_runs_print_one_comparison_table(ref, tmp_path, capsys):
-    broken = tmp_path / "broken.txt"
+def test_several_runs_print_one_comparison_table(ref, tmp_path, capsys, monkeypatch):
+    # Named as given, relative to the test's folder: a name over printable()'s limit would be cut
+    # in the table, and the temporary folder's path is longer under pytest-xdist (popen-gwN/).
+    monkeypatch.chdir(tmp_path)
+    broken = Path("broken.txt")
     broken.write_text("only three columns\n")
-    other = tmp_path / "other" / "run.txt"
+    other = Path("other") / "run.txt"
     other.parent.mkdir()
     # The sample's first half of each topic's ranking: a weaker run.
     kept = [line for line in (SAMPLES / "1a" / "run.txt").read_text().splitlines() if int(line.split()[3]) <= 5]

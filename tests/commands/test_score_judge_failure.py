@@ -58,6 +58,7 @@ def test_a_judge_config_without_a_key_is_exit_4_but_no_judge_asked_for_is_not(re
     assert "error:" not in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_the_scoring_program_keeps_exit_0_for_2c_and_refuses_2b_unranked(ref_root, rejecting_server, tmp_path, capsys):
     for subtrack, expected in (("2c", EXIT_OK), ("2b", EXIT_INCOMPLETE)):
         work = tmp_path / subtrack

@@ -86,6 +86,7 @@ def test_round_of_another_subtrack_is_exit_1_naming_the_file(ref, tmp_path, caps
     assert code == EXIT_INPUT and "foreign.qrels" in err and "Traceback" not in err and "some_doc" not in err
 
 
+@pytest.mark.slow
 def test_leaderboard_round_through_worker_processes(ref, tmp_path, capsys):
     """``reteco leaderboard --round`` with two scoring processes (spawned: the round's path
     travels in the options and each worker reads the labels itself), over two sub-tracks of

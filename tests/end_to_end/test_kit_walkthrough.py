@@ -129,6 +129,7 @@ def _bash(script: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedPr
                           capture_output=True, text=True, timeout=900, check=False)
 
 
+@pytest.mark.slow
 def test_install_puts_the_kits_reteco_and_wordnet_in_place(walked):
     kit, steps = walked
     assert (kit / ".venv" / "bin" / "reteco").is_file()

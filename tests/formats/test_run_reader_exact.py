@@ -231,6 +231,7 @@ def run_file(draw) -> bytes:
 
 @settings(max_examples=400, deadline=None)
 @given(run_file(), st.sampled_from(["default sizes", "tiny sizes", "small sizes"]))
+@pytest.mark.slow
 def test_every_path_reads_every_file_as_the_line_by_line_rules_do(data, size_name):
     sizes = {"default sizes": {}, "tiny sizes": dict(CHUNK_BYTES=37, REGION_BYTES=23, LONG_LINE=19, WINDOW_BYTES=5),
              "small sizes": dict(CHUNK_BYTES=300, REGION_BYTES=80, LONG_LINE=40, WINDOW_BYTES=16)}[size_name]

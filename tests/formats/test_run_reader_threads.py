@@ -65,6 +65,7 @@ CHILD = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_a_refusal_right_after_a_parse_exits_1_not_minus_6():
     # Ten children side by side; before the wait, one exit in eight (idle machine) to two in
     # three (loaded) aborted, as often as a parse returned with its bytes still held.

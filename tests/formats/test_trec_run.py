@@ -43,6 +43,7 @@ def cli(*args) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "reteco", *map(str, args)], capture_output=True, text=True)
 
 
+@pytest.mark.slow
 def test_valid_run_with_every_tolerated_quirk(tmp_path, ref_dir):
     run = tmp_path / "run.txt"
     run.write_bytes(
@@ -79,6 +80,7 @@ def test_valid_run_with_every_tolerated_quirk(tmp_path, ref_dir):
         (b"q1 Q0 neg2 1 1 t\n", "run.txt: error: none of the run's 1 topics is a topic of sub-track 2a"),
     ],
 )
+@pytest.mark.slow
 def test_bad_runs_fail_with_line_numbers_and_exit_1(tmp_path, ref_dir, content, expected):
     run = tmp_path / "run.txt"
     run.write_bytes(content)

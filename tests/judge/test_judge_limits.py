@@ -31,6 +31,7 @@ def slow_server(judge_config):
         server.stop()
 
 
+@pytest.mark.slow
 def test_no_request_starts_after_the_deadline_minus_the_margin(slow_server, tmp_path, monkeypatch):
     """The margin is the runner's rule, so it is checked on the runner's clock: the moment it
     commits to a request (``StructuredCaller._timeout``, called right after ``_limit`` let it go).

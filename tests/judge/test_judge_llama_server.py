@@ -48,6 +48,7 @@ ITEMS = [
 ]
 
 
+@pytest.mark.slow
 def test_reteco_judge_against_llama_server(llama_server, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("RETECO_LLAMA_KEY", TEST_KEY)
     config = tmp_path / "llama.yaml"

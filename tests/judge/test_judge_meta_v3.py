@@ -71,6 +71,7 @@ def meta_v3(meta_run):
     return lambda capsys, *extra: meta_run(capsys, "--golden-version", "3", *extra)
 
 
+@pytest.mark.slow
 def test_the_intended_grades_pass_with_every_tag_and_probe_reported(fake_openai, meta_v3, cases, capsys, tmp_path):
     fake_openai.judge = graded_judge(policy_table(cases, "intended"))
     code, report, err = meta_v3(capsys)
@@ -99,6 +100,7 @@ def test_the_intended_grades_pass_with_every_tag_and_probe_reported(fake_openai,
 
 
 @pytest.mark.parametrize("name", sorted(POLICIES))
+@pytest.mark.slow
 def test_each_failing_policy_exits_1_naming_the_dimension_and_tag(fake_openai, meta_v3, cases, capsys, name):
     fake_openai.judge = graded_judge(policy_table(cases, name))
     code, report, err = meta_v3(capsys)
@@ -107,6 +109,7 @@ def test_each_failing_policy_exits_1_naming_the_dimension_and_tag(fake_openai, m
     assert any(line.strip().startswith(POLICIES[name]) for line in err.splitlines()), err
 
 
+@pytest.mark.slow
 def test_an_unstable_judge_fails_the_rejudging_probe(fake_openai, meta_v3, cases, capsys):
     # The second verdict on a re-judged case differs: a server that answers each text the
     # intended grade the first time and one lower (or higher) the second.

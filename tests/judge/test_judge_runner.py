@@ -191,7 +191,10 @@ def test_a_crash_loses_only_the_calls_in_flight(tmp_path, monkeypatch):
     # The first 4 requests are answered at once; the 5th hangs until the process is dead.
     server.rules.append((lambda body: len(server.chat_requests) > 4, lambda body: hang_then_judge(hang, body)))
     cache_dir = tmp_path / "cache"
-    env = {**os.environ, "OPENAI_API_KEY": TEST_KEY, "PYTHONPATH": str(REPO_ROOT / "src")}
+    # The killed run's claim on its 5th judgment is waited out by the rerun until its lease ends:
+    # a 1 s lease instead of the default 60 s (no other process competes for the claims here).
+    env = {**os.environ, "OPENAI_API_KEY": TEST_KEY, "PYTHONPATH": str(REPO_ROOT / "src"),
+           "RETECO_JUDGE_CLAIM_LEASE_S": "1"}
     proc = subprocess.Popen([sys.executable, "-c", _CRASHING_RUN, server.base_url, str(cache_dir)], env=env)
     try:
         deadline = time.monotonic() + 60

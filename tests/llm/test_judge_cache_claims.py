@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 from support import shared_cache as shared
 from support.fake_openai_server import completion
 
@@ -52,6 +53,7 @@ def test_a_dead_owners_claim_expires_and_is_taken_over(tmp_path, monkeypatch):
         assert two.claim("k") == (CLAIMED, None)
 
 
+@pytest.mark.slow
 def test_two_retry_invalid_runs_pay_once_for_each_invalid_verdict(tmp_path, slow_random_server):
     items = shared.write_items(tmp_path / "items.jsonl", 8)
     slow_random_server.judge = lambda body: completion("no json")  # every verdict invalid

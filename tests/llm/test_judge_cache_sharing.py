@@ -42,6 +42,7 @@ def _judge_runs(tmp_path, server, count: int, cache, items) -> list[tuple[int, s
 
 
 @pytest.mark.parametrize("count", [2, 4])
+@pytest.mark.slow
 def test_judge_runs_on_one_cache_pay_each_judgment_once_and_agree_with_it(tmp_path, slow_random_server, count):
     items = write_items(tmp_path / "items.jsonl", ITEMS)
     for code, _, err in _judge_runs(tmp_path, slow_random_server, count, tmp_path / "cache", items):
@@ -54,6 +55,7 @@ def test_judge_runs_on_one_cache_pay_each_judgment_once_and_agree_with_it(tmp_pa
         assert outcome_lines(tmp_path / f"out{n}.jsonl") == held  # every output is the cache's verdict
 
 
+@pytest.mark.slow
 def test_an_import_during_runs_replaces_nothing_and_reports_its_conflicts(tmp_path, slow_random_server):
     items = write_items(tmp_path / "items.jsonl", ITEMS)
     (tmp_path / "platform").mkdir()
@@ -99,6 +101,7 @@ def _identical_submissions(tmp_path):
     return ref, lines
 
 
+@pytest.mark.slow
 def test_leaderboard_jobs_4_with_identical_submissions_pays_each_judgment_once(tmp_path, slow_random_server):
     ref, lines = _identical_submissions(tmp_path)
     folder = tmp_path / "subs"
@@ -118,6 +121,7 @@ def test_leaderboard_jobs_4_with_identical_submissions_pays_each_judgment_once(t
     assert len(rows) == 4 and len(judged) == 1 and "judge_mean" in rows[0]  # the identical teams' verdicts agree
 
 
+@pytest.mark.slow
 def test_two_judge_submissions_at_once_pay_each_judgment_once(tmp_path, slow_random_server):
     ref, lines = _identical_submissions(tmp_path)
     config = judge_config(tmp_path, slow_random_server.base_url)
@@ -150,6 +154,7 @@ with JudgeCache(Path(sys.argv[1])) as cache:
 """
 
 
+@pytest.mark.slow
 def test_many_processes_opening_a_new_cache_at_once_all_succeed(tmp_path):
     """The root of a flaky 'database is locked' at open: two processes setting up a new file
     race for its first write, and SQLite answers the loser at once, without its busy handler.

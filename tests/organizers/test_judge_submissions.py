@@ -129,6 +129,7 @@ def test_the_command_judges_each_teams_last_submission(ref_root, tmp_path, serve
     assert KEY not in markdown and KEY not in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_the_platforms_archive_makes_the_rescore_free(ref_root, tmp_path, server, capsys):
     """Judged on the platform, archived, imported: judging the bulk download afterwards makes
     no call, and its figures are the platform's to the last bit."""
@@ -199,6 +200,7 @@ def _score(reply) -> int:
     return json.loads(reply.body["choices"][0]["message"]["content"])["score"]
 
 
+@pytest.mark.slow
 def test_rejudging_with_another_seed_reports_agreement_and_pays_nothing_twice(ref_root, tmp_path, server, capsys):
     server.judge = _seeded_judge
     config = judge_yaml(tmp_path, server.base_url, seed=2027)

@@ -15,6 +15,7 @@ import time
 import zipfile
 from pathlib import Path
 
+import pytest
 from support.fake_openai_server import http_error
 from support.judged_program import judge_yaml
 from support.paths import REPO_ROOT, SAMPLES
@@ -56,6 +57,7 @@ def _batch_creations(server) -> int:
     return sum(1 for r in server.requests if r.method == "POST" and r.path == "/v1/batches")
 
 
+@pytest.mark.slow
 def test_the_phase_is_one_batch_and_a_killed_command_resumes_it_without_paying_twice(ref_root, tmp_path, server):
     config = judge_yaml(tmp_path, server.base_url, use_batch_api=True, batch_poll_interval_s=0.05)
     cache, out = tmp_path / "cache", tmp_path / "out"

@@ -394,6 +394,7 @@ def test_invalid_answers_are_left_unlabelled_then_reviewed_by_hand(phase, tmp_pa
     assert sha256_file(round_dir / "labels.jsonl") == before
 
 
+@pytest.mark.slow
 def test_a_killed_labelling_run_rerun_pays_only_for_what_it_lacks(phase, tmp_path, slow_judge_server, capsys,
                                                                    monkeypatch):
     """SIGKILL of a label-relevance child mid-run; the rerun replays what the child's cache holds."""
@@ -404,6 +405,9 @@ def test_a_killed_labelling_run_rerun_pays_only_for_what_it_lacks(phase, tmp_pat
     concurrency = 2
     config = judge_yaml(tmp_path, server.base_url, concurrency=concurrency)
     monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    # The killed child's claims (the requests in flight) are waited out by the rerun until their
+    # lease ends: 1 s instead of the default 60 s (the rerun starts after the kill: nothing competes).
+    monkeypatch.setenv("RETECO_JUDGE_CLAIM_LEASE_S", "1")
     env = dict(os.environ, PYTHONPATH=str(REPO_ROOT / "src"))
     child = subprocess.Popen([sys.executable, "-m", "reteco", *label_command(tmp_path, round_dir, config)],
                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -437,6 +441,7 @@ def test_a_killed_labelling_run_rerun_pays_only_for_what_it_lacks(phase, tmp_pat
 
 
 @needs_llama_server
+@pytest.mark.slow
 def test_the_round_against_a_real_llama_server(phase, tmp_path, monkeypatch, capsys):
     """label-relevance through llama.cpp's llama-server (random weights: its grammar-constrained
     decoding keeps every reply in the strict schema, so every pair gets a grade 0..3)."""

@@ -58,6 +58,7 @@ def _finish(writer: subprocess.Popen, stop: Path) -> int:
     return int(out)
 
 
+@pytest.mark.slow
 def test_a_reader_never_sees_an_append_halfway(tmp_path):
     root = tmp_path / "labels"
     TemporalLabels.create(root, PERIODS, "test", "created")

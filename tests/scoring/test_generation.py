@@ -457,6 +457,7 @@ def test_2c_without_answers_is_an_error(tmp_path):
     ]
 
 
+@pytest.mark.slow
 def test_cli_scores_2b_through_the_fake_server_and_then_from_the_cache(tmp_path, fake_openai):
     fake_openai.judge = scripted_judge
     ref = write_tiny_reference(tmp_path / "2b", "2b")
