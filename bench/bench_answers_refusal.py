@@ -26,9 +26,9 @@ from pathlib import Path
 
 from reteco.formats.answers import read_answers
 from reteco.formats.reference import Reference
+from reteco.problems import InputError, Problems
 from reteco.release.prepare import prepare_release
 from reteco.release.synthetic.release import write_synthetic_release
-from reteco.problems import InputError, Problems
 
 
 def files(reference: Reference, lines: int) -> dict[str, bytes]:

@@ -30,9 +30,9 @@ from pathlib import Path
 def outcomes_and_ratings(systems: int, units: int, n_turns: int, seed: int = 11):
     import numpy as np
 
+    from reteco.subtracks import DIMENSIONS, JUDGE_MEAN
     from reteco.workbench.leaderboard.human_corrected import HumanScores
     from reteco.workbench.leaderboard.standings import Entry
-    from reteco.subtracks import DIMENSIONS, JUDGE_MEAN
 
     rng = np.random.default_rng(seed)
     keys = [f"domain/{i // 5}_turn_{i % 5 + 1}" for i in range(units)]

@@ -50,9 +50,9 @@ from support.golden_turns import every_dimension, golden_turns
 from support.paths import SHARED
 
 from reteco.judge import load_judge_config, run_judge
-from reteco.workbench.judge_audit.estimate import estimate_judging
 from reteco.judge.prompts import load_prompt_set
 from reteco.llm.cache import CACHE_FILE
+from reteco.workbench.judge_audit.estimate import estimate_judging
 
 
 def free_port() -> int:

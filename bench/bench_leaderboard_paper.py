@@ -24,9 +24,9 @@ from pathlib import Path
 
 
 def build_and_write(subtrack: str, teams: int, runs: int, units: int, procedure: str, out: str, queue) -> None:
+    from reteco.workbench.leaderboard.plots import write_plots
     from reteco.workbench.leaderboard.standings import build_leaderboard
     from reteco.workbench.leaderboard.synthetic_outcomes import synthetic_outcomes
-    from reteco.workbench.leaderboard.plots import write_plots
     from reteco.workbench.leaderboard.tables import write_tables
 
     entries, outcomes, unit_keys = synthetic_outcomes(subtrack, teams, runs, units=units)
@@ -78,8 +78,8 @@ def main() -> int:
                         browser.screenshot(out / f"leaderboard-{width}px.png")
                         print(f"{subtrack} {procedure} {width} px: page {report.scroll_width} px wide", file=sys.stderr)
     systems = args.teams * args.runs
-    print(f"| sub-track | procedure | systems | units | resamples | statistics (s) | files (s) | peak RSS (MB) "
-          f"| significant pairs | warnings | HTML (KB) |")
+    print("| sub-track | procedure | systems | units | resamples | statistics (s) | files (s) | peak RSS (MB) "
+          "| significant pairs | warnings | HTML (KB) |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for subtrack, procedure, r in rows:
         print(f"| {subtrack} | {procedure} | {systems} | {args.units} | {r['resamples']} | {r['statistics']:.1f} "

@@ -51,13 +51,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from support.fake_openai_server import FakeOpenAI, Reply, fake_judge  # noqa: E402
 from support.paths import REPO_ROOT  # noqa: E402
 
-from reteco.workbench.codabench.bundle import competition as definition  # noqa: E402
 from reteco.codabench.program.judge_plan import CONTAINER_S  # noqa: E402
-from reteco.codabench.program.judge_setup import JUDGE_DIR, count_turns, load_for_bundle, write_judge_setup  # noqa: E402
+from reteco.codabench.program.judge_setup import JUDGE_DIR, load_for_bundle, write_judge_setup  # noqa: E402
 from reteco.formats.answers import MAX_ANSWER_CHARS, MAX_ANSWER_WORDS  # noqa: E402
 from reteco.formats.passages import create_passages  # noqa: E402
 from reteco.formats.reference import PASSAGES, TURNS, DocIdIndex, Judgment, Reference, Topic  # noqa: E402
 from reteco.subtracks import DIMENSIONS, JUDGE  # noqa: E402
+from reteco.workbench.codabench.bundle import competition as definition  # noqa: E402
 
 DOMAINS = ("biology", "drones", "earth_science")
 SENTENCE = "The motor's bearings are sealed and pre-greased at the factory, so no oil reaches the housing. "

@@ -23,7 +23,7 @@ import argparse
 import statistics
 
 import numpy as np
-from bench_statistics import traced_peak, timed
+from bench_statistics import timed, traced_peak
 
 from reteco.metrics.rank_agreement import system_rank_agreement
 from reteco.metrics.topic_stability import DEFAULT_SPLITS, topic_set_stability

@@ -19,8 +19,8 @@ from pathlib import Path, PurePosixPath
 import pytest
 from support.paths import REPO_ROOT as REPO
 
-from reteco.workbench.codabench.bundle import competition as definition
 from reteco.subtracks import SUBTRACKS
+from reteco.workbench.codabench.bundle import competition as definition
 
 README = REPO / "README.md"
 DOCS = REPO / "docs"

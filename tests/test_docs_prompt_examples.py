@@ -16,9 +16,9 @@ from support.paths import REPO_ROOT
 
 from reteco import subtracks
 from reteco.commands import main as reteco
-from reteco.workbench.commands.freeze_prompt import family
 from reteco.judge.config import JudgeConfig
 from reteco.judge.prompts import load_prompt_set
+from reteco.workbench.commands.freeze_prompt import family
 
 DOC = REPO_ROOT / "docs" / "development.md"
 _BLOCK = re.compile(r"^ *```(\w+)\n(.*?)^ *```", re.DOTALL | re.MULTILINE)

@@ -21,14 +21,13 @@ import yaml
 from support.bundle_edits import PYTHON, only_first_task, rewrite, zip_bytes
 from support.paths import REPO_ROOT
 
+from reteco.problems import InputError
+from reteco.subtracks import JUDGE, SUBTRACK_IDS, TEXT
+from reteco.subtracks import SUBTRACKS as ROWS
 from reteco.workbench.codabench.bundle import competition as definition
 from reteco.workbench.codabench.bundle import leaderboards
 from reteco.workbench.codabench.bundle.builder import BuildOptions, write_reference_data
 from reteco.workbench.codabench.check.check_bundle import check_bundle
-from reteco.problems import InputError
-from reteco.subtracks import SUBTRACK_IDS
-from reteco.subtracks import JUDGE, TEXT
-from reteco.subtracks import SUBTRACKS as ROWS
 
 KEYS = {s: row.keys for s, row in ROWS.items()}
 OPTIONAL = {k for row in ROWS.values() for k in row.optional_keys()}

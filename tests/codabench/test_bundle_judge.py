@@ -18,18 +18,18 @@ import pytest
 from support.bundle_edits import PYTHON, rewrite
 from support.fake_openai_server import FakeOpenAI, Reply, fake_judge
 
-from reteco.workbench.codabench.bundle import competition as definition
-from reteco.workbench.codabench.bundle import vendor
-from reteco.workbench.codabench.bundle.builder import BuildOptions, build
-from reteco.workbench.codabench.check import worker_simulation as worker
-from reteco.workbench.codabench.check.check_bundle import check_bundle
-from reteco.workbench.codabench.check.scoring_check import find_python
 from reteco.codabench.program import scoring_program
 from reteco.codabench.program.judge_setup import call_budget, count_turns, load_for_bundle, write_judge_setup
 from reteco.commands import main
 from reteco.llm.cache import ARCHIVE_FILE
 from reteco.problems import EXIT_INCOMPLETE, InputError
 from reteco.subtracks import JUDGE
+from reteco.workbench.codabench.bundle import competition as definition
+from reteco.workbench.codabench.bundle import vendor
+from reteco.workbench.codabench.bundle.builder import BuildOptions, build
+from reteco.workbench.codabench.check import worker_simulation as worker
+from reteco.workbench.codabench.check.check_bundle import check_bundle
+from reteco.workbench.codabench.check.scoring_check import find_python
 
 KEY = "sk-reteco-bundle-KEY-9b8a7c6d5e4f3021"
 JUDGED = ("evaluation", "post_evaluation")

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from support.paths import SAMPLES
 
-from reteco.workbench.codabench.bundle import competition as definition
 from reteco.codabench.program import scoring_program as codabench
 from reteco.outputs import results
 from reteco.scoring import generation
 from reteco.subtracks import JUDGE, SUBTRACKS
+from reteco.workbench.codabench.bundle import competition as definition
 
 KEYS = {s: row.keys for s, row in SUBTRACKS.items()}
 from reteco.formats.reference import Reference

@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 from support.wordnet_miniature import fake_sdist
 
-from reteco.workbench.codabench.bundle import builder
 from reteco.formats import wordnet as wordnet_files
-from reteco.formats.wordnet_map import MAP_FILE
 from reteco.formats import wordnet_setup as wd
+from reteco.formats.wordnet_map import MAP_FILE
+from reteco.workbench.codabench.bundle import builder
 
 
 @pytest.fixture

@@ -21,16 +21,16 @@ import yaml
 from support.bundle_edits import rewrite, zip_bytes
 from support.paths import REPO_ROOT, SAMPLES
 
+from reteco.codabench.program import scoring_program
+from reteco.outputs.scores import write_scores_txt
+from reteco.problems import InputError
+from reteco.subtracks import SUBTRACKS
 from reteco.workbench.codabench.bundle import codalab
 from reteco.workbench.codabench.bundle import competition as definition
 from reteco.workbench.codabench.bundle.builder import BuildOptions
 from reteco.workbench.codabench.bundle.page_markdown import render
 from reteco.workbench.codabench.check import codalab_worker
 from reteco.workbench.codabench.check.check_bundle import check_bundle
-from reteco.codabench.program import scoring_program
-from reteco.outputs.scores import write_scores_txt
-from reteco.problems import InputError
-from reteco.subtracks import SUBTRACKS
 
 SLIM = ("metadata", "score.py", "vendor/VENDOR.json")  # what the static pass reads of the program
 

@@ -15,9 +15,9 @@ from support.bundle_edits import rewrite
 from support.judged_program import EVALUATION
 from support.paths import SAMPLES
 
+from reteco.codabench.program import image, scoring_program
 from reteco.workbench.codabench.bundle import competition as definition
 from reteco.workbench.codabench.check.check_bundle import check_bundle
-from reteco.codabench.program import image, scoring_program
 
 DIGEST = "sha256:" + "0123456789abcdef" * 4
 

@@ -21,7 +21,6 @@ from support.fake_openai_server import Reply, http_error, rate_limited
 from support.judged_program import EVALUATION, KEY, POST_EVALUATION, judge_yaml, judged_input
 from support.paths import SAMPLES
 
-from reteco.workbench.codabench.bundle import competition as definition
 from reteco.codabench.program import judge_plan, scoring_program
 from reteco.codabench.program.judge_setup import (
     JUDGE_DIR,
@@ -37,6 +36,7 @@ from reteco.llm.cache import ARCHIVE_FILE
 from reteco.problems import EXIT_INCOMPLETE, InputError
 from reteco.scoring.submission import score_submission
 from reteco.subtracks import DIMENSIONS, JUDGE, JUDGE_MEAN, SUBTRACKS
+from reteco.workbench.codabench.bundle import competition as definition
 
 
 def run(input_dir: Path, tmp_path: Path, capsys) -> tuple[int, dict, dict, str, str]:

@@ -19,7 +19,7 @@ from support.judged_program import KEY, judge_yaml
 
 from reteco.codabench.program.judge_probe import BUNDLE_NAME, PROBE_FILE
 from reteco.commands import main
-from reteco.llm.model_retirement import KNOWN_SHUTDOWN_DATES, ask_model, as_date, retirement_warning
+from reteco.llm.model_retirement import KNOWN_SHUTDOWN_DATES, as_date, ask_model, retirement_warning
 
 EVALUATION_END = "2027-01-31 23:59:59"
 

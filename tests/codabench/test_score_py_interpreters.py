@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from support.paths import REPO_ROOT, SAMPLES
 
+from reteco.problems import EXIT_INTERNAL
 from reteco.release.prepare import prepare_release
 from reteco.release.synthetic.release import write_synthetic_release
-from reteco.problems import EXIT_INTERNAL
 
 RUNNING = f"{sys.version_info.major}.{sys.version_info.minor}"
 

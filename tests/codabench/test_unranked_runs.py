@@ -20,11 +20,11 @@ from pathlib import Path
 import pytest
 from support.judged_program import EVALUATION, judge_yaml, judged_input
 
-from reteco.workbench.codabench.bundle.leaderboards import columns
 from reteco.codabench.program import scoring_program
 from reteco.commands import main
 from reteco.problems import EXIT_INCOMPLETE, EXIT_OK
 from reteco.subtracks import JUDGE_MEAN, SUBTRACKS
+from reteco.workbench.codabench.bundle.leaderboards import columns
 
 DEVELOPMENT = "development"
 

@@ -8,10 +8,10 @@ import json
 import pytest
 from support.fake_openai_server import TEST_KEY, http_error, judgment, user_text
 
-from reteco.workbench.commands.judge import add_judge_parser
 from reteco.judge import JudgeItem, item_to_json
-from reteco.workbench.judge_audit.golden import load_golden_cases
 from reteco.problems import InputError
+from reteco.workbench.commands.judge import add_judge_parser
+from reteco.workbench.judge_audit.golden import load_golden_cases
 
 
 def reteco_judge(*argv: str) -> int:

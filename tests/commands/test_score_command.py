@@ -14,9 +14,9 @@ from support.paths import SAMPLES
 
 from reteco.commands import main
 from reteco.formats.reference import Reference
+from reteco.problems import EXIT_INPUT, EXIT_USAGE
 from reteco.release.prepare import prepare_release
 from reteco.release.synthetic.release import write_synthetic_release
-from reteco.problems import EXIT_INPUT, EXIT_USAGE
 from reteco.scoring.submission import score_submission
 
 

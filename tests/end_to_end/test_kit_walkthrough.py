@@ -33,8 +33,8 @@ from pathlib import Path
 import pytest
 from support.paths import REPO_ROOT, SAMPLES
 
-from reteco.workbench.codabench.bundle.builder import _starting_kit
 from reteco.formats.wordnet import default_wordnet_dir, installed
+from reteco.workbench.codabench.bundle.builder import _starting_kit
 
 KIT_README = REPO_ROOT / "starting_kit" / "README.md"
 WALKED = ("1.", "3.", "4.")  # the README's sections walked, by their number

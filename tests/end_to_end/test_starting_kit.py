@@ -14,12 +14,12 @@ import pytest
 from support.paths import REPO_ROOT, SHARED_SAMPLE
 from support.terminal import run_on_a_terminal
 
-from reteco.workbench.codabench.bundle.input_data import write_input_data
 from reteco.formats import release as rel
 from reteco.formats.reference import Reference
 from reteco.release.prepare import prepare_release
 from reteco.release.synthetic.release import write_synthetic_release
 from reteco.scoring.submission import score_submission, validate_submission
+from reteco.workbench.codabench.bundle.input_data import write_input_data
 
 KIT = REPO_ROOT / "starting_kit"
 SUBTRACKS = ("1a", "1b", "2a", "2b", "2c")

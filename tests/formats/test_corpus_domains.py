@@ -13,9 +13,9 @@ from support.paths import SAMPLES, SHARED_SAMPLE
 from reteco.formats import release as rel
 from reteco.formats.phase_record import local_phase
 from reteco.formats.reference import Reference, ReferenceDataError
+from reteco.outputs.results import write_results
 from reteco.release.prepare import prepare_release
 from reteco.release.synthetic.release import write_synthetic_release
-from reteco.outputs.results import write_results
 from reteco.scoring.submission import score_submission
 
 # ---------------------------------------------------------------------------------------------

@@ -25,9 +25,9 @@ from reteco.formats.qrels import benchmark_reference
 from reteco.formats.reference import Judgment, Reference, Topic
 from reteco.formats.temporal_labels import LABELS_DIR, LabelRow, TemporalLabels
 from reteco.formats.temporal_periods import PERIODS_FILE, read_periods
+from reteco.problems import InputError
 from reteco.release.prepare import prepare_release
 from reteco.release.synthetic.release import write_synthetic_release
-from reteco.problems import InputError
 from reteco.scoring.retrieval import score_run
 
 # ---------------------------------------------------------------------------------------------

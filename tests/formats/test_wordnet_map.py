@@ -20,10 +20,10 @@ from support.wordnet_miniature import fake_sdist
 
 from reteco.formats import wordnet as wordnet_files
 from reteco.formats import wordnet_map
+from reteco.formats import wordnet_setup as wd
 from reteco.formats.answers import read_answers
 from reteco.formats.reference import Reference
 from reteco.formats.turns import read_turns
-from reteco.formats import wordnet_setup as wd
 from reteco.scoring.submission import score_submission
 
 FOLDER = wordnet_files.default_wordnet_dir()

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from reteco.workbench.commands.judge_meta import add_judge_meta_parser
 from reteco.judge import load_judge_config
+from reteco.workbench.commands.judge_meta import add_judge_meta_parser
 
 KEY_ENV = "RETECO_TEST_JUDGE_META_KEY"
 

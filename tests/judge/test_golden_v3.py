@@ -15,7 +15,15 @@ import yaml
 
 from reteco.judge import JudgeItem
 from reteco.workbench.judge_audit.golden import CONTRAST_TAGS, GoldenCase, golden_dir, load_golden_set, read_golden_series
-from reteco.workbench.judge_audit.meta_contrasts import REJUDGED, REORDERED, Probe, load_contrast_thresholds, probe_figures, probe_items, tag_figures
+from reteco.workbench.judge_audit.meta_contrasts import (
+    REJUDGED,
+    REORDERED,
+    Probe,
+    load_contrast_thresholds,
+    probe_figures,
+    probe_items,
+    tag_figures,
+)
 from reteco.workbench.judge_audit.meta_evaluation import load_thresholds
 from reteco.workbench.judge_audit.simulated_judges import gate_result, simulated_judges
 

@@ -10,12 +10,7 @@ import random
 import yaml
 
 from reteco.judge.prompts import load_prompt_set
-from reteco.workbench.judge_audit.golden import (
-    THRESHOLDS_FILE,
-    golden_dir,
-    golden_prompt_version,
-    load_golden_set,
-)
+from reteco.workbench.judge_audit.golden import THRESHOLDS_FILE, golden_dir, golden_prompt_version, load_golden_set
 from reteco.workbench.judge_audit.golden_templates import TOPICS, build
 from reteco.workbench.judge_audit.meta_contrasts import load_contrast_thresholds
 from reteco.workbench.judge_audit.meta_evaluation import load_thresholds

@@ -10,8 +10,8 @@ from support.fake_openai_server import TEST_KEY
 
 from reteco.judge import JudgeItem, JudgeNotAvailable, default_cache_dir, judge_available, load_judge_config, run_judge
 from reteco.judge.config import PACKAGED_CONFIG, PLAN_GPT4O_CONFIG
-from reteco.llm.model_retirement import known_shutdown
 from reteco.llm.config import Redactor, public_url
+from reteco.llm.model_retirement import known_shutdown
 from reteco.problems import InputError
 
 EXAMPLE = PACKAGED_CONFIG.parent / "open-weights.example.yaml"

@@ -20,11 +20,11 @@ from reteco.judge import JudgeItem, item_from_json, load_judge_config
 from reteco.judge.items import validate_items
 from reteco.judge.prompts import PACKAGED_PROMPTS, load_prompt_set
 from reteco.llm.prompt_files import PromptIntegrityError, read_manifest
-from reteco.workbench.leaderboard.standings import figure_intervals, generation_figure_units, judge_mean_per_turn
 from reteco.outputs.page_sections import judge_section
 from reteco.scoring.generation import score_generation
 from reteco.scoring.judge_run import JudgeOptions, judge_items
 from reteco.subtracks import DIMENSION_KEYS, DIMENSIONS, JUDGE, JUDGE_MEAN, KEYS, judged_dimensions
+from reteco.workbench.leaderboard.standings import figure_intervals, generation_figure_units, judge_mean_per_turn
 
 SIX = (*DIMENSIONS, "timeliness")
 FOUR = ("correctness", "completeness", "coherence", "faithfulness")  # no relevance

@@ -15,10 +15,9 @@ from support.golden_turns import every_dimension, golden_turns
 
 from reteco.commands import main
 from reteco.judge import JudgeItem, item_to_json, run_judge
-from reteco.workbench.judge_audit.estimate import estimate_judging
 from reteco.judge.prompts import load_prompt_set
 from reteco.subtracks import DIMENSIONS
-
+from reteco.workbench.judge_audit.estimate import estimate_judging
 
 WORDS = "the passage states that answer covers bridge year opened because reference claims supported".split()
 

@@ -17,9 +17,9 @@ import pytest
 from support.fake_openai_server import TEST_KEY
 from support.llama_server import needs_llama_server, running_llama_server
 
-from reteco.workbench.commands.judge import add_judge_parser
 from reteco.judge import JudgeItem, item_to_json
 from reteco.llm.cache import CACHE_FILE
+from reteco.workbench.commands.judge import add_judge_parser
 
 ALIAS = "tiny-judge"
 

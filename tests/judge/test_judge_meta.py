@@ -15,10 +15,10 @@ import yaml
 from support.fake_openai_server import first_user_text, graded_judge, http_error, judgment
 
 from reteco.judge import DIMENSIONS, JudgeItem, JudgeOutcome, build_request, load_judge_config
-from reteco.workbench.judge_audit.golden import GoldenCase, golden_dir, load_golden_set, read_golden_series
-from reteco.workbench.judge_audit.meta_evaluation import Thresholds, load_thresholds, meta_evaluate, spearman
 from reteco.judge.prompts import injection_mark
 from reteco.problems import EXIT_INCOMPLETE, EXIT_INPUT, InputError
+from reteco.workbench.judge_audit.golden import GoldenCase, golden_dir, load_golden_set, read_golden_series
+from reteco.workbench.judge_audit.meta_evaluation import Thresholds, load_thresholds, meta_evaluate, spearman
 
 KEY_ENV = "RETECO_TEST_JUDGE_META_KEY"
 TEMPO = {"bitcoin", "economics", "genealogy", "history", "law", "politics", "travel"}

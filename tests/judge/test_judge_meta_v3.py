@@ -11,10 +11,10 @@ import pytest
 from support.fake_openai_server import first_user_text, graded_judge
 
 from reteco.judge import build_request, load_judge_config
+from reteco.problems import EXIT_INPUT, InputError
 from reteco.workbench.judge_audit.golden import load_golden_set
 from reteco.workbench.judge_audit.meta_contrasts import probe_items
 from reteco.workbench.judge_audit.simulated_judges import simulated_judges
-from reteco.problems import EXIT_INPUT, InputError
 
 # The fake judge answers from a table keyed by the request's first user message, built with the
 # packaged config's prompt version 3 (what the meta_run fixture gives golden set v3): under v3's

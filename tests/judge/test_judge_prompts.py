@@ -11,11 +11,11 @@ import pytest
 from support.paths import REPO_ROOT
 
 from reteco.judge import DIMENSIONS, JudgeItem, build_request, load_judge_config
-from reteco.workbench.judge_audit.golden import load_golden_cases
 from reteco.judge.config import PLAN_GPT4O_CONFIG
 from reteco.judge.prompts import PACKAGED_PROMPTS, freeze, injection_flag, load_prompt_set
 from reteco.llm.prompt_files import PromptIntegrityError, ReplyProblem
 from reteco.problems import InputError
+from reteco.workbench.judge_audit.golden import load_golden_cases
 
 PACKAGE = REPO_ROOT / "src" / "reteco"
 

@@ -21,9 +21,9 @@ from support.tiny_track2 import write_tiny_reference
 from reteco.commands import main
 from reteco.judge import DIMENSIONS, build_request, load_judge_config
 from reteco.judge.config import PACKAGED_CONFIG
-from reteco.workbench.judge_audit.golden import golden_dir, load_golden_set
 from reteco.outputs.scores import write_details
 from reteco.scoring.submission import score_submission
+from reteco.workbench.judge_audit.golden import golden_dir, load_golden_set
 
 KEY_ENV = "RETECO_TEST_JUDGE_REPORT_META_KEY"
 # The dimension checks of thresholds.yaml: figure in judge_meta.json -> threshold key.

@@ -11,8 +11,8 @@ import shutil
 import pytest
 
 from reteco.commands import main as reteco
-from reteco.workbench.commands.freeze_prompt import FAMILIES, family
 from reteco.llm.prompt_files import PromptIntegrityError, read_manifest
+from reteco.workbench.commands.freeze_prompt import FAMILIES, family
 
 VERSIONS = [(name, version) for name in FAMILIES for version in family(name).versions()]
 

@@ -16,16 +16,7 @@ import time
 import zipfile
 
 import pytest
-from support.shared_cache import (
-    cache_verdicts,
-    finish,
-    judge_config,
-    outcome_lines,
-    random_judge,
-    requests_per_body,
-    start_reteco,
-    write_items,
-)
+from support.shared_cache import cache_verdicts, finish, judge_config, outcome_lines, requests_per_body, start_reteco, write_items
 from support.tiny_track2 import write_tiny_reference
 
 from reteco.llm.cache import ARCHIVE_FILE, CACHE_FILE, JudgeCache

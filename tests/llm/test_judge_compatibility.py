@@ -22,10 +22,10 @@ from support.fake_openai_server import (
     judgment,
 )
 
-from reteco.workbench.commands.judge import add_judge_parser
 from reteco.judge import JudgeItem, build_request, item_to_json, load_judge_config, run_judge
 from reteco.llm.compatibility import PREFLIGHT_MESSAGE, SCHEMA_INTRO, rejected_parameter, setting_hint, shape_request
 from reteco.problems import InputError
+from reteco.workbench.commands.judge import add_judge_parser
 
 ITEMS = [JudgeItem(f"law/{i}_turn_1", d, f"question {i}", "", f"answer {i}", (("d1", "text"),), "ref")
          for i in range(4) for d in ("relevance", "faithfulness")]

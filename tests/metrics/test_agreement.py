@@ -21,8 +21,8 @@ from sklearn.metrics import cohen_kappa_score
 
 from reteco.formats.ratings import DIMENSIONS, Rating, Ratings, read_ratings
 from reteco.metrics.agreement import agreement, conversation_resamples, round_half_up
-from reteco.workbench.judge_audit.agreement_page import render
 from reteco.problems import InputError
+from reteco.workbench.judge_audit.agreement_page import render
 
 HEADER = "item_id,conversation_id,dimension,rater,score"
 

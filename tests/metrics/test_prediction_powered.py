@@ -108,13 +108,7 @@ def test_bad_arguments():
 from fractions import Fraction  # noqa: E402
 
 from reteco.metrics.ppi_coverage import SETTINGS, coverage  # noqa: E402
-from reteco.metrics.prediction_powered import (  # noqa: E402
-    MIN_RATED,
-    RatedSample,
-    paired_differences,
-    small_sample_means,
-    t_quantile,
-)
+from reteco.metrics.prediction_powered import MIN_RATED, RatedSample, paired_differences, small_sample_means, t_quantile  # noqa: E402
 
 
 def _rated(y, f, f_all, weights=None, rated=None):

@@ -14,13 +14,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from reteco.metrics.rank_agreement import (
-    conversation_draws,
-    interval_note,
-    kendall_tau_b,
-    system_rank_agreement,
-    tau_ap,
-)
+from reteco.metrics.rank_agreement import conversation_draws, interval_note, kendall_tau_b, system_rank_agreement, tau_ap
 
 
 def tau_ap_of_orders(reference: list[float], order: list[int]) -> Fraction:

@@ -9,6 +9,7 @@ import pytest
 from support.wordnet_miniature import LICENSE_LINES, data_file, fake_sdist
 
 from reteco.formats import wordnet as wordnet_files
+from reteco.formats import wordnet_setup as wd
 from reteco.metrics.text_overlap import (
     BertScoreConfig,
     bertscore_values,
@@ -18,7 +19,6 @@ from reteco.metrics.text_overlap import (
     rouge_l_f1,
     rouge_l_values,
 )
-from reteco.formats import wordnet_setup as wd
 
 # ---------------------------------------------------------------------------------------------
 # ROUGE-L

@@ -17,9 +17,8 @@ from support.judged_program import judge_yaml
 from support.paths import SAMPLES
 
 from reteco.commands import main
-from reteco.workbench.leaderboard import bulk_download as bd
-from reteco.workbench.leaderboard import judge_submissions as js
 from reteco.problems import InputError
+from reteco.workbench.leaderboard import bulk_download as bd
 
 ALICE = "15_alice_PhaseId4_2027-01-21_02-00_final.zip"
 BOB = "12_bob_PhaseId4_2027-01-20_03-00_bob.zip"

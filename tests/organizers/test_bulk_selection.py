@@ -286,9 +286,9 @@ def test_the_leaderboard_writes_the_runs_exact_figures(refs, tmp_path, capsys):
 
 def test_the_estimate_gives_the_money_range_and_the_hours_at_the_configs_concurrency(refs, tmp_path, capsys,
                                                                                      monkeypatch):
+    from reteco.judge import load_judge_config
     from reteco.workbench.judge_audit.estimate import LATENCY_S
     from reteco.workbench.judge_audit.judge_cost import estimate_phase
-    from reteco.judge import load_judge_config
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     config = judge_yaml(tmp_path, "http://127.0.0.1:9/v1", price_per_million=PRICES, concurrency=8)

@@ -21,15 +21,15 @@ from reteco.formats.ratings import read_item_key, read_ratings
 from reteco.formats.reference import Reference
 from reteco.judge import load_judge_config
 from reteco.judge.prompts import load_prompt_set
-from reteco.workbench.judge_audit.human_sample import allocate, read_systems, sample
+from reteco.problems import InputError
 from reteco.release.prepare import prepare_release
 from reteco.release.synthetic.release import write_synthetic_release
 from reteco.release.synthetic.sample_answers import write_sample_answers
 from reteco.release.synthetic.sample_runs import write_sample_runs
-from reteco.problems import InputError
 from reteco.scoring.generation import read_turns
 from reteco.scoring.submission import score_submission
 from reteco.subtracks import DIMENSIONS
+from reteco.workbench.judge_audit.human_sample import allocate, read_systems, sample
 
 
 @pytest.fixture(scope="module")

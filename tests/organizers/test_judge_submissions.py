@@ -22,10 +22,10 @@ from reteco.codabench.program import scoring_program
 from reteco.commands import main
 from reteco.formats.reference import Reference
 from reteco.judge import load_judge_config
-from reteco.workbench.leaderboard import bulk_download as bd
-from reteco.workbench.leaderboard import judge_submissions as js
 from reteco.scoring.submission import score_submission
 from reteco.subtracks import JUDGE, SUBTRACKS
+from reteco.workbench.leaderboard import bulk_download as bd
+from reteco.workbench.leaderboard import judge_submissions as js
 
 
 def test_a_bulk_name_gives_id_owner_phase_time_and_file():

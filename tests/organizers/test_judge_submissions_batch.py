@@ -22,9 +22,8 @@ from support.paths import REPO_ROOT, SAMPLES
 
 from reteco.commands import main
 from reteco.llm.cache import CACHE_FILE, JudgeCache
-from reteco.workbench.leaderboard import bulk_download as bd
-from reteco.workbench.leaderboard import judge_submissions as js
 from reteco.subtracks import JUDGE
+from reteco.workbench.leaderboard import bulk_download as bd
 
 
 def _zipped(lines: list[str]) -> bytes:

@@ -30,19 +30,19 @@ from support.tiny_track2 import TINY_TURNS, write_tiny_reference
 
 from reteco import __version__
 from reteco.commands import main
-from reteco.workbench.commands.leaderboard import TOPIC_SPLITS as COMMAND_DEFAULT
 from reteco.formats.reference import Reference
 from reteco.metrics.topic_stability import DEFAULT_SPLITS, topic_set_stability
-from reteco.workbench.leaderboard import standings as lb
+from reteco.problems import InputError
 from reteco.release.prepare import prepare_release
 from reteco.release.synthetic.release import write_synthetic_release
 from reteco.release.synthetic.sample_runs import write_sample_runs
-from reteco.workbench.leaderboard.plots import write_plots
-from reteco.workbench.leaderboard.latex import latex_escape, render_latex
-from reteco.workbench.leaderboard.tables import render_csv, render_html
-from reteco.problems import InputError
 from reteco.scoring.submission import score_submission
 from reteco.subtracks import DIMENSIONS, JUDGE_MEAN, KEYS, SUBTRACKS
+from reteco.workbench.commands.leaderboard import TOPIC_SPLITS as COMMAND_DEFAULT
+from reteco.workbench.leaderboard import standings as lb
+from reteco.workbench.leaderboard.latex import latex_escape, render_latex
+from reteco.workbench.leaderboard.plots import write_plots
+from reteco.workbench.leaderboard.tables import render_csv, render_html
 
 RESAMPLES = 4000
 SEED = 11

@@ -18,9 +18,9 @@ from support.paths import REPO_ROOT, SAMPLES, SHARED_SAMPLE
 from reteco.commands import main
 from reteco.formats import release as rel
 from reteco.formats.reference import Reference
+from reteco.problems import InputError
 from reteco.release.prepare import format_summary, prepare_release
 from reteco.release.synthetic.release import write_synthetic_release
-from reteco.problems import InputError
 from reteco.scoring.submission import score_submission
 
 # ---------------------------------------------------------------------------------------------

@@ -20,8 +20,8 @@ import pytest
 
 from reteco.formats.reference import Judgment, Reference, Topic
 from reteco.workbench.leaderboard import standings as lb
-from reteco.workbench.leaderboard.round_report import round_comparison
 from reteco.workbench.leaderboard.plots import write_plots
+from reteco.workbench.leaderboard.round_report import round_comparison
 from reteco.workbench.leaderboard.tables import render_html
 
 L2 = math.log2

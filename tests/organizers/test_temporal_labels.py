@@ -16,19 +16,12 @@ from reteco.formats.reference import Reference
 from reteco.formats.release import read_guidance
 from reteco.formats.temporal_labels import LABELS_DIR, LabelRow, TemporalLabels
 from reteco.formats.temporal_periods import PERIODS_FILE, Period, QueryPeriods, read_periods
+from reteco.problems import InputError
 from reteco.release.prepare import prepare_release
 from reteco.release.synthetic.release import write_synthetic_release
 from reteco.workbench.labels.pool import fetch_passages
-from reteco.workbench.labels.prompts import (
-    PACKAGED,
-    LabelInput,
-    PromptIntegrityError,
-    ReplyProblem,
-    freeze,
-    load_prompts,
-)
+from reteco.workbench.labels.prompts import PACKAGED, LabelInput, PromptIntegrityError, ReplyProblem, freeze, load_prompts
 from reteco.workbench.labels.review import export_csv, import_csv
-from reteco.problems import InputError
 
 PERIODS = [
     QueryPeriods("d/q1", "When did fees rise?", (Period("p1", "q1_step1", "fees in 2016"), Period("p2", "q1_step2", "fees in 2017")), ("2017",), True),

@@ -20,10 +20,10 @@ from reteco.commands import main
 from reteco.formats import temporal_labels
 from reteco.formats.temporal_labels import LABELS_DIR, LOCK_FILE, LabelRow, LabelsBusyError, TemporalLabels
 from reteco.formats.temporal_periods import PERIODS_FILE, Period, QueryPeriods, read_periods
-from reteco.workbench.leaderboard.standings import Entry, ScoringOptions, score_entries
 from reteco.release.prepare import prepare_release
 from reteco.release.synthetic.release import write_synthetic_release
 from reteco.release.synthetic.sample_runs import write_sample_runs
+from reteco.workbench.leaderboard.standings import Entry, ScoringOptions, score_entries
 
 PERIODS = [QueryPeriods("d/q1", "When?", (Period("p1", "q1_step1", "in 2016"),), ("2016",), True)]
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 import pytest
 from support.detailed_results_samples import judged_pages, scoring_program_pages
 
-from reteco.workbench.codabench.chromium import WIDTHS, find_chromium
 from reteco.subtracks import SUBTRACK_IDS
+from reteco.workbench.codabench.chromium import WIDTHS, find_chromium
 
 if find_chromium() is None:
     pytest.skip(

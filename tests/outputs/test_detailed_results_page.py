@@ -25,7 +25,7 @@ from reteco.formats.reference import Reference
 from reteco.outputs import charts, detailed_results, page_html, page_sections, results
 from reteco.outputs.charts import Bar, Point, bar_chart, depth_curve, number
 from reteco.scoring.submission import score_submission
-from reteco.subtracks import DIMENSIONS, SUBTRACK_IDS, JUDGE, JUDGE_MEAN, KEYS, SUBTRACKS
+from reteco.subtracks import DIMENSIONS, JUDGE, JUDGE_MEAN, KEYS, SUBTRACK_IDS, SUBTRACKS
 
 DEV = {"phase": "development", "name": "Development", "split": "dev", "per_topic": True}
 EVAL = {"phase": "evaluation", "name": "Evaluation", "split": "test", "per_topic": False}

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-from reteco.workbench.leaderboard import standings as lb
-from reteco.workbench.leaderboard.synthetic_outcomes import synthetic_outcomes
 from reteco.workbench.codabench.chromium import WIDTHS, find_chromium
+from reteco.workbench.leaderboard import standings as lb
 from reteco.workbench.leaderboard.plots import write_plots
+from reteco.workbench.leaderboard.synthetic_outcomes import synthetic_outcomes
 from reteco.workbench.leaderboard.tables import write_tables
 
 if find_chromium() is None:

@@ -17,8 +17,8 @@ import re
 
 import pytest
 
+from reteco.subtracks import SUBTRACKS
 from reteco.workbench.leaderboard import standings as lb
-from reteco.workbench.leaderboard.synthetic_outcomes import synthetic_outcomes
 from reteco.workbench.leaderboard.latex import (
     LONG_ROWS,
     SHORT_TITLES,
@@ -27,8 +27,8 @@ from reteco.workbench.leaderboard.latex import (
     render_latex,
     render_latex_appendix,
 )
+from reteco.workbench.leaderboard.synthetic_outcomes import synthetic_outcomes
 from reteco.workbench.leaderboard.tables import render_csv, render_html, render_pairs_csv
-from reteco.subtracks import SUBTRACKS
 
 UNITS = 18  # synthetic_outcomes' default: 1a's test queries, where Holm over all pairs cannot be significant
 

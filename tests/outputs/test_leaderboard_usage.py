@@ -7,10 +7,10 @@ from __future__ import annotations
 import csv
 import io
 
+from reteco.subtracks import JUDGE_MEAN
 from reteco.workbench.leaderboard import standings as lb
 from reteco.workbench.leaderboard.latex import render_latex
 from reteco.workbench.leaderboard.tables import render_csv, render_html
-from reteco.subtracks import JUDGE_MEAN
 
 
 def judged(mean: float, usage: dict | None) -> dict:

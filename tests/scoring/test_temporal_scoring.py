@@ -17,10 +17,10 @@ from reteco.formats.reference import Judgment, Reference, Topic
 from reteco.formats.temporal_labels import LABELS_DIR, LabelRow, TemporalLabels
 from reteco.formats.temporal_periods import PERIODS_FILE, Period, QueryPeriods, write_periods
 from reteco.formats.trec_run import read_trec_run
-from reteco.release.prepare import prepare_release
-from reteco.release.synthetic.release import write_synthetic_release
 from reteco.outputs.scores import check_finite
 from reteco.problems import InputError, Problems
+from reteco.release.prepare import prepare_release
+from reteco.release.synthetic.release import write_synthetic_release
 from reteco.scoring.retrieval import score_run
 from reteco.scoring.rules import apply_rules, per_topic_metrics
 from reteco.scoring.temporal import TemporalSource, temporal_diagnostics

@@ -18,15 +18,15 @@ import os
 import threading
 from pathlib import Path
 
-from reteco.workbench.codabench.bundle import competition
 from reteco.commands.demo import SAMPLES
-from reteco.workbench.commands.screenshots import PHASE_KEYS, SamplePage, build_pages
 from reteco.formats.reference import Reference
 from reteco.judge import load_judge_config
 from reteco.outputs import results
 from reteco.outputs.charts import number
 from reteco.scoring.submission import score_submission
 from reteco.subtracks import JUDGE_MEAN, SUBTRACKS
+from reteco.workbench.codabench.bundle import competition
+from reteco.workbench.commands.screenshots import PHASE_KEYS, SamplePage, build_pages
 from support.fake_openai_server import FakeOpenAI, asks_injection_flag, judgment, user_text
 
 KEY_ENV = "RETECO_TEST_PAGE_JUDGE_KEY"

@@ -10,8 +10,8 @@ from __future__ import annotations
 import dataclasses
 
 from reteco.judge import JudgeItem
-from reteco.workbench.judge_audit.golden import load_golden_set
 from reteco.subtracks import DIMENSIONS
+from reteco.workbench.judge_audit.golden import load_golden_set
 
 
 def golden_turns(subtrack: str) -> list[JudgeItem]:

@@ -9,8 +9,8 @@ import json
 import shutil
 from pathlib import Path
 
-from reteco.workbench.codabench.bundle import competition as definition
 from reteco.codabench.program.judge_setup import call_budget, count_turns, load_for_bundle, write_judge_setup
+from reteco.workbench.codabench.bundle import competition as definition
 from support.paths import SAMPLES
 
 KEY = "sk-reteco-in-program-KEY-5f3a9c0e7d21"  # recognisable, so a leak is easy to find

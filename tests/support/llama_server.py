@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from support.paths import SHARED
 
 LLAMA_CPP = SHARED / "tools" / "llama.cpp"

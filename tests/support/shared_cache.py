@@ -17,10 +17,9 @@ import uuid
 from collections import Counter
 from pathlib import Path
 
-from support.fake_openai_server import TEST_KEY, FakeOpenAI, Reply, judgment
-
 from reteco.judge import JudgeItem, item_to_json
 from reteco.llm.cache import CACHE_FILE, canonical_json
+from support.fake_openai_server import TEST_KEY, FakeOpenAI, Reply, judgment
 
 
 def random_judge(body: dict) -> Reply:

@@ -13,10 +13,10 @@ import sys
 from pathlib import Path
 
 from reteco.formats.reference import Reference
-from reteco.release.prepare import prepare_release
-from reteco.release.synthetic.release import write_synthetic_release
 from reteco.outputs.scores import write_details, write_scores
 from reteco.problems import InputError
+from reteco.release.prepare import prepare_release
+from reteco.release.synthetic.release import write_synthetic_release
 from reteco.scoring.submission import score_submission
 from reteco.subtracks import SUBTRACK_IDS
 

@@ -40,14 +40,7 @@ from typing import Any, ClassVar
 
 from reteco import __version__
 from reteco.formats.file_digest import MANIFEST_DIGEST, manifest_digest, sha256_file
-from reteco.formats.jsonl_records import (
-    atomic_write,
-    atomic_write_bytes,
-    dumps,
-    iter_jsonl,
-    optional_text,
-    string_field,
-)
+from reteco.formats.jsonl_records import atomic_write, atomic_write_bytes, dumps, iter_jsonl, optional_text, string_field
 from reteco.problems import InputError, ReferenceDataError
 
 try:  # advisory locking of a label folder while it changes; absent on Windows

@@ -36,12 +36,7 @@ from pathlib import Path
 
 from reteco.formats.file_digest import sha256_file
 from reteco.formats.jsonl_records import atomic_write, dumps, iter_jsonl, optional_text, string_field
-from reteco.formats.label_store import (
-    LabelStore,
-    check_common_fields,
-    common_row_fields,
-    row_json,
-)
+from reteco.formats.label_store import LabelStore, check_common_fields, common_row_fields, row_json
 from reteco.formats.relevance_round import MAX_LABEL
 from reteco.problems import InputError
 

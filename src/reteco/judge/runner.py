@@ -59,13 +59,7 @@ from reteco.judge.config import JudgeConfig, judge_available
 from reteco.judge.items import ERROR, INVALID, OK, JudgeItem, JudgeOutcome, validate_items, verdicts_usage
 from reteco.judge.provenance import judge_provenance, model_mismatch_warning
 from reteco.llm.cache import CLAIMED, JUDGED, CachedJudgment, JudgeCacheError, default_cache_dir, request_hash
-from reteco.llm.calls import (
-    DEADLINE_MARGIN_S,
-    CallStats,
-    StructuredCaller,
-    StructuredRequest,
-    run_coroutine,
-)
+from reteco.llm.calls import DEADLINE_MARGIN_S, CallStats, StructuredCaller, StructuredRequest, run_coroutine
 from reteco.llm.compatibility import shape_request
 from reteco.llm.usage import Prices, TokenUsage
 

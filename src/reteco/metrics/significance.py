@@ -42,9 +42,9 @@ This module is pure: no file, no message; bad arguments raise ``ValueError``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-import math
 from typing import NamedTuple
 
 import numpy as np

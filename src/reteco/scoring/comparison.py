@@ -17,13 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from reteco.formats.reference import Reference
-from reteco.metrics.significance import (
-    DEFAULT_ALPHA,
-    DEFAULT_CONFIDENCE,
-    DEFAULT_PROCEDURE,
-    DEFAULT_SEED,
-    compare_systems,
-)
+from reteco.metrics.significance import DEFAULT_ALPHA, DEFAULT_CONFIDENCE, DEFAULT_PROCEDURE, DEFAULT_SEED, compare_systems
 from reteco.problems import InputError
 
 

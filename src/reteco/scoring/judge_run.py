@@ -21,7 +21,6 @@ from reteco.problems import Problems
 from reteco.subtracks import DIMENSIONS, JUDGE_MEAN
 
 
-
 @dataclass(frozen=True)
 class JudgeOptions:
     """How generation scoring runs the LLM judge: one object from ``score_submission`` through

@@ -15,8 +15,8 @@ from reteco.formats.reference import Reference
 from reteco.formats.relevance_round import RelevanceRound
 from reteco.formats.trec_run import RunTable, read_trec_run
 from reteco.metrics import measure_table
-from reteco.metrics.ranking import stance_recall_at_k
 from reteco.metrics.measure_strings import Measure
+from reteco.metrics.ranking import stance_recall_at_k
 from reteco.metrics.trec_eval_engine import trec_eval_per_topic
 from reteco.problems import Problems
 from reteco.scoring.aggregate import summarize

@@ -75,7 +75,6 @@ from reteco.codabench.program.judge_plan import Startup, measure_startup, plan_j
 from reteco.problems import EXIT_INCOMPLETE, EXIT_INPUT, EXIT_OK, EXIT_USAGE, InputError, internal_error
 from reteco.subtracks import KEYS, SUBTRACKS
 
-
 # CodaLab Competitions v1.5 passes the same INPUT (ref/, res/) and OUTPUT folders as Codabench,
 # so the paths cannot tell the platforms apart: the v1.5 bundle's ``metadata`` command adds this
 # flag (reteco.workbench.codabench.bundle.codalab), and its worker fails a run without scores.txt.

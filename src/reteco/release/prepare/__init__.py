@@ -38,13 +38,12 @@ from typing import Iterable
 
 from reteco import __version__
 from reteco.formats import release as rel
+from reteco.problems import InputError, Problems
 from reteco.release.prepare.drafts import CollectedTrack
 from reteco.release.prepare.staging import PrepareContext, check_destination
 from reteco.release.prepare.track1 import build_track1, collect_track1
 from reteco.release.prepare.track2 import build_track2, collect_track2
-from reteco.problems import InputError, Problems
-from reteco.subtracks import SUBTRACK_IDS
-from reteco.subtracks import of_track
+from reteco.subtracks import SUBTRACK_IDS, of_track
 
 
 def prepare_release(

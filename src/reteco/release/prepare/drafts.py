@@ -21,8 +21,8 @@ from reteco.formats import release as rel
 from reteco.formats.corpus_index import DocIdIndex, DuplicateCycle, DuplicateMap, resolve_chains
 from reteco.formats.reference import Judgment, Topic
 from reteco.formats.topic_ids import topic_key
-from reteco.release.prepare.staging import PrepareContext
 from reteco.problems import InputError, quoted
+from reteco.release.prepare.staging import PrepareContext
 from reteco.scoring.retrieval import corpus_relevance_warning
 from reteco.subtracks import subtrack
 

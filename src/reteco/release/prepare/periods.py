@@ -12,9 +12,9 @@ from reteco.formats.reference import Topic
 from reteco.formats.temporal_labels import LABEL_PERIODS, LABEL_ROWS, LABELS_DIR, LABELS_MANIFEST, TemporalLabels
 from reteco.formats.temporal_periods import GRANULARITIES, PERIODS_FILE, PERIODS_FORMAT, Period, QueryPeriods, write_periods
 from reteco.formats.topic_ids import topic_key
+from reteco.problems import InputError
 from reteco.release.prepare.drafts import IdMapper, TemporalDrafts, TopicDraft, TopicSet
 from reteco.release.prepare.staging import PrepareContext
-from reteco.problems import InputError
 from reteco.subtracks import of_track
 
 

@@ -12,6 +12,7 @@ from reteco.formats import release as rel
 from reteco.formats.corpus_index import DocIdIndex
 from reteco.formats.reference import Reference
 from reteco.formats.topic_ids import topic_key
+from reteco.problems import InputError
 from reteco.release.prepare.drafts import (
     CollectedTrack,
     DuplicateMaps,
@@ -34,7 +35,6 @@ from reteco.release.prepare.drafts import (
 )
 from reteco.release.prepare.periods import flat_guidance, frozen_labels, release_guidance, temporal_periods, write_temporal
 from reteco.release.prepare.staging import PrepareContext, install, staging_folder
-from reteco.problems import InputError
 from reteco.subtracks import of_track
 
 

@@ -14,6 +14,7 @@ from reteco.formats.passages import BATCH_ROWS, count_rows, create_passages, sub
 from reteco.formats.reference import PASSAGES, TURNS, Reference
 from reteco.formats.topic_ids import topic_key, turn_topic_id
 from reteco.formats.turns import write_turns
+from reteco.problems import InputError
 from reteco.release.prepare.drafts import (
     CollectedTrack,
     DuplicateMaps,
@@ -35,7 +36,6 @@ from reteco.release.prepare.drafts import (
     warn_stats,
 )
 from reteco.release.prepare.staging import PrepareContext, install, staging_folder
-from reteco.problems import InputError
 from reteco.subtracks import of_track
 
 

@@ -6,16 +6,15 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from reteco.workbench.codabench.bundle import codalab
-from reteco.workbench.codabench.bundle import competition as definition
-from reteco.workbench.codabench.bundle import vendor
-from reteco.workbench.codabench.bundle.builder import BuildOptions, build, write_reference_data
-from reteco.workbench.codabench.check.check_bundle import add_time_limit_argument, check_bundle, print_report
-from reteco.workbench.codabench.check.upload_storage import megabytes
 from reteco.codabench.program import image
 from reteco.commands.judge_options import add_judge_config_option
 from reteco.problems import InputError
 from reteco.subtracks import SUBTRACK_IDS
+from reteco.workbench.codabench.bundle import codalab, vendor
+from reteco.workbench.codabench.bundle import competition as definition
+from reteco.workbench.codabench.bundle.builder import BuildOptions, build, write_reference_data
+from reteco.workbench.codabench.check.check_bundle import add_time_limit_argument, check_bundle, print_report
+from reteco.workbench.codabench.check.upload_storage import megabytes
 
 
 def add_parser(subparsers) -> None:

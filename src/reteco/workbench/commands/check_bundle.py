@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reteco.workbench.codabench.check.check_bundle import add_time_limit_argument, check_bundle, print_report
 from reteco.problems import InputError
+from reteco.workbench.codabench.check.check_bundle import add_time_limit_argument, check_bundle, print_report
 
 
 def add_parser(subparsers) -> None:

@@ -118,11 +118,11 @@ def cmd_human_sample(args) -> int:
 
 
 def _human_sample(args, stack) -> int:
-    from reteco.problems import UsageError
     from reteco.commands.output_folder import check_distinct_outputs, check_output_folder
     from reteco.formats.reference import Reference
     from reteco.judge.config import judge_available, load_judge_config
     from reteco.llm.usage import this_run_line
+    from reteco.problems import UsageError
     from reteco.workbench.judge_audit import human_sample as hs
     from reteco.workbench.judge_audit.annotator_guide import annotator_guide
     from reteco.workbench.leaderboard import bulk_download

@@ -137,9 +137,9 @@ def read_items(path: Path, dimensions=None) -> list:
 def cmd_judge(args) -> int:
     """Run the judge as the arguments say; see the module docstring."""
     from reteco.judge.config import load_judge_config
-    from reteco.workbench.judge_audit.golden import check_golden, golden_result_json, load_golden_cases
     from reteco.judge.items import outcome_to_json, summarize_outcomes
     from reteco.llm.cache import default_cache_dir
+    from reteco.workbench.judge_audit.golden import check_golden, golden_result_json, load_golden_cases
 
     if args.import_archive:
         return import_archives(args.import_archive, args.judge_cache or default_cache_dir())

@@ -51,10 +51,10 @@ def cmd_judge_compare(args) -> int:
     """Run ``reteco judge-compare``."""
     from reteco.judge.config import load_judge_config
     from reteco.llm.cache import default_cache_dir
+    from reteco.workbench.commands.judge import require_judge
     from reteco.workbench.judge_audit.golden import LATEST_GOLDEN, THRESHOLDS_FILE, golden_dir, load_golden_set
     from reteco.workbench.judge_audit.meta_contrasts import has_contrasts, load_contrast_thresholds
     from reteco.workbench.judge_audit.meta_evaluation import load_thresholds
-    from reteco.workbench.commands.judge import require_judge
 
     if args.turns < 1 or args.submissions < 1:
         raise InputError("--turns and --submissions must be at least 1", "command line")

@@ -34,9 +34,9 @@ import json
 import sys
 from pathlib import Path
 
-from reteco.workbench.commands.judge import judge_with_cache, require_judge
 from reteco.commands.judge_options import add_judge_cache_option, add_judge_config_option
 from reteco.problems import EXIT_INCOMPLETE, EXIT_INPUT, EXIT_OK, InputError
+from reteco.workbench.commands.judge import judge_with_cache, require_judge
 
 REPORT_JSON = "judge_meta.json"
 REPORT_MD = "judge_meta.md"
@@ -68,10 +68,16 @@ def add_judge_meta_parser(subparsers) -> argparse.ArgumentParser:
 def cmd_judge_meta(args) -> int:
     """Run the meta-evaluation as the arguments say; see the module docstring."""
     from reteco.judge.config import load_judge_config
-    from reteco.workbench.judge_audit.golden import LATEST_GOLDEN, THRESHOLDS_FILE, golden_dir, golden_prompt_version, load_golden_set
+    from reteco.llm.cache import default_cache_dir
+    from reteco.workbench.judge_audit.golden import (
+        LATEST_GOLDEN,
+        THRESHOLDS_FILE,
+        golden_dir,
+        golden_prompt_version,
+        load_golden_set,
+    )
     from reteco.workbench.judge_audit.meta_contrasts import has_contrasts, load_contrast_thresholds
     from reteco.workbench.judge_audit.meta_evaluation import format_figure, load_thresholds, report_markdown
-    from reteco.llm.cache import default_cache_dir
 
     version = args.golden_version if args.golden_version is not None else LATEST_GOLDEN
     if version < 2:

@@ -44,11 +44,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def cmd_judge_probe(args) -> int:
-    from reteco.workbench.codabench.bundle.competition import PHASES
-    from reteco.workbench.codabench.bundle.judge_probe_bundle import build_probe_bundle, probe_record
     from reteco.codabench.program.judge_probe import probe, report_lines
     from reteco.codabench.program.judge_setup import load_for_bundle
     from reteco.llm.model_retirement import SOURCE, known_shutdown, retirement_warning
+    from reteco.workbench.codabench.bundle.competition import PHASES
+    from reteco.workbench.codabench.bundle.judge_probe_bundle import build_probe_bundle, probe_record
 
     if args.judge_config is None:
         raise UsageError("--judge-config is required: the judge the competition will use")

@@ -55,12 +55,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from reteco.commands.judge_options import (
-    add_judge_cache_option,
-    add_judge_config_option,
-    check_judge_cache,
-    describe_judge_cache,
-)
+from reteco.commands.judge_options import add_judge_cache_option, add_judge_config_option, check_judge_cache, describe_judge_cache
 from reteco.commands.output_folder import check_output_folder
 from reteco.problems import EXIT_INCOMPLETE, EXIT_OK, InputError, UsageError, quoted
 

@@ -167,13 +167,13 @@ def cmd_leaderboard(args) -> int:
 
 def _leaderboard(args, work: Path) -> int:
     from reteco.formats.reference import MANIFEST, Reference
-    from reteco.workbench.leaderboard import bulk_download as bd
     from reteco.subtracks import SUBTRACKS
-    from reteco.workbench.leaderboard.judge_submissions import score_selection, scoring_check
-    from reteco.workbench.leaderboard.usage import run_text, run_usage
+    from reteco.workbench.leaderboard import bulk_download as bd
     from reteco.workbench.leaderboard import standings as lb
+    from reteco.workbench.leaderboard.judge_submissions import score_selection, scoring_check
     from reteco.workbench.leaderboard.plots import write_plots
     from reteco.workbench.leaderboard.tables import write_tables
+    from reteco.workbench.leaderboard.usage import run_text, run_usage
 
     check_output_folder(args.out, "--out")  # before any work
     subtracks = lb.find_subtracks(args.ref)

@@ -49,15 +49,15 @@ def build_pages(work: Path, samples: Path | None = None) -> list[SamplePage]:
 
     Also one refused submission (2a, a run that is not a TREC run), whose page has no headline.
     """
-    from reteco.workbench.codabench.bundle import competition
     from reteco.codabench.program import scoring_program
     from reteco.commands.demo import SAMPLES
     from reteco.formats.phase_record import PHASE_FILE
-    from reteco.release.prepare import prepare_release
-    from reteco.release.synthetic.release import write_synthetic_release
     from reteco.outputs.charts import number
     from reteco.outputs.results import DETAILED_RESULTS
-    from reteco.subtracks import SUBTRACK_IDS, JUDGE_MEAN, SUBTRACKS
+    from reteco.release.prepare import prepare_release
+    from reteco.release.synthetic.release import write_synthetic_release
+    from reteco.subtracks import JUDGE_MEAN, SUBTRACK_IDS, SUBTRACKS
+    from reteco.workbench.codabench.bundle import competition
 
     samples = Path(samples) if samples is not None else SAMPLES
     work = Path(work)

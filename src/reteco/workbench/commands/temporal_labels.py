@@ -19,7 +19,7 @@ from reteco.formats.relevance_labels import RelevanceLabels
 from reteco.formats.temporal_labels import LABELS_MANIFEST, TemporalLabels
 from reteco.judge import JudgeCacheError, load_judge_config
 from reteco.llm.usage import this_run_line
-from reteco.workbench.leaderboard import standings as lb
+from reteco.problems import EXIT_INCOMPLETE, EXIT_INPUT, InputError
 from reteco.workbench.labels.calls import NotAvailable
 from reteco.workbench.labels.label import label_pool, open_or_create_labels
 from reteco.workbench.labels.pool import check_track1, labels_folder, pool_runs, read_pool, write_pool
@@ -34,7 +34,7 @@ from reteco.workbench.labels.relevance_review import (
     import_validation,
 )
 from reteco.workbench.labels.review import export_csv, import_csv
-from reteco.problems import EXIT_INCOMPLETE, EXIT_INPUT, InputError
+from reteco.workbench.leaderboard import standings as lb
 
 
 def existing_labels(reference: Reference, labels: Path | None) -> TemporalLabels | None:

@@ -48,8 +48,8 @@ from typing import Any
 
 import yaml
 
-from reteco.workbench.judge_audit.golden import GoldenCase
 from reteco.judge.items import DIMENSIONS, JudgeItem
+from reteco.workbench.judge_audit.golden import GoldenCase
 
 REORDERED = "passage_order"
 REJUDGED = "rejudging"

@@ -46,8 +46,9 @@ from typing import Any
 
 import yaml
 
-from reteco.workbench.judge_audit.golden import GoldenCase
 from reteco.judge.items import DIMENSIONS, ERROR, INVALID, OK, JudgeOutcome
+from reteco.judge.prompts import injection_flag
+from reteco.workbench.judge_audit.golden import GoldenCase
 from reteco.workbench.judge_audit.meta_contrasts import (
     ContrastThresholds,
     Probe,
@@ -59,7 +60,6 @@ from reteco.workbench.judge_audit.meta_contrasts import (
     tag_injection_figures,
     threshold_failure,
 )
-from reteco.judge.prompts import injection_flag
 
 __all__ = ["DIMENSION_CHECKS", "INJECTION_CHECKS", "Thresholds", "format_figure", "load_thresholds", "meta_evaluate",
            "report_markdown", "spearman", "threshold_failure"]

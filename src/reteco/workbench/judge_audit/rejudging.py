@@ -34,9 +34,9 @@ from reteco.formats.reference import Reference
 from reteco.formats.turns import read_turns
 from reteco.metrics.agreement import DEFAULT_RESAMPLES, agreement
 from reteco.metrics.rank_agreement import figure_text
-from reteco.workbench.judge_audit.human_sample import judge_ratings, read_systems, sample
 from reteco.problems import InputError, UsageError
 from reteco.subtracks import DIMENSIONS
+from reteco.workbench.judge_audit.human_sample import judge_ratings, read_systems, sample
 
 DEFAULT_SHARE = 0.1
 KINDS = {"repeat": "rejudging", "second_judge": "second_judge"}

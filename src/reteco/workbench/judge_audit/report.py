@@ -18,15 +18,21 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import reteco.workbench.judge_audit.stability_report as stability_report
 from reteco.formats.ratings import judge_signature
+from reteco.judge.config import PACKAGED_CONFIG
+from reteco.judge.provenance import judge_provenance, model_mismatch_warning  # noqa: F401 - re-exported
 from reteco.metrics.ppi_coverage import SETTINGS, coverage
 from reteco.metrics.prediction_powered import MIN_RATED
-import reteco.workbench.judge_audit.stability_report as stability_report
-from reteco.judge.config import PACKAGED_CONFIG
-from reteco.workbench.judge_audit.golden import THRESHOLDS_FILE, golden_dir
-from reteco.workbench.judge_audit.meta_evaluation import DIMENSION_CHECKS, INJECTION_CHECKS, format_figure, load_thresholds, threshold_failure
-from reteco.judge.provenance import judge_provenance, model_mismatch_warning  # noqa: F401 - re-exported
 from reteco.problems import printable
+from reteco.workbench.judge_audit.golden import THRESHOLDS_FILE, golden_dir
+from reteco.workbench.judge_audit.meta_evaluation import (
+    DIMENSION_CHECKS,
+    INJECTION_CHECKS,
+    format_figure,
+    load_thresholds,
+    threshold_failure,
+)
 
 # --- the disclosure (reteco judge-report) -----------------------------------------------------
 

@@ -38,15 +38,23 @@ from __future__ import annotations
 
 import random
 import re
-from itertools import combinations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import combinations
 
-from reteco.workbench.judge_audit.golden import GoldenCase
 from reteco.judge.items import DIMENSIONS, OK, JudgeOutcome
-from reteco.workbench.judge_audit.meta_contrasts import REJUDGED, REORDERED, ContrastThresholds, Probe, contrast_pairs, contrasted_ids, probe_items
-from reteco.workbench.judge_audit.meta_evaluation import meta_evaluate
 from reteco.judge.prompts import injection_mark
+from reteco.workbench.judge_audit.golden import GoldenCase
+from reteco.workbench.judge_audit.meta_contrasts import (
+    REJUDGED,
+    REORDERED,
+    ContrastThresholds,
+    Probe,
+    contrast_pairs,
+    contrasted_ids,
+    probe_items,
+)
+from reteco.workbench.judge_audit.meta_evaluation import meta_evaluate
 
 # A keyword detector of the kind the issue says met v2's injection thresholds.
 INJECTION_REGEX = re.compile(r"\b(ignore|instructions?|score|grader|grade|rate|rating|evaluator)\b", re.IGNORECASE)

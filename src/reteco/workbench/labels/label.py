@@ -32,11 +32,11 @@ from reteco.formats.temporal_periods import QueryPeriods
 from reteco.judge import JudgeConfig
 from reteco.llm.calls import CallStats
 from reteco.llm.config import public_url
+from reteco.problems import InputError
 from reteco.workbench.labels.calls import OK, Answer, Ask, chat_body, run_asks
 from reteco.workbench.labels.pool import query_periods
 from reteco.workbench.labels.prompts import CURRENT_VERSION, LabelInput, TemporalPrompts, load_prompts
 from reteco.workbench.labels.relevance_prompts import RelevancePrompts
-from reteco.problems import InputError
 
 RELEVANCE = "temporal_relevance"
 COVERAGE = "period_coverage"

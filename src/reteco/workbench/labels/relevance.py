@@ -55,27 +55,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reteco.formats import release as rel
-from reteco.formats.reference import TURNS, Reference
 from reteco.formats.label_store import LABELS_MANIFEST, utc_now
+from reteco.formats.reference import TURNS, Reference
 from reteco.formats.relevance_labels import RelevanceLabels, RelevanceRow, RoundQuery
 from reteco.formats.temporal_periods import PERIODS_FILE, QueryPeriods, read_periods
-from reteco.formats.turns import NO_HISTORY
 from reteco.formats.topic_ids import topic_key, turn_topic_id
+from reteco.formats.turns import NO_HISTORY
 from reteco.judge import JudgeConfig
 from reteco.llm.calls import CallStats
 from reteco.llm.config import public_url
+from reteco.problems import InputError
+from reteco.subtracks import RUN, SUBTRACKS
 from reteco.workbench.labels.calls import OK, Answer, Ask, chat_body, stream_asks
 from reteco.workbench.labels.label import label_signature
 from reteco.workbench.labels.pool import PoolResult, fetch_passages, iter_pool, top_pairs
-from reteco.workbench.labels.relevance_prompts import (
-    CONTEXT_BLOCKS,
-    CURRENT_VERSION,
-    GradeInput,
-    RelevancePrompts,
-    load_prompts,
-)
-from reteco.problems import InputError
-from reteco.subtracks import RUN, SUBTRACKS
+from reteco.workbench.labels.relevance_prompts import CONTEXT_BLOCKS, CURRENT_VERSION, GradeInput, RelevancePrompts, load_prompts
 
 ROUND_POOL_FORMAT = "reteco-relevance-pool/1"
 DEPTH = 10

@@ -58,9 +58,9 @@ from reteco.metrics.prediction_powered import (
     t_quantile,
 )
 from reteco.metrics.significance import compact_letter_display, holm, letters_text
-from reteco.workbench.leaderboard.standings import Entry, competition_ranks
 from reteco.problems import InputError, Problems, quoted
 from reteco.subtracks import DIMENSIONS, JUDGE_MEAN, SUBTRACKS
+from reteco.workbench.leaderboard.standings import Entry, competition_ranks
 
 FIGURES = (*DIMENSIONS, JUDGE_MEAN)
 

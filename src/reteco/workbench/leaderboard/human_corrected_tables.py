@@ -11,9 +11,9 @@ import csv
 import io
 
 from reteco.outputs.charts import escape
+from reteco.subtracks import DIMENSIONS, JUDGE_MEAN
 from reteco.workbench.leaderboard.latex import _latex_table, system_text
 from reteco.workbench.leaderboard.text import fixed, rank_interval_text
-from reteco.subtracks import DIMENSIONS, JUDGE_MEAN
 
 CSV_FILE = "human_corrected.csv"
 TEX_FILE = "human_corrected.tex"

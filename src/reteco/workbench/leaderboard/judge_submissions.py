@@ -26,6 +26,9 @@ import json
 import math
 from pathlib import Path
 
+from reteco.problems import quoted
+from reteco.subtracks import KEYS, SUBTRACKS
+from reteco.workbench.leaderboard.bulk_download import BulkSubmission, Selection
 from reteco.workbench.leaderboard.standings import (
     Entry,
     ScoringOptions,
@@ -34,11 +37,9 @@ from reteco.workbench.leaderboard.standings import (
     ranking_candidate,
     score_entries,
 )
-from reteco.workbench.leaderboard.bulk_download import BulkSubmission, Selection
+
 # What each submission's verdicts cost (empty: not judged, or no prices): the leaderboard's figures.
 from reteco.workbench.leaderboard.usage import USAGE_COLUMNS, run_text, run_usage
-from reteco.problems import InputError, quoted
-from reteco.subtracks import KEYS, SUBTRACKS
 
 CSV_NAME = "judged_submissions_{sub}.csv"
 MARKDOWN_NAME = "judged_submissions_{sub}.md"

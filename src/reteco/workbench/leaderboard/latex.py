@@ -20,9 +20,9 @@ from __future__ import annotations
 import re
 
 from reteco.metrics.significance import LETTER_ALPHABET
+from reteco.subtracks import SUBTRACKS
 from reteco.workbench.leaderboard import text as shared
 from reteco.workbench.leaderboard import topic_stability_tables
-from reteco.subtracks import SUBTRACKS
 
 _LATEX_SPECIALS = {
     "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",

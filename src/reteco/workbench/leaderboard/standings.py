@@ -79,7 +79,6 @@ from reteco.metrics.significance import (
     compare_systems,
 )
 from reteco.metrics.text_overlap import TEXT_METRICS
-from reteco.workbench.leaderboard.round_report import unjudged_figures
 from reteco.problems import InputError, Problems, ReferenceDataError, quoted
 from reteco.scoring.aggregate import Units
 from reteco.subtracks import (
@@ -93,6 +92,7 @@ from reteco.subtracks import (
     benchmark,
     judged_dimensions,
 )
+from reteco.workbench.leaderboard.round_report import unjudged_figures
 
 TIE_TOLERANCE = 1e-12
 TIES = (

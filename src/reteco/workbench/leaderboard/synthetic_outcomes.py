@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 
 from reteco.formats.topic_ids import DEPTH_GROUPS
-from reteco.workbench.leaderboard.standings import Entry, ranking_candidate
 from reteco.metrics.text_overlap import METEOR, ROUGE_L
 from reteco.subtracks import DIMENSIONS, SUBTRACKS
+from reteco.workbench.leaderboard.standings import Entry, ranking_candidate
 
 DOMAINS = ("biology", "finance", "law")
 

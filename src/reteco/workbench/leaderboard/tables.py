@@ -27,10 +27,10 @@ import io
 import json
 from pathlib import Path
 
-from reteco.workbench.leaderboard import human_corrected_tables as corrected
-from reteco.workbench.leaderboard import usage as leaderboard_usage
-from reteco.workbench.leaderboard import topic_stability_tables
 from reteco.outputs.charts import escape
+from reteco.workbench.leaderboard import human_corrected_tables as corrected
+from reteco.workbench.leaderboard import topic_stability_tables
+from reteco.workbench.leaderboard import usage as leaderboard_usage
 from reteco.workbench.leaderboard.bulk_download import selection_html
 from reteco.workbench.leaderboard.latex import render_latex, render_latex_appendix
 from reteco.workbench.leaderboard.round_html import html_round

@@ -49,13 +49,13 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reteco.workbench.codabench.bundle import competition as definition
-from reteco.workbench.codabench.bundle import vendor
-from reteco.workbench.codabench.bundle.competition import PHASES
 from reteco.codabench.program import image
 from reteco.formats.phase_record import DEFAULT_TIME_LIMIT_S, PHASE_FILE
 from reteco.problems import InputError
 from reteco.subtracks import SUBTRACK_IDS
+from reteco.workbench.codabench.bundle import competition as definition
+from reteco.workbench.codabench.bundle import vendor
+from reteco.workbench.codabench.bundle.competition import PHASES
 
 REPO = Path(__file__).resolve().parents[5]
 FIXED_TIME = (2026, 1, 1, 0, 0, 0)  # zip entries' timestamp: the same inputs give the same bytes

@@ -45,13 +45,13 @@ from pathlib import Path
 
 import yaml
 
-from reteco.workbench.codabench.bundle import competition as definition
-from reteco.workbench.codabench.bundle.leaderboards import columns
-from reteco.workbench.codabench.bundle.page_markdown import render as render_page
 from reteco.codabench.program import image
 from reteco.problems import InputError
 from reteco.subtracks import SUBTRACK_IDS
 from reteco.subtracks import SUBTRACKS as SUBTRACK_ROWS
+from reteco.workbench.codabench.bundle import competition as definition
+from reteco.workbench.codabench.bundle.leaderboards import columns
+from reteco.workbench.codabench.bundle.page_markdown import render as render_page
 
 PLATFORMS = ("codabench", "codalab")
 DEFAULT_PLATFORM = "codabench"

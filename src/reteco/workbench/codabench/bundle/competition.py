@@ -59,11 +59,11 @@ from dataclasses import dataclass
 
 import yaml
 
-from reteco.workbench.codabench.bundle.leaderboards import columns, ranking_key
 from reteco.codabench.program import image
 from reteco.formats.phase_record import DEFAULT_TIME_LIMIT_S, PHASE_FORMAT
 from reteco.subtracks import SUBTRACK_IDS
 from reteco.subtracks import SUBTRACKS as SUBTRACK_ROWS
+from reteco.workbench.codabench.bundle.leaderboards import columns, ranking_key
 
 LAYOUTS = ("single", "per-subtrack")
 DEFAULT_LAYOUT = "per-subtrack"

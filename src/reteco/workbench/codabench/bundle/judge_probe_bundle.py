@@ -20,9 +20,9 @@ from pathlib import Path
 import yaml
 
 import reteco
-from reteco.workbench.codabench.bundle.competition import PHASES
 from reteco.codabench.program import image
 from reteco.codabench.program.judge_probe import BUNDLE_NAME, KEY_MEMBER, PROBE_FILE, PROBE_FORMAT
+from reteco.workbench.codabench.bundle.competition import PHASES
 
 PROBE_START = "2026-01-01 00:00:00"
 # The package files the probe program carries: stdlib-only modules, and package markers.

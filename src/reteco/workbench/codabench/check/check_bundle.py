@@ -27,12 +27,14 @@ import sys
 import tempfile
 from pathlib import Path
 
-from reteco.workbench.codabench.check import codalab_rules
-from reteco.workbench.codabench.check import competition_rules
-from reteco.workbench.codabench.check import exposure_rules
-from reteco.workbench.codabench.check import judge_rules
-from reteco.workbench.codabench.check import scoring_check
-from reteco.workbench.codabench.check import unpacker_rules
+from reteco.workbench.codabench.check import (
+    codalab_rules,
+    competition_rules,
+    exposure_rules,
+    judge_rules,
+    scoring_check,
+    unpacker_rules,
+)
 from reteco.workbench.codabench.check.check_report import Report
 from reteco.workbench.codabench.check.competition_rules import PLATFORM_TIME_LIMIT
 from reteco.workbench.codabench.check.scoring_check import find_python, scoring_output_errors

@@ -49,10 +49,10 @@ import json
 import zipfile
 from pathlib import Path
 
+from reteco.subtracks import SUBTRACKS
 from reteco.workbench.codabench.check import codalab_worker
 from reteco.workbench.codabench.check.check_report import BundleTask, Report
 from reteco.workbench.codabench.check.unpacker_rules import bundle_file
-from reteco.subtracks import SUBTRACKS
 
 # Competition's fields (models.py) a yaml key can set: the model's fields less the relations
 # (queue, creator, modified_by, admins, teams, pagecontainers) and what unpack overwrites.

@@ -37,11 +37,11 @@ from pathlib import Path
 
 import yaml
 
+from reteco.outputs.scores import SCORES_TXT
 from reteco.workbench.codabench.bundle import competition as definition
 from reteco.workbench.codabench.check import scoring_check
 from reteco.workbench.codabench.check import worker_simulation as worker
 from reteco.workbench.codabench.check.check_report import BundleTask, Report
-from reteco.outputs.scores import SCORES_TXT
 
 METADATA = "metadata"
 # The worker's replacements, in its order (run, worker.py): relative to the run folder.

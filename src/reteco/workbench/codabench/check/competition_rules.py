@@ -32,12 +32,12 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
+from reteco.formats.phase_record import DEFAULT_TIME_LIMIT_S
+from reteco.subtracks import JUDGE, KEYS, SUBTRACKS
 from reteco.workbench.codabench.bundle.competition import HIDDEN_SPLITS
 from reteco.workbench.codabench.bundle.leaderboards import MAX_KEY_LENGTH, ranking_key
 from reteco.workbench.codabench.check.check_report import Report
 from reteco.workbench.codabench.check.unpacker_rules import bundle_file, unknown
-from reteco.formats.phase_record import DEFAULT_TIME_LIMIT_S
-from reteco.subtracks import JUDGE, KEYS, SUBTRACKS
 
 PHASE_KEYS = {
     "index", "name", "description", "start", "end", "tasks", "max_submissions_per_day", "max_submissions",

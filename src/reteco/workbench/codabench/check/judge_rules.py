@@ -33,9 +33,9 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from reteco.workbench.codabench.check.check_report import Report
 from reteco.codabench.program.judge_setup import JUDGE_DIR, KEY_FILE
 from reteco.llm.config import MIN_SECRET_LENGTH
+from reteco.workbench.codabench.check.check_report import Report
 
 KEY_MEMBER = f"{JUDGE_DIR}/{KEY_FILE}"
 MAX_NESTING = 3  # zips inside zips searched this deep (a bundle holds zips holding wheels)

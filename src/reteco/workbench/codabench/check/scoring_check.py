@@ -24,15 +24,15 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from reteco.codabench.program import image
+from reteco.problems import EXIT_INCOMPLETE, InputError
+from reteco.subtracks import KEYS as SCORE_KEYS
+from reteco.subtracks import SUBTRACKS
 from reteco.workbench.codabench.bundle import vendor
 from reteco.workbench.codabench.check import judge_rules
 from reteco.workbench.codabench.check import worker_simulation as worker
 from reteco.workbench.codabench.check.check_report import BundleTask, Report
 from reteco.workbench.codabench.check.competition_rules import PLATFORM_TIME_LIMIT, effective_time_limit
-from reteco.codabench.program import image
-from reteco.problems import EXIT_INCOMPLETE, InputError
-from reteco.subtracks import KEYS as SCORE_KEYS
-from reteco.subtracks import SUBTRACKS
 
 MISSING_PACKAGE = re.compile(r"No module named|not installed|cannot be read")
 TOPIC_SECTIONS = {"per_unit", "per_step", "per_turn", "per_topic", "per_query"}

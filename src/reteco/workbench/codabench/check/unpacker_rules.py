@@ -39,13 +39,13 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
+from reteco.codabench.program import image
+from reteco.codabench.program.judge_setup import JUDGE_DIR, SETUP_MANIFEST
 from reteco.workbench.codabench.bundle import vendor
 from reteco.workbench.codabench.check import worker_simulation as worker
 from reteco.workbench.codabench.check.bundle_paths import TASK_FILES, is_dataset_key, safe_path
 from reteco.workbench.codabench.check.check_report import BundleTask, Report
 from reteco.workbench.codabench.check.logo_image import check_logo
-from reteco.codabench.program import image
-from reteco.codabench.program.judge_setup import JUDGE_DIR, SETUP_MANIFEST
 
 JUDGE_MANIFEST = f"{JUDGE_DIR}/{SETUP_MANIFEST}"
 
