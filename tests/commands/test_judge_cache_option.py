@@ -24,6 +24,7 @@ from reteco.llm.cache import CACHE_FILE
 JUDGE_CACHE_COMMANDS = {
     "judge": (["--items", "i.jsonl", "--out", "o.jsonl"], "--cache"),
     "judge-meta": (["--out", "o"], "--cache-dir"),
+    "judge-compare": (["c.yaml", "--out", "o"], None),
     "label-temporal": (["--ref", "r", "--pool", "p"], "--cache-dir"),
     "label-relevance": (["--round", "r", "--pool", "p"], None),
     "score": (["--ref", "r", "--res", "s"], None),

@@ -8,7 +8,7 @@ import json
 import pytest
 from support.fake_openai_server import TEST_KEY, http_error, judgment, user_text
 
-from reteco.judge import JudgeItem, item_to_json
+from reteco.judge import JudgeItem, item_to_json, load_judge_config
 from reteco.problems import InputError
 from reteco.workbench.commands.judge import add_judge_parser
 from reteco.workbench.judge_audit.golden import load_golden_cases
@@ -50,7 +50,7 @@ def test_items_in_outcomes_out_same_order(endpoint, tmp_path, capsys):
     assert set(lines[0]) == {"key", "dimension", "status", "score", "rationale", "cached", "attempts",
                              "system_fingerprint", "reported_model", "endpoint", "cache_key", "judge_signature"}
     err = capsys.readouterr().err
-    assert f"judge {lines[0]['judge_signature']}: gpt-4o-2024-08-06" in err
+    assert f"judge {lines[0]['judge_signature']}: {load_judge_config().model}, prompt version" in err
     assert "6 judgments: 0 from the cache, 6 asked now" in err
     assert TEST_KEY not in err
 

@@ -146,7 +146,8 @@ def test_the_judge_report_shows_what_each_scored_files_verdicts_cost(tmp_path):
             "run": run}}}), encoding="utf-8")
     assert main(["judge-report", "--out", str(tmp_path / "report"), "--details", str(tmp_path / "new.json"),
                  str(tmp_path / "old.json")]) == 0
-    markdown = (tmp_path / "report" / "judge-report.md").read_text()
+    # Per file in the appendix (the report's own page carries one summary row per sub-track).
+    markdown = (tmp_path / "report" / "judge-report-appendix.md").read_text()
     assert "new.json | 10 | 15,000 | 9,000 | 900 | $0.0390 |" in markdown
     assert "old.json | not recorded | - | - | - | - |" in markdown
     report = json.loads((tmp_path / "report" / "judge-report.json").read_text())

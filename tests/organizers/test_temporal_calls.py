@@ -51,7 +51,11 @@ def test_the_request_is_strict_and_deterministic(judge_config, fake_openai, tmp_
     bodies = sorted((r.body for r in fake_openai.chat_requests), key=lambda b: b["response_format"]["json_schema"]["name"])
     for body in bodies:
         assert body["response_format"]["json_schema"]["strict"] is True
-        assert body["temperature"] == 0 and body["seed"] == judge_config.seed
+        # The packaged judge is a reasoning model: no temperature (such a model refuses one), its
+        # effort and seed as configured; the plan's GPT-4o config sends temperature 0 instead.
+        assert judge_config.temperature is None and "temperature" not in body
+        assert body["reasoning_effort"] == judge_config.reasoning_effort == "low"
+        assert body["seed"] == judge_config.seed
         assert body["max_completion_tokens"] == judge_config.max_completion_tokens
     enum = bodies[0]["response_format"]["json_schema"]["schema"]["properties"]["covered_periods"]["items"]["enum"]
     assert enum == ["p1", "p2"]
