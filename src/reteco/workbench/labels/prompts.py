@@ -158,7 +158,7 @@ def load_prompts(version: int = CURRENT_VERSION, root: Path = PACKAGED, *, verif
         version, directory, {n: sha256_text(texts[n]) for n in sorted(texts)}, texts, layout, schemas
     )
     if verify:
-        check_frozen(FAMILY, Path(root), version, manifest_entry(prompts))
+        check_frozen(FAMILY, Path(root), version, FAMILY.entry(prompts))
     return prompts
 
 
@@ -208,10 +208,6 @@ def rendered_hash(prompts: TemporalPrompts) -> str:
     rendered.append([prompts.response_format(t, ["p1", "p2"]) for t in TASKS])
     rendered.append([prompts.reask_message("the reply was empty")])
     return sha256_text(json.dumps(rendered, ensure_ascii=False, sort_keys=True))
-
-
-def manifest_entry(prompts: TemporalPrompts) -> dict[str, Any]:
-    return FAMILY.entry(prompts)
 
 
 def freeze(version: int, root: Path = PACKAGED) -> dict[str, Any]:

@@ -143,7 +143,7 @@ def load_prompts(version: int = CURRENT_VERSION, root: Path = PACKAGED, *, verif
         raise PromptIntegrityError(f"{what} {version} ({directory}): missing or malformed entry {exc}") from None
     prompts = RelevancePrompts(version, directory, {n: sha256_text(texts[n]) for n in sorted(texts)}, texts, layout, schema)
     if verify:
-        check_frozen(FAMILY, Path(root), version, manifest_entry(prompts))
+        check_frozen(FAMILY, Path(root), version, FAMILY.entry(prompts))
     return prompts
 
 
@@ -161,15 +161,6 @@ def rendered_hash(prompts: RelevancePrompts) -> str:
     """sha256 of the messages rendered for fixed sample data, the reply format and a re-ask."""
     rendered = [prompts.messages(_SAMPLE), prompts.response_format(), prompts.reask_message("the reply was empty")]
     return sha256_text(json.dumps(rendered, ensure_ascii=False, sort_keys=True))
-
-
-def manifest_entry(prompts: RelevancePrompts) -> dict[str, Any]:
-    return FAMILY.entry(prompts)
-
-
-def freeze(version: int, root: Path = PACKAGED) -> dict[str, Any]:
-    """Record a version's hashes in the manifest; refuses to change an already frozen version."""
-    return FAMILY.freeze(version, root)
 
 
 # This family's row of the one frozen-prompt mechanism (``reteco freeze-prompt --family relevance``).
