@@ -101,6 +101,7 @@ import numpy as np
 from scipy import stats
 
 from reteco.formats.ratings import DIMENSIONS, SCORES, Ratings, require_single_rater
+from reteco.metrics.label_agreement import weighted_kappa
 from reteco.metrics.rank_agreement import interval_note, system_rank_agreement
 from reteco.metrics.significance import centred_percentile_interval
 from reteco.problems import InputError, Problems, quoted
@@ -121,7 +122,6 @@ _ROUNDED_OF_LEVEL = (np.arange(_LEVELS) + 1) // 2
 _LEVEL_TO_SCORE = np.zeros((_LEVELS, _K))
 _LEVEL_TO_SCORE[np.arange(_LEVELS), _ROUNDED_OF_LEVEL] = 1.0
 _SCALE = np.asarray(SCORES, dtype=float)
-_QUADRATIC = (_SCALE[:, None] - _SCALE[None, :]) ** 2
 _CHUNK = 256  # resamples per block in the system-level computation (memory: chunk x 3S)
 # Elements of one block of pairwise sign matrices (resamples x S x S) in the system-level Kendall
 # tau: blocks of resamples are sized to it, so memory stays about 8 bytes x this x 3.
@@ -527,14 +527,14 @@ def _pair_figures(pairs: _Pairs, counts: np.ndarray, resamples: int, x_name: str
     rounded = round_half_up(pairs.median)
     point_table = np.zeros((1, _K, _K))
     np.add.at(point_table, (0, x_level, rounded.astype(np.int64) - 1), 1.0)
-    kappa_point, kappa_defined = _kappa_quadratic(point_table)
+    kappa_point, kappa_defined = weighted_kappa(point_table)
 
     constant = _constant_reason(pairs.x, pairs.median, x_name, y_name)
     out: dict = {}
     out["kappa_quadratic"] = _summary(
         float(kappa_point[0]) if kappa_defined[0] else None,
         f"{x_name} and {y_name} give one and the same score to every item: kappa is 0/0",
-        *_kappa_quadratic(score_tables), resamples,
+        *weighted_kappa(score_tables), resamples,
     )
     out["exact"] = _summary(float(np.mean(pairs.x == rounded)), None, *_share(score_tables, 0), resamples, (0.0, 1.0))
     out["within_1"] = _summary(float(np.mean(np.abs(pairs.x - rounded) <= 1)), None, *_share(score_tables, 1), resamples,
@@ -675,17 +675,6 @@ def _per_conversation(features: np.ndarray, conversation: np.ndarray, n_conversa
     out = np.zeros((n_conversations, features.shape[1]))
     np.add.at(out, conversation, features)
     return out
-
-
-def _kappa_quadratic(tables: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Cohen's quadratic-weighted kappa of (R x 5 x 5) count tables (rows: x, columns: y)."""
-    n = tables.sum(axis=(1, 2))
-    safe_n = np.where(n > 0, n, 1.0)
-    observed = np.einsum("rij,ij->r", tables, _QUADRATIC) / safe_n
-    rows, cols = tables.sum(axis=2) / safe_n[:, None], tables.sum(axis=1) / safe_n[:, None]
-    expected = np.einsum("ri,rj,ij->r", rows, cols, _QUADRATIC)
-    defined = (n > 0) & (expected > 0)
-    return np.where(defined, 1.0 - observed / np.where(defined, expected, 1.0), 0.0), defined
 
 
 def _share(tables: np.ndarray, tolerance: int) -> tuple[np.ndarray, np.ndarray]:
