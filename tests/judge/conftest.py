@@ -37,11 +37,11 @@ def meta_run(fake_openai, monkeypatch, tmp_path):
     config = tmp_path / "judge.yaml"
     runs = iter(range(100))
 
-    def run(capsys, *extra):
+    def run(capsys, *extra, prompt_version: int | None = None):
         out = tmp_path / f"out{next(runs)}"
         version = () if "--golden-version" in extra else ("--golden-version", "2")
         config.write_text(
-            f"prompt_version: {load_judge_config().prompt_version}\nmodel: fake-judge\nbase_url: {fake_openai.base_url}\n"
+            f"prompt_version: {prompt_version or load_judge_config().prompt_version}\nmodel: fake-judge\nbase_url: {fake_openai.base_url}\n"
             f"api_key_env: {KEY_ENV}\n"
             "max_retries: 0\nmax_reasks: 1\nbackoff_initial_s: 0.01\nabort_after_errors: 1000\n",
             encoding="utf-8",

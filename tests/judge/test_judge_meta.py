@@ -279,7 +279,7 @@ def test_a_judge_giving_the_intended_grades_passes(fake_openai, meta_run, cases,
     code, report, err = meta_run(capsys)
     assert code == 0, err
     assert report["passed"] is True and report["failures"] == [] and report["complete"] is True
-    assert report["golden_version"] == 2 and report["judge"]["prompt_version"] == 3
+    assert report["golden_version"] == 2 and report["judge"]["prompt_version"] == 4
     assert all(f["range_hits"] == 1 and f["pairwise_accuracy"] == 1 and f["spearman"] == pytest.approx(1)
                for f in report["per_dimension"].values())
     assert report["injection"]["recall"] == 1 and report["injection"]["false_flag_share"] == 0

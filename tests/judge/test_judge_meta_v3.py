@@ -4,6 +4,7 @@ names the failing dimension and tag; with the intended grades it exits 0. And ``
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import re
 
@@ -11,13 +12,15 @@ import pytest
 from support.fake_openai_server import first_user_text, graded_judge
 
 from reteco.judge import build_request, load_judge_config
+from reteco.judge.prompts import load_prompt_set
 from reteco.problems import EXIT_INPUT, InputError
 from reteco.workbench.judge_audit.golden import load_golden_set
 from reteco.workbench.judge_audit.meta_contrasts import probe_items
 from reteco.workbench.judge_audit.simulated_judges import simulated_judges
 
-# The fake judge answers from a table keyed by the request's first user message, built with the
-# packaged config's prompt version 3 (what the meta_run fixture gives golden set v3): under v3's
+# The fake judge answers from a table keyed by the request's first user message, built with
+# prompt version 3, the version golden set v3 is graded for (the meta_v3 fixture runs judge-meta on
+# it; the packaged judge is on version 4, graded by golden set v4): under v3's
 # layout that message ends with the dimension's rubric, so each (case, dimension) has its own key.
 
 # policy -> what stderr must name (dimension and tag, or the probe)
@@ -48,7 +51,7 @@ def policy_table(cases, name: str) -> dict[str, tuple[int, bool]]:
     """First user message of every request judge-meta sends (cases and probes) -> the simulated
     judge's (score, flag); a text asked twice (a re-judged case, or a 2b and a 2c case whose
     relevance request is the same) gets one verdict."""
-    config = load_judge_config()
+    config = v3_config()
     judge = {j.name: j for j in simulated_judges(cases)}[name]
     rng = random.Random(0)
     table: dict[str, tuple[int, bool]] = {}
@@ -68,7 +71,12 @@ def policy_table(cases, name: str) -> dict[str, tuple[int, bool]]:
 @pytest.fixture
 def meta_v3(meta_run):
     """``meta_run`` (tests/judge/conftest.py) on golden set v3."""
-    return lambda capsys, *extra: meta_run(capsys, "--golden-version", "3", *extra)
+    return lambda capsys, *extra: meta_run(capsys, "--golden-version", "3", *extra, prompt_version=3)
+
+
+def v3_config():
+    """The packaged judge config on prompt version 3, the version golden set v3 is graded for."""
+    return dataclasses.replace(load_judge_config(), prompt_version=3, prompts=load_prompt_set(3))
 
 
 @pytest.mark.slow
@@ -84,7 +92,7 @@ def test_the_intended_grades_pass_with_every_tag_and_probe_reported(fake_openai,
     # every distinct request asked once (relevance and coherence do not show passages, so a 2b
     # and a 2c series' base answer make one request); the re-judged ones once more, through the
     # second cache
-    config = load_judge_config()
+    config = v3_config()
     probes = probe_items(cases)
 
     def distinct(items):

@@ -19,6 +19,7 @@ from support.fake_openai_server import common_prefix_length, prompt_text, rule_t
 from support.golden_turns import every_dimension, golden_turns
 
 from reteco.judge import JudgeItem, build_request, load_judge_config
+from reteco.judge.config import PLAN_GPT4O_CONFIG
 from reteco.judge.prompts import load_prompt_set
 
 V4 = load_prompt_set(4)
@@ -44,9 +45,11 @@ def user_text(dimension: str, item: JudgeItem = ITEM_2C) -> str:
 
 
 def test_v4_loads_beside_v3_with_the_plans_five_dimensions():
-    # Not the packaged default: it costs more than version 2 on the golden turns at every cache
-    # discount (bench/README.md), and the golden set is graded for version 3's abstention policy.
-    assert load_judge_config().prompt_version == 3
+    # The packaged default: the one version valid per the plan (separate focused evidence) and the
+    # sub-track rules (2c abstentions by the run's passages), though version 2 costs less
+    # (bench/README.md); the plan's gpt-4o config is on it too.
+    assert load_judge_config().prompt_version == 4
+    assert load_judge_config(PLAN_GPT4O_CONFIG).prompt_version == 4
     assert load_prompt_set(3).dimension_names == V4.dimension_names  # the plan's five, in the same order
 
 

@@ -75,7 +75,7 @@ def test_the_report_discloses_prompts_models_retries_counts_golden_and_agreement
                  "--agreement", str(agreement), "--sample", str(sample)]) == 0
     report = json.loads((out / "judge-report.json").read_text())
     judge = report["judge"]
-    assert judge["signature"] == CONFIG.signature and judge["prompt_version"] == CONFIG.prompt_version == 3
+    assert judge["signature"] == CONFIG.signature and judge["prompt_version"] == CONFIG.prompt_version == 4
     assert judge["prompt_files"] == dict(CONFIG.prompts.file_hashes) and len(judge["prompt_files"]) == 9
     assert judge["configured_model"] == CONFIG.model and judge["decoding"]["response_format"] == "json_schema"
     assert (judge["decoding"]["temperature"], judge["decoding"]["reasoning_effort"]) == (None, "low")

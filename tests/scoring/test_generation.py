@@ -179,7 +179,7 @@ def test_judge_without_a_key_does_not_run_and_says_why(tmp_path, monkeypatch):
     judge = result.details["generation"]["judge"]
     assert judge["ran"] is False
     assert judge["reason"] == "no API key: the environment variable OPENAI_API_KEY is not set"
-    assert judge["model"] == "gpt-5.5-2026-04-23" and judge["prompt_version"] == 3 and judge["signature"]
+    assert judge["model"] == "gpt-5.5-2026-04-23" and judge["prompt_version"] == 4 and judge["signature"]
     assert any(line.startswith("judge: warning: the judge did not run: no API key") for line in result.problems.lines())
 
 
@@ -271,11 +271,18 @@ def test_2b_end_to_end_hand_computed_then_all_from_the_cache(tmp_path, fake_open
     faith3 = next(b for b in bodies if "for faithfulness" in b and ANSWER_3 in b)
     assert "document id: e1\n\nHeavy rain raises rivers." in faith3 and "document id: e2" in faith3
     correct3 = next(b for b in bodies if "for correctness" in b and ANSWER_3 in b)
-    # Prompt version 3 shows every dimension the same blocks; 2b's gold passages are the system's, shown once.
-    assert "document id: e1" in correct3 and "document id: e2" in correct3
-    assert "the gold passages are the PASSAGES above" in correct3 and "BEGIN GOLD PASSAGE 1" not in correct3
-    both = ["the passages the system had", "the turn's gold passages"]
-    assert judge["passages_shown"] == dict.fromkeys(DIMENSIONS, both)
+    # Prompt version 4 shows each dimension only its own evidence: faithfulness the passages the
+    # system had (2b: the gold passages), correctness and completeness the gold passages (written
+    # out as GOLD PASSAGE blocks, never as PASSAGE), relevance and coherence no passage at all.
+    assert "BEGIN PASSAGE 1" in faith3 and "BEGIN GOLD PASSAGE" not in faith3
+    assert re.findall(r"BEGIN GOLD PASSAGE \d+ \w+>>>\ndocument id: (\S+)", correct3) == ["e1", "e2"]
+    assert "BEGIN PASSAGE 1" not in correct3
+    for title in ("relevance", "conversational coherence"):
+        text = next(b for b in bodies if f"for {title} only" in b and ANSWER_3 in b)
+        assert "document id:" not in text and "REFERENCE ANSWER" not in text
+    had, gold = "the passages the system had", "the turn's gold passages"
+    assert judge["passages_shown"] == {"correctness": [gold], "completeness": [gold], "relevance": [],
+                                       "coherence": [], "faithfulness": [had]}
 
     # Second run: every judgment from the cache, no HTTP call, the same figures.
     before = fake_openai.chat_calls
@@ -403,18 +410,22 @@ def test_2c_end_to_end_retrieval_as_2a_plus_generation_with_the_runs_top_5(tmp_p
     )
     ids = re.findall(r"BEGIN PASSAGE \d+ \w+>>>\ndocument id: (\S+)", faith1)
     assert ids == ["b3", "b1", "b2"]
-    # Correctness and completeness are given the turn's gold passage (b1) to judge against (prompt
-    # version 3 shows every dimension the same blocks; the rubric names what counts): a retrieval
-    # miss costs faithfulness, not correctness.
-    # The rubric that says so is in the system message, which every request of the run shares.
+    # Faithfulness saw the run's passages only: no gold passage, no reference answer.
+    assert "BEGIN GOLD PASSAGE" not in faith1 and "REFERENCE ANSWER" not in faith1
+    # Correctness and completeness are given the turn's gold passage (b1) to judge against, and
+    # not the run's passages (prompt version 4: each dimension its own evidence): a retrieval miss
+    # costs correctness and completeness, not faithfulness to what the run retrieved. The rubric
+    # that says so closes each request's user message.
     for dimension in ("correctness", "completeness"):
         request = next(
             r.body for r in fake_openai.chat_requests
             if f"for {dimension}" in user_text(r.body) and ANSWER_1 in user_text(r.body)
         )
         assert re.findall(r"BEGIN GOLD PASSAGE \d+ \w+>>>\ndocument id: (\S+)", user_text(request)) == ["b1"]
-        system = "".join(m["content"] for m in request["messages"] if m["role"] == "system")
-        assert "Judge against the REFERENCE ANSWER and the GOLD PASSAGES" in system
+        assert "BEGIN PASSAGE 1" not in user_text(request)
+        rubric = {"correctness": "Judge against the REFERENCE ANSWER and the GOLD PASSAGES",
+                  "completeness": "Otherwise the REFERENCE ANSWER's points are the guide (the GOLD PASSAGES help"}
+        assert rubric[dimension] in user_text(request)
     assert result.details["generation"]["evidence"]["gold_passages_given"] == 1 + 2
     per_turn = result.per_topic["generation.per_turn"]
     assert [t["evidence_doc_ids"] for t in per_turn] == [["b3", "b1", "b2"], [], ["e1", "e3"]]

@@ -1,7 +1,7 @@
 """Golden cases: answers whose grades their authors intended, to check the judge.
 
-Four versions are packaged; all stay readable (``reteco judge-meta`` runs v3 by default; v4,
-graded for prompt version 4, with ``--golden-version 4``).
+Four versions are packaged; all stay readable (``reteco judge-meta`` runs v4, graded for prompt
+version 4, the packaged one, by default; v3, graded for prompt version 3, with ``--golden-version 3``).
 
 Version 1 (``golden/cases.jsonl``, read by ``reteco judge --golden``): 17 extreme cases, one
 JSON object per line: ``{"id", "purpose", "expect": {"min", "max"}, "item": <JudgeItem>}``.
@@ -96,7 +96,7 @@ from reteco.subtracks import JUDGED_SUBTRACK_IDS, RUN, SUBTRACKS
 
 GOLDEN_ROOT = Path(__file__).resolve().parent / "golden"
 PACKAGED_CASES = GOLDEN_ROOT / "cases.jsonl"  # version 1
-LATEST_GOLDEN = 3
+LATEST_GOLDEN = 4
 CASES_FILE = "cases.yaml"
 THRESHOLDS_FILE = "thresholds.yaml"
 # what golden v3's pairs contrast (docs/golden_v3.md says what each tests)
