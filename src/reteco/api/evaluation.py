@@ -17,14 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reteco.api.in_memory import (
-    Lines,
-    answers_from_object,
-    qrels_from_dict,
-    qrels_from_frame,
-    run_from_dict,
-    run_from_frame,
-)
+from reteco.api.in_memory import Lines, answers_from_object, qrels_from_dict, qrels_from_frame, run_from_dict, run_from_frame
 from reteco.formats.phase_record import phase_rules
 from reteco.formats.qrels import given_qrels_reference, read_qrels, trec_qrels_judgments
 from reteco.formats.reference import Reference

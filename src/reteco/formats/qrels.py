@@ -9,6 +9,9 @@ Accepted qrels forms:
 Stance file: ``topic docid stance`` per line (tab- or space-separated; stance a single word
 such as Supports or Refutes).
 
+Qrels a caller gives as Python objects (``reteco.evaluate(run, qrels)``) are written as TREC
+text and read by ``trec_qrels_judgments``; ``given_qrels_reference`` makes them a reference.
+
 Both are UTF-8 (a byte-order mark is fine). A relevance is written in ASCII digits (``int()``
 would also read ``٣`` or ``1_0``) and at most ``MAX_RELEVANCE`` (judgments are 64-bit integers).
 Every problem is an ``InputError`` naming the file and, in text files, the line: a file that
