@@ -17,8 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reteco.api.in_memory import Lines, answers_from_object, run_from_dict, run_from_frame
+from reteco.api.in_memory import Lines, answers_from_object, qrels_from_dict, qrels_from_frame, run_from_dict, run_from_frame
 from reteco.formats.phase_record import phase_rules
+from reteco.formats.qrels import given_qrels_reference, read_qrels, trec_qrels_judgments
 from reteco.formats.reference import Reference
 from reteco.formats.submission import in_memory_submission, open_submission
 from reteco.metrics.measure_strings import MeasureError, parse_measures
@@ -26,7 +27,15 @@ from reteco.outputs.trec_qrels import trec_qrels_lines, trec_run_lines, write_li
 from reteco.problems import InputError
 from reteco.scoring.retrieval import retrieval_score_keys
 from reteco.scoring.submission import score_submission
-from reteco.subtracks import SUBTRACKS
+from reteco.subtracks import RETRIEVAL, SUBTRACKS, TEMPORAL
+
+# What a reference of plain qrels (given qrels, FactIR's) cannot have of RETECO's retrieval
+# figures, and why: ``Evaluation.absent`` says so rather than leave the reader to guess.
+PLAIN_QRELS_ABSENT = {
+    **{key: "plain qrels have no domains: their topics are one pool, whose mean is the figure itself"
+       for key in RETRIEVAL if key.endswith("_domain_macro")},
+    **{key: "plain qrels have no temporal labels or required periods (Track 1's)" for key in TEMPORAL},
+}
 
 
 @dataclass(frozen=True)
@@ -68,7 +77,8 @@ def evaluate(run, reference, measures=None, *, engine: str = "numpy", trec_run=N
     ``run``: a path (a TREC run file, .gz, a folder or zip holding it), a ``{topic: {doc: score}}``
     dict, or a pandas DataFrame with PyTerrier's columns (``qid, docno, score``) or ir_measures'
     and ranx's (``query_id, doc_id, score``), an optional ``rank`` in both. ``reference``: a
-    prepared reference folder (``reteco prepare``'s ``REF/<sub-track>``) or a ``Reference``.
+    prepared reference folder (``reteco prepare``'s ``REF/<sub-track>``), a ``Reference``, or
+    qrels (``as_reference``): scored with graded relevance, at k = 10, against no corpus.
     ``measures``: measure strings as ``reteco score -m`` takes them (``"nDCG@10 P@5 R@100 MRR"``,
     trec_eval's ``ndcg_cut.10`` too, or a list), computed beside the official figures.
     ``engine``: ``numpy`` (the official) or ``pytrec_eval`` (the cross-check), as ``--engine``.
@@ -97,7 +107,8 @@ def evaluate_answers(answers, reference, *, run=None, judge_config=None, judge_c
     """
     ref = as_reference(reference)
     if ref.row is None or not ref.row.takes_answers:
-        raise InputError(f"sub-track {ref.subtrack} scores a run: use reteco.evaluate", "reference")
+        what = f"sub-track {ref.subtrack}" if ref.row is not None else "plain qrels"
+        raise InputError(f"{what} score a run: use reteco.evaluate", "reference")
     config = _judge_config(judge_config)
     if ref.row.takes_run and run is None and not (_is_path(answers) and Path(answers).suffix.lower() != ".jsonl"):
         raise InputError(f"sub-track {ref.subtrack} scores the run with the answers: give run=... (a path, dict or "
@@ -122,7 +133,7 @@ def _evaluation(ref: Reference, path, files: dict[str, Lines], *, engine="numpy"
         measures=dict((result.details.get("measures") or {}).get("overall", {})),
         per_topic=_per_topic_frame(result),
         warnings=[str(p) for p in result.problems.warnings()],
-        absent=dict(result.absent),
+        absent={**dict(result.absent), **(PLAIN_QRELS_ABSENT if ref.row is None else {})},
         details=details,
     )
 
@@ -180,12 +191,50 @@ def official_key(ref: Reference) -> str | None:
 
 
 def as_reference(reference) -> Reference:
+    """The reference a call scores against: a ``Reference``; a path, of a prepared reference
+    folder or of a qrels file (TREC, or pytrec_eval's JSON: ``reteco.formats.qrels.read_qrels``);
+    or qrels as an object (``qrels_lines``). Qrels make a plain-qrels reference
+    (``given_qrels_reference``: graded, cutoff 10, every doc id accepted)."""
     if isinstance(reference, Reference):
         return reference
     if isinstance(reference, (str, Path)):
+        if Path(reference).is_file():
+            return given_qrels_reference(read_qrels(Path(reference)), {"qrels": Path(reference).name})
         return Reference.read(Path(reference))
-    raise InputError(f"the reference must be a prepared reference folder or a Reference, not {type(reference).__name__}",
-                     "reference")
+    lines = qrels_lines(reference)
+    try:
+        judgments = trec_qrels_judgments(lines.data.decode("utf-8"), lines.label)
+    except InputError as exc:
+        raise InputError(lines.located(exc.problems)) from None
+    return given_qrels_reference(judgments, {"qrels": lines.label})
+
+
+def qrels_lines(qrels) -> Lines:
+    """Qrels given as an object, as TREC qrels lines: a ``{topic: {doc: relevance}}`` dict, a
+    ``ranx.Qrels`` (its ``to_dict()``), a DataFrame (``reteco.api.in_memory.qrels_from_frame``),
+    or an iterable of ir_measures' ``Qrel`` (anything with ``query_id``, ``doc_id``, ``relevance``,
+    read as a DataFrame of ir_measures' columns, one row per item in the order given)."""
+    if isinstance(qrels, dict):
+        return qrels_from_dict(qrels)
+    if type(qrels).__name__ == "DataFrame" and hasattr(qrels, "columns"):
+        return qrels_from_frame(qrels)
+    if type(qrels).__module__.split(".")[0] == "ranx" and type(qrels).__name__ == "Qrels":
+        return qrels_from_dict(qrels.to_dict(), "ranx Qrels")
+    what = type(qrels).__name__
+    if hasattr(qrels, "__iter__") and not isinstance(qrels, (str, bytes)) and type(qrels).__module__.split(".")[0] != "ranx":
+        import pandas as pd
+
+        items = list(qrels)
+        if not items:
+            raise InputError("the qrels are empty: the iterable yielded nothing", "reference")
+        fields = ("query_id", "doc_id", "relevance")
+        if all(hasattr(item, f) for item in items for f in fields):
+            return qrels_from_frame(pd.DataFrame({f: [getattr(i, f) for i in items] for f in fields}), "ir_measures qrels")
+        what += f" of {type(items[0]).__name__}"  # a run's ScoredDoc items, say: named as such
+    raise InputError(
+        "the reference must be a prepared reference folder, a Reference, or qrels: a qrels file's path, a "
+        "{topic: {doc: relevance}} dict, a pandas DataFrame, a ranx Qrels or ir_measures' Qrel items, "
+        f"not {what}", "reference")
 
 
 def _is_path(value) -> bool:

@@ -1,4 +1,4 @@
-"""Runs and answers given as Python objects, written as the bytes of the files they stand for.
+"""Runs, qrels and answers given as Python objects, written as the bytes of the files they stand for.
 
 ``reteco.evaluate`` takes a run as a ``{topic: {doc: score}}`` dict or a pandas DataFrame, and
 ``reteco.evaluate_answers`` answers as a ``{turn_id: answer}`` dict or a list of records. They are
@@ -18,6 +18,16 @@ How the lines are written:
 
 A DataFrame's columns are PyTerrier's (``qid``, ``docno``, ``score``) or ir_measures' and
 ranx's (``query_id``, ``doc_id``, ``score``), each with an optional ``rank``.
+
+``reteco.evaluate``'s reference may be qrels: a ``{topic: {doc: relevance}}`` dict or a
+DataFrame with PyTerrier's (``qid``, ``docno``, ``label``) or ir_measures' (``query_id``,
+``doc_id``, ``relevance``) columns, written as the lines ``topic 0 doc relevance`` of a TREC
+qrels file and read by the qrels files' reader (``reteco.formats.qrels.trec_qrels_judgments``).
+A relevance must be a number: an integer, or a float with a whole value (a pandas column holding
+a NaN is float), written as the integer. Its level is checked here with the reader's own test and
+message (``relevance '-1' is not an integer >= 0``, ``'2.5'``, ``'nan'``), with the ids and the
+types, every row in order: all of an object's errors are listed at once, grouped and counted as a
+file's, naming rows.
 """
 
 from __future__ import annotations
@@ -27,9 +37,11 @@ import math
 import numbers
 import re
 
+from reteco.formats.qrels import not_a_level, relevance_level
 from reteco.problems import InputError, Problem, Problems, quoted
 
 COLUMN_SETS = (("qid", "docno", "score"), ("query_id", "doc_id", "score"))
+QRELS_COLUMN_SETS = (("qid", "docno", "label"), ("query_id", "doc_id", "relevance"))
 _BLANK = re.compile(r"\s")
 
 
@@ -117,15 +129,22 @@ def run_from_dict(run: dict, label: str = "run dict") -> Lines:
     return lines
 
 
+def _columns(frame, sets: tuple[tuple[str, ...], ...], what: str, label: str, optional: str = "") -> tuple[str, ...]:
+    """The first of ``sets`` whose columns the DataFrame has, or InputError naming its columns."""
+    columns = [str(c) for c in frame.columns]
+    chosen = next((names for names in sets if all(c in columns for c in names)), None)
+    if chosen is None:
+        wanted = " or ".join("(" + ", ".join(names) + ")" for names in sets)
+        raise InputError(
+            f"the {what} columns are {', '.join(map(quoted, columns[:12])) or 'none'}; expected {wanted}{optional}",
+            label)
+    return chosen
+
+
 def run_from_frame(frame, label: str = "DataFrame") -> Lines:
     """A DataFrame with PyTerrier's or ir_measures' columns as TREC lines (module docstring)."""
     columns = [str(c) for c in frame.columns]
-    chosen = next((names for names in COLUMN_SETS if all(c in columns for c in names)), None)
-    if chosen is None:
-        wanted = " or ".join("(" + ", ".join(names) + ")" for names in COLUMN_SETS)
-        raise InputError(
-            f"the run's columns are {', '.join(map(quoted, columns[:12])) or 'none'}; expected {wanted}, "
-            "with an optional rank", label)
+    chosen = _columns(frame, COLUMN_SETS, "run's", label, ", with an optional rank")
     if frame.empty:
         raise InputError("the run is empty: the DataFrame has no row", label)
     topic_col, doc_col, score_col = chosen
@@ -166,6 +185,70 @@ def run_from_frame(frame, label: str = "DataFrame") -> Lines:
     if collected.has_errors:
         raise InputError(collected)
     return lines
+
+
+def qrels_from_dict(qrels: dict, label: str = "qrels dict") -> Lines:
+    """``{topic: {doc: relevance}}`` as TREC qrels lines (module docstring)."""
+    lines = Lines(label)
+    collected = Problems()
+    for topic, docs in qrels.items():
+        where = f"topic {quoted(str(topic))}"
+        try:
+            topic_text = _id(topic, "topic id", where, label)
+            if not isinstance(docs, dict):
+                raise InputError(f"expected a {{doc: relevance}} dict, not {type(docs).__name__}", f"{label} {where}")
+        except InputError as exc:
+            collected.error(label, None, exc.problems.items[0].message, where)
+            continue
+        for doc, relevance in docs.items():
+            where = f"topic {quoted(topic_text)}, document {quoted(str(doc))}"
+            try:
+                lines.add(f"{topic_text} 0 {_id(doc, 'document id', where, label)} {_relevance(relevance, where, label)}",
+                          where)
+            except InputError as exc:
+                collected.error(label, None, exc.problems.items[0].message, where)
+    if collected.has_errors:
+        raise InputError(collected)
+    if not lines.text:
+        raise InputError("the qrels are empty: no topic judges a document", label)
+    return lines
+
+
+def qrels_from_frame(frame, label: str = "qrels DataFrame") -> Lines:
+    """A DataFrame with PyTerrier's or ir_measures' qrels columns as TREC qrels lines (module
+    docstring)."""
+    chosen = _columns(frame, QRELS_COLUMN_SETS, "qrels'", label)
+    if frame.empty:
+        raise InputError("the qrels are empty: the DataFrame has no row", label)
+    topic_col, doc_col, relevance_col = chosen
+    lines = Lines(label)
+    collected = Problems()
+    for row, topic, doc, relevance in zip(frame.index.tolist(), *(frame[c].tolist() for c in chosen)):
+        where = f"row {row}"
+        try:  # every row is checked, in order: the errors read as a file's, grouped and counted
+            lines.add(f"{_id(topic, f'{topic_col} (topic id)', where, label)} 0 "
+                      f"{_id(doc, f'{doc_col} (document id)', where, label)} "
+                      f"{_relevance(relevance, where, label, relevance_col)}", where)
+        except InputError as exc:
+            collected.error(label, None, exc.problems.items[0].message, where)
+    if collected.has_errors:
+        raise InputError(collected)
+    return lines
+
+
+def _relevance(value, where: str, label: str, name: str = "relevance") -> str:
+    """A relevance level as a qrels line holds it (module docstring)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InputError(f"the {name} must be an integer, not {type(value).__name__} {quoted(str(value))}",
+                         f"{label} {where}")
+    if isinstance(value, numbers.Integral):
+        text = str(int(value))
+    else:
+        number = float(value)
+        text = str(int(number)) if number.is_integer() else repr(number)
+    if relevance_level(text) is None:  # -1, 2.5, nan: refused here, in row order with the rest, as the reader would
+        raise InputError(not_a_level(text), f"{label} {where}")
+    return text
 
 
 def _score_value(value) -> float:

@@ -9,6 +9,9 @@ Accepted qrels forms:
 Stance file: ``topic docid stance`` per line (tab- or space-separated; stance a single word
 such as Supports or Refutes).
 
+Qrels a caller gives as Python objects (``reteco.evaluate(run, qrels)``) are written as TREC
+text and read by ``trec_qrels_judgments``; ``given_qrels_reference`` makes them a reference.
+
 Both are UTF-8 (a byte-order mark is fine). A relevance is written in ASCII digits (``int()``
 would also read ``٣`` or ``1_0``) and at most ``MAX_RELEVANCE`` (judgments are 64-bit integers).
 Every problem is an ``InputError`` naming the file and, in text files, the line: a file that
@@ -24,9 +27,12 @@ from pathlib import Path
 from reteco.formats.reference import Judgment, Reference, Topic
 from reteco.formats.text_file import read_text_file
 from reteco.problems import InputError, Problems, quoted
-from reteco.subtracks import BENCHMARKS
+from reteco.subtracks import BENCHMARKS, benchmark
 
 FACTIR_CUTOFFS = list(BENCHMARKS["factir"].cutoffs)  # the reader of FactIR's qrels names its row
+# The benchmark of qrels given as they are (a file or a Python object), outside the table: the
+# plain-qrels preset (``given_qrels_reference``).
+GIVEN_QRELS = "qrels"
 
 #: The largest relevance level accepted: judgments are stored as 64-bit integers.
 MAX_RELEVANCE = 2**63 - 1
@@ -38,39 +44,69 @@ def read_qrels(path: Path) -> list[Judgment]:
     keeps its highest relevance."""
     name = Path(path).name
     text = read_text_file(Path(path), "qrels")
+    if text.lstrip().startswith("{"):
+        return _json_qrels(text, name)
+    return trec_qrels_judgments(text, name)
+
+
+def trec_qrels_judgments(text: str, name: str) -> list[Judgment]:
+    """Judgments from the text of a TREC qrels file (``topic iteration docid relevance`` lines),
+    its problems named ``name`` and the line; a repeated (topic, doc) pair keeps its highest
+    relevance. Qrels given as Python objects are written as such text and read here
+    (``reteco.api.in_memory``), so they follow a file's rules and messages."""
     best: dict[tuple[str, str], int] = {}
     problems = Problems()
-    if text.lstrip().startswith("{"):
-        try:
-            data = json.loads(text, parse_int=_json_level)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not valid JSON: {exc.msg} (column {exc.colno})", name, exc.lineno) from None
-        except RecursionError:
-            raise InputError("not usable JSON: nested too deeply", name) from None
-        for topic, docs in data.items():
-            if not isinstance(docs, dict):
-                problems.error(name, None, f"topic {quoted(topic)} must map doc ids to relevance levels")
+    for number, line in enumerate(text.split("\n"), start=1):  # numbered as editors do
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != 4:
+            problems.error(name, number, f"expected 4 columns: topic iteration docid relevance, found {len(parts)}")
+            continue
+        rel = relevance_level(parts[3])
+        if rel is None:
+            problems.error(name, number, not_a_level(parts[3]))
+            continue
+        _keep_best(best, parts[0], parts[2], rel)
+    return _judgments(best, problems, name)
+
+
+def relevance_level(text: str) -> int | None:
+    """The level a qrels line's relevance column holds, or None when it is not ASCII digits of a
+    value from 0 to ``MAX_RELEVANCE``."""
+    rel = int(text) if _LEVEL.fullmatch(text) else -1
+    return rel if 0 <= rel <= MAX_RELEVANCE else None
+
+
+def not_a_level(text: str) -> str:
+    """The message for a relevance column ``relevance_level`` refuses."""
+    return f"relevance {quoted(text)} is not an integer >= 0"
+
+
+def _json_qrels(text: str, name: str) -> list[Judgment]:
+    best: dict[tuple[str, str], int] = {}
+    problems = Problems()
+    try:
+        data = json.loads(text, parse_int=_json_level)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON: {exc.msg} (column {exc.colno})", name, exc.lineno) from None
+    except RecursionError:
+        raise InputError("not usable JSON: nested too deeply", name) from None
+    for topic, docs in data.items():
+        if not isinstance(docs, dict):
+            problems.error(name, None, f"topic {quoted(topic)} must map doc ids to relevance levels")
+            continue
+        for doc, rel in docs.items():
+            if not isinstance(rel, int) or isinstance(rel, bool) or not 0 <= rel <= MAX_RELEVANCE:
+                problems.error(
+                    name, None, f"topic {quoted(topic)}, document {quoted(doc)}: relevance must be an integer >= 0"
+                )
                 continue
-            for doc, rel in docs.items():
-                if not isinstance(rel, int) or isinstance(rel, bool) or not 0 <= rel <= MAX_RELEVANCE:
-                    problems.error(
-                        name, None, f"topic {quoted(topic)}, document {quoted(doc)}: relevance must be an integer >= 0"
-                    )
-                    continue
-                _keep_best(best, topic, doc, rel)
-    else:
-        for number, line in enumerate(text.split("\n"), start=1):  # numbered as editors do
-            parts = line.split()
-            if not parts:
-                continue
-            if len(parts) != 4:
-                problems.error(name, number, f"expected 4 columns: topic iteration docid relevance, found {len(parts)}")
-                continue
-            rel = int(parts[3]) if _LEVEL.fullmatch(parts[3]) else -1
-            if not 0 <= rel <= MAX_RELEVANCE:
-                problems.error(name, number, f"relevance {quoted(parts[3])} is not an integer >= 0")
-                continue
-            _keep_best(best, parts[0], parts[2], rel)
+            _keep_best(best, topic, doc, rel)
+    return _judgments(best, problems, name)
+
+
+def _judgments(best: dict[tuple[str, str], int], problems: Problems, name: str) -> list[Judgment]:
     if problems.has_errors:
         raise InputError(problems)
     if not best:
@@ -137,3 +173,13 @@ def benchmark_reference(
         },
     }
     return Reference(manifest, topics, judgments, None, None, dict(stance or {}))
+
+
+def given_qrels_reference(judgments: list[Judgment], source: dict | None = None) -> Reference:
+    """An in-memory reference of qrels a caller gives (``reteco.evaluate(run, qrels)``): graded
+    relevance, no corpus (every doc id is accepted), no domains and no temporal labels. Its
+    benchmark is ``GIVEN_QRELS``, which the table does not hold, so its row is the plain-qrels
+    preset (``reteco.subtracks.benchmark``): cutoffs (10,), official nDCG@10."""
+    row = benchmark(GIVEN_QRELS)
+    return benchmark_reference(judgments, benchmark=row.id, cutoffs=list(row.cutoffs), official=row.official,
+                               source=source)
