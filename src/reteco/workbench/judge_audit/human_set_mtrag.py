@@ -98,7 +98,7 @@ SPEAKERS = {"user": "User", "agent": "Assistant"}
 CLUSTERS = ("conversation", "task")
 SYSTEM_NOTE = (
     "Three systems allow 3! = 6 orders: two rankings agree on the whole order by chance one time in six, and "
-    "Kendall's tau-b takes only the values -1, -1/3, 1/3 and 1. The order shows a gross disagreement (the judge "
+    "without ties Kendall's tau-b takes only the values -1, -1/3, 1/3 and 1. The order shows a gross disagreement (the judge "
     "ranking first what people rank last); it cannot show that the judge ranks systems as people do, nor "
     "resolve close systems. Here one system is the human-written reference answer itself."
 )
@@ -234,8 +234,9 @@ def _build(doc: Any, name: str, digest: str, line_of) -> MtragSet:
             problems.error(name, line_of(d), f"{where}: a document needs a string document_id and text")
             continue
         title = d.get("title") if isinstance(d.get("title"), str) else ""
+        # MTRAG's passages begin with their title line: it is added only to a text that lacks it.
         documents[d["document_id"]] = (d["document_id"], f"{title}\n{d['text']}" if title and
-                                       not d["text"].startswith(title) else d["text"])
+                                       not d["text"].startswith(title + "\n") else d["text"])
     tasks: dict[str, MtragTask] = {}
     for n, t in enumerate(doc["tasks"]):
         task = _task(t, n, documents, name, line_of, problems)
@@ -347,8 +348,8 @@ def _evaluation(e: Any, n: int, tasks: dict, name: str, line_of, problems: Probl
         for annotator, rating in given.items():
             value = rating.get("value") if isinstance(rating, dict) else None
             if not isinstance(value, str) or value not in HUMAN_VALUES:
-                problems.error(name, line_of(rating) or line, f"{label}: annotator {quoted(annotator)}'s "
-                               f"{metric} is {quoted(json.dumps(value))}, not one of \"1\", \"2\", \"3\", \"4\"")
+                problems.error(name, line_of(rating) or line, f"{label}: the {metric} of annotator "
+                               f"{quoted(annotator)} is {quoted(str(value))}, not one of \"1\", \"2\", \"3\", \"4\"")
                 return None
             grades[metric][annotator] = HUMAN_VALUES[value]
     return MtragEvaluation(task_id=e["task_id"], system=e["model_id"], response=e["model_response"], grades=grades,
@@ -453,7 +454,7 @@ def _system_order(system: dict) -> dict:
     by_humans = sorted(means, key=lambda s: (-round(means[s]["human_mean"], 9), s))
     by_judge = sorted(means, key=lambda s: (-round(means[s]["judge_mean"], 9), s))
     return {"humans": by_humans, "judge": by_judge, "same_order": by_humans == by_judge,
-            "means": means, "kendall_tau_b": system["kendall_tau_b"]}
+            "means": means, "kendall_tau_b": system["kendall_tau_b"], "interval_note": system.get("interval_note")}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -511,7 +512,9 @@ def markdown(doc: dict, judge: dict | None = None) -> str:
         out.append(f"| {d} | {' > '.join(printable(x) for x in s['humans'])} | "
                    f"{' > '.join(printable(x) for x in s['judge'])} | {'yes' if s['same_order'] else 'no'} | "
                    f"{_figure(s['kendall_tau_b'])} |")
-    out += ["", doc["system_note"], "", "## Judgments", "", "| dimension | ok | invalid | error | from the cache |",
+    notes = sorted({b["system_order"]["interval_note"] for b in doc["dimensions"].values()
+                    if b["system_order"].get("interval_note")})
+    out += ["", doc["system_note"], *[f"Intervals: {n}" for n in notes], "", "## Judgments", "", "| dimension | ok | invalid | error | from the cache |",
             "|---|---:|---:|---:|---:|"]
     out += [f"| {d} | {n['ok']} | {n['invalid']} | {n['error']} | {n['cached']} |" for d, n in doc["judgments"].items()]
     return "\n".join(out) + "\n"
