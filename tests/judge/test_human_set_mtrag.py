@@ -255,3 +255,32 @@ def test_the_ceiling_on_the_half_is_the_hand_computed_one_whatever_the_judge():
         assert abs(ceiling["kappa_quadratic"]["value"] - hand_kappa_quadratic(*leave_one_out_pairs(units))) < 1e-9
         # The made-up judge's grades are 1..5 cycling: on MTRAG's scale 1, 2, 2, 3, 4.
         assert doc["dimensions"][dim]["n_items"] == 219
+
+
+@pytest.mark.slow  # a whole judge-meta golden run for the gate the report quotes
+def test_the_judge_report_quotes_the_human_set_beside_the_ceiling_and_the_golden_gate(run_human_set, fake_openai,
+                                                                                       capsys, tmp_path):
+    path = write(tmp_path / "tiny.json", tiny_set())
+    code, doc, _, err = run_human_set(capsys, path)
+    assert code == 0, err
+    human_set = next(tmp_path.glob("out*/human_set_mtrag.json"))
+    config = tmp_path / "judge.yaml"
+    assert reteco(["judge-meta", "--golden-version", "2", "--out", str(tmp_path / "meta"), "--judge-config",
+                   str(config), "--judge-cache", str(tmp_path / "cache"), "--no-progress"]) in (0, 1)
+    capsys.readouterr()
+    out = tmp_path / "report"
+    assert reteco(["judge-report", "--out", str(out), "--judge-config", str(config), "--human-set", str(human_set),
+                   "--golden", str(tmp_path / "meta" / "judge_meta.json")]) == 0
+    assert "warning" not in capsys.readouterr().err
+    report = json.loads((out / "judge-report.json").read_text())
+    h = report["human_set"]
+    assert h["same_judge"] is True and h["judge_signature"] == doc["judge"]["signature"]
+    assert h["golden"]["golden_version"] == 2 and h["unmatched"] == ["correctness"]
+    for d, block in doc["dimensions"].items():
+        assert h["dimensions"][d]["ceiling_kappa_quadratic"]["value"] == block["ceiling"]["kappa_quadratic"]["value"]
+        assert h["dimensions"][d]["judge_kappa_quadratic"]["value"] == block["judge"]["kappa_quadratic"]["value"]
+    md = (out / "judge-report.md").read_text()
+    assert "## Agreement on a public human-rated set" in md and "Golden set v2: the gate " in md
+    assert "| relevance (appropriateness, approximate) | 9 |" in md and "kappa ceiling" in md
+    # No path of this machine in the report: the set is named as given relative to here, or by its name.
+    assert str(tmp_path) not in md
