@@ -1,6 +1,11 @@
 """A public human-rated set: MTRAG's human evaluations, read as published, judged, and the judge's
 agreement with the people beside the people's agreement with each other (issue 33, point 3).
 
+Why one module of over 450 lines: the reader, the judge items, the ratings and the table all
+follow one published layout and one dimension map (``DIMENSION_MAP``, ``JUDGE_TO_HUMAN``); split,
+every part would import the map and the layout's names from the others, and a change of the map
+would be spread over several files. The figures themselves are ``reteco.metrics.agreement``'s.
+
 Source: Katsis et al. (2025), "MTRAG: A Multi-Turn Conversational Benchmark for Evaluating
 Retrieval-Augmented Generation Systems" (IBM), file
 ``mtrag-human/evaluations/reference_subset_with_human_evaluations.json`` of its public repository,
