@@ -56,3 +56,33 @@ def test_two_configs_make_one_table(fake_openai, tmp_path, monkeypatch, capsys):
     assert fake_openai.chat_calls == calls
     again = json.loads((tmp_path / "again" / "judge_compare.json").read_text())["judges"][0]
     assert again["judged_now"] == 0 and again["seconds_per_judgment"] is None and again["signature"] == a["signature"]
+
+
+def test_human_set_column_shows_agreement_beside_the_ceiling(fake_openai, tmp_path, monkeypatch, capsys):
+    """``--human-set mtrag FILE``: each judge also judges the human-rated set (a tiny file in MTRAG's
+    format here); its row holds per dimension the judge's kappa beside the annotators' ceiling."""
+    from support.mtrag_tiny import tiny_set, write
+
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    plan = write_config(tmp_path / "gpt-4o.yaml", fake_openai.base_url, model="gpt-4o-2024-08-06", temperature=0)
+    human_set = write(tmp_path / "mtrag.json", tiny_set())
+    code = reteco(["judge-compare", str(plan), "--out", str(tmp_path / "out"), "--judge-cache", str(tmp_path / "cache"),
+                   "--no-progress", "--human-set", "mtrag", human_set, "--cluster", "task"])
+    assert code == 0
+    row = json.loads((tmp_path / "out" / "judge_compare.json").read_text())["judges"][0]
+    block = row["human_set"]
+    assert block["name"] == "mtrag" and block["complete"] and block["cluster"] == "task"
+    assert set(block["dimensions"]) == {"faithfulness", "completeness", "relevance", "coherence"}
+    # The tiny set's annotators grade (4, 4, 3), (3, 2, 3), (1, 2, 2) on every metric: each grade
+    # against the others' median rounded half up gives the pairs below; quadratic kappa by hand.
+    xs = [4, 4, 3, 3, 2, 3, 1, 2, 2] * 3
+    ys = [4, 4, 4, 3, 3, 3, 2, 2, 2] * 3
+    n = len(xs)
+    observed = sum((x - y) ** 2 for x, y in zip(xs, ys)) / n
+    expected = sum(xs.count(i) * ys.count(j) * (i - j) ** 2 for i in range(1, 5) for j in range(1, 5)) / n / n
+    for figures in block["dimensions"].values():
+        assert abs(figures["ceiling_kappa"]["value"] - (1 - observed / expected)) < 1e-9
+        assert figures["judge_kappa"]["value"] is None or -1 <= figures["judge_kappa"]["value"] <= 1
+    table = (tmp_path / "out" / "judge_compare.md").read_text()
+    assert "human set: kappa judge / ceiling" in table and "mtrag: faithfulness " in table
+    assert f"/ {block['dimensions']['faithfulness']['ceiling_kappa']['value']:.2f}" in table

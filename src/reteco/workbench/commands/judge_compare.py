@@ -10,6 +10,10 @@ scaled, at the config's ``price_per_million``; none without prices; and the same
 golden run's reported cost per call, reasoning tokens included) and the wall time per
 judgment made now (judgments answered from the cache are not timed). Agreement with human
 ratings is ``reteco agreement``'s, per rater (the table names the judge's rater id to use).
+With ``--human-set mtrag FILE`` each judge also judges a public human-rated set (``judge-meta
+--human-set``'s: MTRAG's human evaluations) and its row holds, per dimension, the judge's
+quadratic-weighted kappa against the annotators beside the annotators' own (the human ceiling),
+with their intervals.
 
 Writes ``judge_compare.json`` and ``judge_compare.md``; exit 0 when every judge ran to the end,
 whatever its gate (the table is the result), ``EXIT_INCOMPLETE`` when a judge left judgments
@@ -43,6 +47,10 @@ def add_parser(subparsers) -> None:
     p.add_argument("--turns", type=int, default=200, help="turns of the expected phase (default 200: the test set)")
     p.add_argument("--submissions", type=int, default=50, help="submissions of the expected phase (default 50)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--human-set", nargs=2, metavar=("NAME", "FILE"),
+                   help="also judge a public human-rated set and show agreement beside the human ceiling: mtrag FILE")
+    p.add_argument("--cluster", choices=("conversation", "task"), default="conversation",
+                   help="--human-set: what the bootstrap resamples (default: conversations)")
     add_judge_cache_option(p, used_for=" (one cache for every config: a verdict is keyed by its judge's signature)")
     p.set_defaults(func=cmd_judge_compare)
 
@@ -65,21 +73,30 @@ def cmd_judge_compare(args) -> int:
         contrast = load_contrast_thresholds(golden_dir(version) / THRESHOLDS_FILE) if has_contrasts(cases) else None
     except ValueError as exc:
         raise InputError(str(exc), "golden set") from None
+    human_set = None
+    if args.human_set is not None:
+        from reteco.workbench.judge_audit import human_set_mtrag
+
+        if args.human_set[0] != human_set_mtrag.NAME:
+            raise InputError(f"unknown human-rated set {args.human_set[0]!r}; the one known is "
+                             f"{human_set_mtrag.NAME!r}", "--human-set")
+        human_set = human_set_mtrag.read_mtrag(args.human_set[1])
     configs = [load_judge_config(path) for path in args.configs]
     for config in configs:
         require_judge(config, "judge-compare")
     cache_dir = args.judge_cache or default_cache_dir()
-    rows = [compare_one(config, cases, thresholds, contrast, cache_dir, args) for config in configs]
+    rows = [compare_one(config, cases, thresholds, contrast, cache_dir, args, human_set) for config in configs]
     document = {"golden_version": version, "turns": args.turns, "submissions": args.submissions, "judges": rows}
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / REPORT_JSON).write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     (args.out / REPORT_MD).write_text(table_markdown(document), encoding="utf-8")
     print(table_markdown(document), end="")
     print(f"wrote {args.out / REPORT_JSON} and {args.out / REPORT_MD}", file=sys.stderr)
-    return EXIT_OK if all(r["gate"]["complete"] for r in rows) else EXIT_INCOMPLETE
+    complete = all(r["gate"]["complete"] and (r.get("human_set") or {}).get("complete", True) for r in rows)
+    return EXIT_OK if complete else EXIT_INCOMPLETE
 
 
-def compare_one(config, cases, thresholds, contrast, cache_dir: Path, args) -> dict:
+def compare_one(config, cases, thresholds, contrast, cache_dir: Path, args, human_set=None) -> dict:
     """One configuration's row: who, the shutdown against the phases, the gate, cost, time."""
     from reteco.llm.model_retirement import SOURCE, known_shutdown, retirement_warning
     from reteco.workbench.codabench.bundle.competition import PHASES
@@ -99,7 +116,7 @@ def compare_one(config, cases, thresholds, contrast, cache_dir: Path, args) -> d
     tags = sorted({m.group(1) for f in failing for m in [re.search(r"tag (\S+?)[,:]", f)] if m})
     cost = phase_cost(config, cases, args.turns, args.submissions)
     measured = measured_cost(config, [*outcomes, *probe_outcomes], args.turns, args.submissions)
-    return {
+    row = {
         "config": str(config.source), "signature": config.signature, "model": config.model,
         "prompt_version": config.prompt_version, "decoding": {k: v for k, v in config.decoding().items()},
         "shutdown_date": shutdown, "shutdown_source": SOURCE if shutdown else None, "phases": phases,
@@ -112,6 +129,21 @@ def compare_one(config, cases, thresholds, contrast, cache_dir: Path, args) -> d
         "judgments": len(outcomes) + len(probe_outcomes), "judged_now": judged_now,
         "seconds_per_judgment": round(seconds / judged_now, 3) if judged_now else None,
     }
+    if human_set is not None:
+        row["human_set"] = human_set_row(human_set, config, cache_dir, args)
+    return row
+
+
+def human_set_row(hset, config, cache_dir: Path, args) -> dict:
+    """The judge on the human-rated set (``judge-meta --human-set``'s figures): per dimension its
+    kappa against the annotators beside the annotators' own, with intervals."""
+    from reteco.workbench.commands.judge_meta import judge_human_set
+    from reteco.workbench.judge_audit import human_set_mtrag
+
+    document, outcomes = judge_human_set(hset, config, cache_dir, cluster=args.cluster, no_progress=args.no_progress)
+    return {"name": document["human_set"], "file": document["file"], "sha256": document["sha256"],
+            "cluster": document["cluster"], "complete": not any(o.status == "error" for o in outcomes),
+            "dimensions": human_set_mtrag.headline(document)}
 
 
 def measured_cost(config, outcomes, turns: int, submissions: int) -> dict:
@@ -152,9 +184,9 @@ def table_markdown(document: dict) -> str:
     lines = [f"Golden set {document['golden_version']}; expected phase: {document['turns']} turns x "
              f"{document['submissions']} submissions.", "",
              "| config | signature | model | decoding | announced shutdown | leaves before the end of | golden gate | "
-             "failing tags | human agreement | phase cost (estimate) | phase cost (golden run's usage) | reasoning tokens | "
+             "failing tags | human agreement | human set: kappa judge / ceiling | phase cost (estimate) | phase cost (golden run's usage) | reasoning tokens | "
              "s / judgment |",
-             "|---|---|---|---|---|---|---|---|---|---:|---:|---:|---:|"]
+             "|---|---|---|---|---|---|---|---|---|---|---:|---:|---:|---:|"]
     for r in document["judges"]:
         gate = "incomplete" if not r["gate"]["complete"] else ("pass" if r["gate"]["passed"] else
                                                                 f"fail ({len(r['gate']['failures'])} checks)")
@@ -166,5 +198,19 @@ def table_markdown(document: dict) -> str:
         lines.append(f"| {Path(r['config']).name} | `{r['signature']}` | {r['model']} | {decoding} | "
                      f"{r['shutdown_date'] or 'none announced'} | {leaves or '-'} | {gate} | "
                      f"{', '.join(r['gate']['failing_tags']) or '-'} | `reteco agreement` rater `{r['human_agreement']['rater']}` | "
-                     f"{cost} | {measured} | {r['golden_usage']['reasoning_tokens']:,} | {seconds} |")
+                     f"{_human_set_cell(r.get('human_set'))} | {cost} | {measured} | {r['golden_usage']['reasoning_tokens']:,} | {seconds} |")
     return "\n".join(lines) + "\n"
+
+
+def _human_set_cell(block: dict | None) -> str:
+    """Per dimension the judge's kappa beside the ceiling's, with intervals ("-" without a set)."""
+    if block is None:
+        return "-"
+
+    def figure(f: dict) -> str:
+        if f.get("value") is None:
+            return "undefined"
+        return f"{f['value']:.2f}" + ("" if f.get("ci_low") is None else f" [{f['ci_low']:.2f}, {f['ci_high']:.2f}]")
+
+    return f"{block['name']}: " + "; ".join(f"{d} {figure(b['judge_kappa'])} / {figure(b['ceiling_kappa'])}"
+                                             for d, b in block["dimensions"].items())

@@ -3,6 +3,8 @@
     reteco judge-meta --out DIR [--judge-config judge.yaml] [--judge-cache DIR] [--golden-version N]
                       [--thresholds FILE] [--retry-invalid] [--no-progress]
     reteco judge-meta --calibrate [--runs N] [--seed S] [--golden-version N] [--thresholds FILE]
+    reteco judge-meta --human-set mtrag FILE --out DIR [--judge-config judge.yaml] [--judge-cache DIR]
+                      [--cluster conversation|task] [--withhold-reference-answer]
 
 Judges every case of golden set N (default: the latest, ``reteco.workbench.judge_audit.golden``) with the
 judge of ``--judge-config`` (default: the packaged judge.yaml; endpoint and key as for
@@ -20,6 +22,14 @@ version is not the one the golden set was graded for is warned about on stderr.
 ``reteco.workbench.judge_audit.simulated_judges`` through the thresholds and prints, per judge, the share of
 simulated runs that fail the gate (power for the judges that must fail; 1 - size for the
 mildly noisy ones that must pass), as a Markdown table (docs/golden_v3.md holds its output).
+
+``--human-set mtrag FILE`` judges no golden case: it judges the answers of a public human-rated
+set (MTRAG's human evaluations, the JSON file as MTRAG publishes it) on the dimensions that have a
+human counterpart, through the same cache, and writes ``DIR/human_set_mtrag.json`` and
+``DIR/human_set_mtrag.md`` (also printed): per dimension the judge's agreement with the annotators
+beside the annotators' agreement with each other (the human ceiling), with intervals, and the
+systems' order (``reteco.workbench.judge_audit.human_set_mtrag``). Exit 0 when every judgment was
+made (there is no threshold: the figures are the result), 4 when some failed.
 
 Exit 0: every figure meets its threshold. Exit 1: a figure does not (stderr names each), or the
 configuration, the golden set or the thresholds cannot be used, or no key is configured.
@@ -61,6 +71,13 @@ def add_judge_meta_parser(subparsers) -> argparse.ArgumentParser:
                    help="judge nothing: print how often simulated judges fail the gate (golden v3 on)")
     p.add_argument("--runs", type=int, default=200, help="--calibrate: simulated runs per random judge (default 200)")
     p.add_argument("--seed", type=int, default=0, help="--calibrate: random seed (default 0)")
+    p.add_argument("--human-set", nargs=2, metavar=("NAME", "FILE"),
+                   help="judge a public human-rated set instead of the golden set: mtrag FILE (MTRAG's "
+                   "reference_subset_with_human_evaluations.json, or a part of it)")
+    p.add_argument("--cluster", choices=("conversation", "task"), default="conversation",
+                   help="--human-set: what the bootstrap resamples (default: conversations)")
+    p.add_argument("--withhold-reference-answer", action="store_true",
+                   help="--human-set: do not show the judge the task's target (one MTRAG system answers with it)")
     p.set_defaults(func=cmd_judge_meta)
     return p
 
@@ -79,6 +96,8 @@ def cmd_judge_meta(args) -> int:
     from reteco.workbench.judge_audit.meta_contrasts import has_contrasts, load_contrast_thresholds
     from reteco.workbench.judge_audit.meta_evaluation import format_figure, load_thresholds, report_markdown
 
+    if args.human_set is not None:
+        return human_set_command(args)
     version = args.golden_version if args.golden_version is not None else LATEST_GOLDEN
     if version < 2:
         raise InputError("judge-meta needs a graded golden set (version 2 or later); version 1 is `reteco judge --golden`",
@@ -136,6 +155,60 @@ def cmd_judge_meta(args) -> int:
         return EXIT_INPUT
     print("judge-meta: PASSED: every dimension meets its thresholds", file=sys.stderr)
     return EXIT_OK
+
+
+def human_set_command(args) -> int:
+    """``--human-set NAME FILE``: judge the set's answers, write and print the agreement (module docstring)."""
+    from reteco.judge.config import load_judge_config
+    from reteco.llm.cache import default_cache_dir
+    from reteco.workbench.judge_audit import human_set_mtrag
+
+    name, path = args.human_set
+    if name != human_set_mtrag.NAME:
+        raise InputError(f"unknown human-rated set {name!r}; the one known is {human_set_mtrag.NAME!r}", "--human-set")
+    if args.out is None:
+        raise InputError("--out is required (the folder for the reports)", "--out")
+    hset = human_set_mtrag.read_mtrag(path)
+    config = load_judge_config(args.judge_config)
+    require_judge(config, "judge-meta")
+    cache_dir = args.judge_cache or default_cache_dir()
+    document, outcomes = judge_human_set(hset, config, cache_dir, cluster=args.cluster,
+                                         reference_answer=not args.withhold_reference_answer,
+                                         no_progress=args.no_progress)
+    judge = config.describe()
+    document["judge"] = judge
+    args.out.mkdir(parents=True, exist_ok=True)
+    stem = f"human_set_{human_set_mtrag.NAME}"
+    text = human_set_mtrag.markdown(document, judge)
+    (args.out / f"{stem}.json").write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    (args.out / f"{stem}.md").write_text(text, encoding="utf-8")
+    print(text, end="")
+    print(f"wrote {args.out / (stem + '.json')} and {args.out / (stem + '.md')}", file=sys.stderr)
+    failed = sum(1 for o in outcomes if o.status == "error")
+    if failed:
+        print(f"judge-meta --human-set: INCOMPLETE: {failed} judgments failed (not cached); run the same command "
+              "again", file=sys.stderr)
+        return EXIT_INCOMPLETE
+    return EXIT_OK
+
+
+def judge_human_set(hset, config, cache_dir: Path, *, cluster: str = "conversation", reference_answer: bool = True,
+                    no_progress: bool = True) -> tuple[dict, list]:
+    """A human-rated set's answers judged by ``config`` through the judge cache, and its agreement
+    document: (document, outcomes). Also run by ``reteco judge-compare --human-set``."""
+    from reteco.workbench.judge_audit import human_set_mtrag
+
+    dimensions = tuple(config.prompts.dimension_names)
+    items = human_set_mtrag.judge_items(hset, dimensions, reference_answer=reference_answer)
+    if not items:
+        raise InputError(f"the judge's prompt version {config.prompt_version} has none of the dimensions the set "
+                         "rates", "--human-set")
+    print(f"human set {human_set_mtrag.NAME}: {len(hset.evaluations)} answers, {len(items)} judgments; "
+          f"cache: {cache_dir}", file=sys.stderr)
+    outcomes = judge_with_cache(items, config, cache_dir, no_progress=no_progress)
+    document = human_set_mtrag.human_set_agreement(hset, outcomes, f"{config.model}@{config.signature}", dimensions,
+                                                   cluster=cluster, reference_answer=reference_answer)
+    return document, outcomes
 
 
 def golden_gate(cases, thresholds, contrast_thresholds, config, cache_dir: Path, *, no_progress: bool,

@@ -3,7 +3,7 @@
     reteco judge-report --out DIR [--config judge.yaml] [--details DETAILS.json ...]
                         [--golden GOLDEN.jsonl judge_meta.json] [--agreement agreement.json]
                         [--sample sample.json] [--stability rejudging_2b.json ...]
-                        [--leaderboard leaderboard.json]
+                        [--leaderboard leaderboard.json] [--human-set human_set_mtrag.json]
 
 Writes ``DIR/judge-report.md`` and ``DIR/judge-report.json`` (``reteco.workbench.judge_audit.report``;
 with details files also ``DIR/judge-report-appendix.md``, one row per file, where the report has
@@ -23,7 +23,9 @@ the configured judge, or records none) and, when it has a system level, the syst
 agreement (Kendall's tau-b and tau_AP, ``reteco.workbench.judge_audit.stability_report``); from ``--stability``,
 the re-judging and second judges of ``reteco judge-submissions``, each under both signatures;
 from a ``reteco leaderboard --human-ratings`` output, the system-level table judge /
-prediction-powered / humans under its judge signature. Exit 1 when a file cannot be used (named, with the line
+prediction-powered / humans under its judge signature; from a ``reteco judge-meta --human-set``
+output, the judge's agreement with a public human-rated set beside the annotators' ceiling (with the
+golden set's version and gate when ``--golden`` gives a judge_meta.json). Exit 1 when a file cannot be used (named, with the line
 or the field), or when the inputs name judges by signature and none is the configured judge
 (``no_input_of_the_configured_judge``: the report would describe another judge than its own).
 
@@ -69,6 +71,9 @@ def add_judge_report_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--leaderboard", type=Path,
                    help="leaderboard.json of `reteco leaderboard --human-ratings`: the system-level table judge / "
                    "prediction-powered / humans")
+    p.add_argument("--human-set", type=Path,
+                   help="human_set_mtrag.json of `reteco judge-meta --human-set`: agreement with a public "
+                   "human-rated set beside the annotators' ceiling")
     p.set_defaults(func=cmd_judge_report)
     return p
 
@@ -95,8 +100,11 @@ def cmd_judge_report(args) -> int:
     leaderboard = ((shown_path(args.leaderboard), _json_object(args.leaderboard, "human_corrected",
                                                                "a leaderboard.json of `reteco leaderboard --human-ratings`"))
                    if args.leaderboard else None)
+    human_set = ((shown_path(args.human_set), _json_object(args.human_set, "human_set",
+                                                           "a human_set_<name>.json of `reteco judge-meta --human-set`"))
+                 if args.human_set else None)
     report = build_report(config, details=details, golden=golden, golden_meta=golden_meta, agreement=agreement,
-                          sample=sample, stability=stability, leaderboard=leaderboard)
+                          sample=sample, stability=stability, leaderboard=leaderboard, human_set=human_set)
     mismatch = no_input_of_the_configured_judge(report)
     if mismatch:
         raise InputError(mismatch, "judge-report")

@@ -74,7 +74,8 @@ SUBTRACK_NOT_RECORDED = "not recorded"
 def build_report(config: Any, *, details: list[tuple[str, dict]] = (), golden: list[dict] | None = None,
                  golden_meta: tuple[str, dict] | None = None, agreement: dict | None = None,
                  sample: dict | None = None, stability: list[tuple[str, dict]] = (),
-                 leaderboard: tuple[str, dict] | None = None) -> dict[str, Any]:
+                 leaderboard: tuple[str, dict] | None = None,
+                 human_set: tuple[str, dict] | None = None) -> dict[str, Any]:
     """The disclosure as a JSON-ready dict: the judge (prompts, signature, models, endpoint,
     decoding, the config's file name, never its path), the retry procedure, invalid and missing
     judgments per sub-track and dimension over the given details.json files, golden set v1 results (``golden``,
@@ -83,7 +84,10 @@ def build_report(config: Any, *, details: list[tuple[str, dict]] = (), golden: l
     judge it ran with and every judge of the report it differs from), the human sample and the
     agreement table, and from a leaderboard made with ``--human-ratings`` (``leaderboard``: (shown
     name, leaderboard.json)) the system-level table judge / prediction-powered / humans under its
-    judge signature (``_system_scores``). Each optional part is absent when its input is not given."""
+    judge signature (``_system_scores``), and from ``judge-meta --human-set`` (``human_set``: (shown
+    name, human_set_mtrag.json)) the judge's agreement with a public human-rated set beside the
+    annotators' ceiling, quoted with the golden set's version and gate when ``golden_meta`` is given
+    (``_human_set``). Each optional part is absent when its input is not given."""
     prompts = config.prompts
     report: dict[str, Any] = {
         "judge": {
@@ -127,7 +131,36 @@ def build_report(config: Any, *, details: list[tuple[str, dict]] = (), golden: l
         report["stability"] = [stability_report.stability(name, result, config.signature) for name, result in stability]
     if leaderboard is not None:
         report["system_scores"] = _system_scores(*leaderboard, config.signature)
+    if human_set is not None:
+        report["human_set"] = _human_set(*human_set, config.signature, report.get("golden_meta"))
     return report
+
+
+def _human_set(name: str, doc: dict, configured_signature: str, golden_meta: dict | None) -> dict[str, Any]:
+    """The public human-rated set's figures (``judge-meta --human-set``): per dimension the judge's
+    kappa and alpha beside the annotators' (the ceiling), under the judge that made them, with the
+    golden gate's version and result when the report has them."""
+    signature = (doc.get("judge") or {}).get("signature") or judge_signature(str(doc.get("judge_rater") or ""))
+    keep = ("value", "ci_low", "ci_high", "reason")
+    dimensions = {}
+    for d, block in (doc.get("dimensions") or {}).items():
+        judge, ceiling = block.get("judge") or {}, block.get("ceiling") or {}
+        dimensions[d] = {"human_metric": block.get("human_metric"), "match": block.get("match"),
+                         "n_items": block.get("n_items"),
+                         **{f"{side}_{f}": {k: v for k, v in (figures.get(f) or {}).items() if k in keep}
+                            for side, figures, names in (("judge", judge, ("kappa_quadratic", "alpha_ordinal_with_judge")),
+                                                         ("ceiling", ceiling, ("kappa_quadratic", "alpha_ordinal_humans")))
+                            for f in names},
+                         "same_system_order": (block.get("system_order") or {}).get("same_order")}
+    golden = None
+    if golden_meta is not None:
+        golden = {"golden_version": golden_meta["golden_version"], "passed": golden_meta["passed"],
+                  "complete": golden_meta["complete"], "signature": golden_meta["judge"]["signature"]}
+    return {"file": name, "set": doc.get("human_set"), "source": doc.get("source"), "license": doc.get("license"),
+            "sha256": doc.get("sha256"), "counts": doc.get("counts"), "cluster": doc.get("cluster"),
+            "unmatched": [u.get("dimension") for u in doc.get("unmatched") or []],
+            "judge_signature": signature, "same_judge": signature == configured_signature if signature else None,
+            "dimensions": dimensions, "golden": golden}
 
 
 def sample_design(sample: dict) -> dict[str, Any]:
@@ -202,6 +235,9 @@ def judges_of_inputs(report: dict[str, Any]) -> list[tuple[str, str]]:
     found += [(s["file"], s["judge_signature"]) for s in report.get("stability", []) if s.get("judge_signature")]
     scores = report.get("system_scores")
     found += [(scores["file"], s) for s in (scores or {}).get("judge_signatures") or []]
+    human_set = report.get("human_set")
+    if human_set and human_set.get("judge_signature"):
+        found.append((human_set["file"], human_set["judge_signature"]))
     return found
 
 
@@ -420,7 +456,36 @@ def render_markdown(report: dict[str, Any]) -> str:
         out += [""] + stability_report.stability_markdown(report["stability"], _table)
     if "system_scores" in report:
         out += [""] + _system_scores_markdown(report["system_scores"])
+    if "human_set" in report:
+        out += [""] + _human_set_markdown(report["human_set"])
     return "\n".join(out) + "\n"
+
+
+def _human_set_markdown(h: dict) -> list[str]:
+    """The public human-rated set: the judge's agreement beside the annotators' ceiling."""
+    c = h.get("counts") or {}
+    out = ["## Agreement on a public human-rated set", "",
+           f"{printable(str(h.get('set')))} ({printable(h['file'])}, sha256 `{h.get('sha256')}`): {c.get('evaluations')} "
+           f"answers of {c.get('systems')} systems to {c.get('tasks')} turns of {c.get('conversations')} conversations, "
+           f"each rated by two or three of {c.get('annotators')} annotators on a 4-point scale. {h.get('source')}; "
+           f"{h.get('license')}. Figures of judge signature `{h.get('judge_signature')}`; intervals resample "
+           f"{h.get('cluster')}s. No human counterpart: {', '.join(h.get('unmatched') or []) or 'none'}.", ""]
+    if not h.get("same_judge"):
+        out += ["> **Warning:** not the signature of the judge configured for this report: these figures describe "
+                "another judge.", ""]
+    g = h.get("golden")
+    if g is not None:
+        gate = "incomplete" if not g["complete"] else ("passed" if g["passed"] else "failed")
+        same = "" if g["signature"] == h.get("judge_signature") else f" (by judge signature `{g['signature']}`)"
+        out += [f"Golden set v{g['golden_version']}: the gate {gate}{same}.", ""]
+    rows = [[f"{d} ({printable(str(b.get('human_metric')))}, {b.get('match')})", str(b.get("n_items")),
+             _figure(b["judge_kappa_quadratic"]), _figure(b["ceiling_kappa_quadratic"]),
+             _figure(b["judge_alpha_ordinal_with_judge"]), _figure(b["ceiling_alpha_ordinal_humans"]),
+             {True: "yes", False: "no"}.get(b.get("same_system_order"), "-")]
+            for d, b in h["dimensions"].items()]
+    return out + _table(["dimension (human metric)", "answers", "kappa judge", "kappa ceiling", "alpha with judge",
+                         "alpha annotators", "same system order"], rows,
+                        "No dimension of the set was judged: there is no figure to show.")
 
 
 def _system_scores_markdown(t: dict) -> list[str]:
