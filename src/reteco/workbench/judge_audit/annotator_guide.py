@@ -52,14 +52,19 @@ The fields of the context file:
 """
 
 
-def annotator_guide(prompts: PromptSet, dimensions: Sequence[str]) -> str:
-    """The guide (module docstring) for rating ``dimensions`` with prompt version ``prompts``."""
-    blocks = (prompts.layout or {}).get("blocks", {})
-    shown = [f for f in _FIELDS if any(f in prompts.dimensions[d].inputs for d in dimensions)]
-    fields = "\n".join(
-        f"| `{f}` | {_FIELDS[f]} | {blocks.get(f, {}).get('label', '-')} |" for f in shown
-    )
-    parts = ["# Rating guide: RETECO's human ratings of answers\n", _HOW_TO.format(version=prompts.version, fields=fields)]
+def annotator_guide(prompts: PromptSet, dimensions: Sequence[str], *, how_to: str | None = None,
+                    title: str = "Rating guide: RETECO's human ratings of answers") -> str:
+    """The guide (module docstring) for rating ``dimensions`` with prompt version ``prompts``;
+    ``how_to`` replaces the human sample's instructions (the golden sheets' own,
+    ``golden_sheet``), the rubric part is the same."""
+    if how_to is None:
+        blocks = (prompts.layout or {}).get("blocks", {})
+        shown = [f for f in _FIELDS if any(f in prompts.dimensions[d].inputs for d in dimensions)]
+        fields = "\n".join(
+            f"| `{f}` | {_FIELDS[f]} | {blocks.get(f, {}).get('label', '-')} |" for f in shown
+        )
+        how_to = _HOW_TO.format(version=prompts.version, fields=fields)
+    parts = [f"# {title}\n", how_to]
     parts.append("## The general rules (the judge's system message)\n")
     parts.append(prompts.system.strip() + "\n")
     for dimension in dimensions:
