@@ -105,7 +105,7 @@ _COLUMN_TEXT = {
     "history": "the conversation before the current turn",
     "query": "the user's current turn: the question the response responds to",
     "passages": "the passages the system was given (2b) or retrieved (2c): what the response may rely on",
-    "gold_passages": "the passages identified by the organizers as holding the answer",
+    "gold_passages": "the passages the organizers identified as holding what the question asks",
     "reference_answer": "a reply to this turn written by the organizers",
     "key_points": "what a complete reply says, written by the organizers (vital: needed; okay: a useful detail)",
     "response": "the response you grade",
@@ -161,7 +161,7 @@ def sheet_row(case: GoldenCase, item: str, annotator: str, subtrack: str, prompt
         "gold_passages": _passages(judge_item.gold_evidence),
         "reference_answer": judge_item.reference_answer,
         "key_points": "\n".join(f"{n}. [{importance}] {text}" for n, (text, importance) in enumerate(judge_item.key_points, 1))
-        or "(none written for this turn: the reference answer is the guide)",
+        or "(none written for this turn: the reference_answer column is the guide)",
         "response": judge_item.answer,
     }
     row = {"item_id": item, "dimension": judge_item.dimension, "subtrack": subtrack}
@@ -191,7 +191,8 @@ def write_golden_sheets(out: Path, cases: Sequence[GoldenCase], subtracks: Mappi
         raise ValueError("two cases got one item id: run again (another secret is drawn)")
     dimensions = [d for d in prompts.dimension_names if any(c.item.dimension == d for c in cases)]
     guide = annotator_guide(prompts, dimensions, how_to=_how_to(prompts, dimensions),
-                            title="Grading guide: RETECO's blind grading of responses")
+                            title="Grading guide: RETECO's blind grading of responses",
+                            input_names={i: c for c, i in _INPUT_OF.items()})
     for name in annotators:
         folder = out / ANNOTATORS_FOLDER / name
         folder.mkdir(parents=True, exist_ok=True)
