@@ -20,13 +20,7 @@ from sklearn.metrics import cohen_kappa_score
 from reteco.commands import main
 from reteco.judge.prompts import load_prompt_set
 from reteco.problems import EXIT_INPUT, EXIT_OK
-from reteco.workbench.judge_audit.golden import (
-    CASES_FILE,
-    THRESHOLDS_FILE,
-    golden_dir,
-    golden_prompt_version,
-    load_golden_set,
-)
+from reteco.workbench.judge_audit.golden import CASES_FILE, THRESHOLDS_FILE, golden_dir, golden_prompt_version, load_golden_set
 from reteco.workbench.judge_audit.golden_humans import consensus_cases, consensus_grades, group_figures
 from reteco.workbench.judge_audit.golden_sheet import NOT_SHOWN, HumanGrades, item_id
 from reteco.workbench.judge_audit.meta_contrasts import load_contrast_thresholds, probe_items
@@ -346,3 +340,41 @@ def test_gating_against_the_consensus_changes_the_verdict(cases, version):
     # a case nobody graded keeps its intended grade and range
     partial = consensus_cases(golden, {golden[0].id: 1})
     assert partial[1:] == golden[1:] and (partial[0].grade, partial[0].min_score, partial[0].max_score) == (1, 1, 2)
+
+
+@pytest.mark.slow
+def test_judge_meta_gate_against_consensus_through_the_fake_judge(fake_openai, meta_run, cases, tmp_path, capsys):
+    """The command end to end on golden v3 (the packaged prompt version's): the fake judge scores
+    every abstention 5; annotators who graded every case as it did turn exit 1 into exit 0."""
+    from support.fake_openai_server import graded_judge
+
+    from reteco.judge import build_request, load_judge_config
+
+    golden = cases[3]
+    config = load_judge_config()
+    judge = {j.name: j for j in simulated_judges(golden)}["abstention-always-5"]
+    rng = random.Random(0)
+    table: dict[str, tuple[int, bool]] = {}
+    for c in golden:
+        table.setdefault(build_request(c.item, config)["messages"][1]["content"], judge.verdict(c, rng, None))
+    for p in probe_items(golden):
+        if p.item != p.case.item:
+            table.setdefault(build_request(p.item, config)["messages"][1]["content"], judge.verdict(p.case, rng, p.kind))
+    fake_openai.judge = graded_judge(table)
+    out = write_sheets(tmp_path, 3, annotators=("ann1", "ann2"))
+    key = json.loads((out / "key.json").read_text())
+    by_id = {c.id: c for c in golden}
+    for a in ("ann1", "ann2"):
+        path = out / "annotators" / a / "sheet.csv"
+        rows = read_rows(path)
+        for row in rows:
+            row["grade"] = str(table[build_request(by_id[key["items"][row["item_id"]]].item, config)["messages"][1]["content"]][0])
+        write_rows(path, rows)
+    sheets = [str(out / "annotators" / a / "sheet.csv") for a in ("ann1", "ann2")]
+    code, report, err = meta_run(capsys, "--golden-version", "3")
+    assert code == EXIT_INPUT and report["gate_against"] == "intended", err
+    code, report, err = meta_run(capsys, "--golden-version", "3", "--human-grades", *sheets, "--resamples", "100",
+                                 "--gate-against", "consensus")
+    assert code == EXIT_OK, err
+    assert report["gate_against"] == "consensus" and report["human_consensus"]["graded_cases"] == len(golden)
+    assert report["human_consensus"]["kept_intended"] == 0 and "gating against the human consensus" in err
