@@ -25,7 +25,9 @@ replacement (each case its own cluster), from ``numpy.random.default_rng(seed)``
 97.5th percentiles of the resampled kappas (``numpy.quantile``, linear) re-centred on the
 estimate and clipped to [-1, 1] (``metrics.significance.centred_percentile_interval``, the
 project's rule for every agreement interval). A kappa is undefined (None, with the reason) when
-its expected disagreement is 0, e.g. both sides one grade throughout.
+its expected disagreement is 0, e.g. both sides one grade throughout. On a group whose intended
+grades are all one grade (many tags on one dimension), kappa with the intended grades is 0 or
+undefined whatever the humans do: there the in-range and exact shares are the figures to read.
 
 **Consensus** (``CONSENSUS_RULE``): the median of the case's grades; with an even number of grades
 whose middle two differ by an odd amount the median is a half point, rounded half up
