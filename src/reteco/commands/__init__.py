@@ -47,6 +47,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "judge": ("workbench.judge", "add_judge_parser"),
     "judge-meta": ("workbench.judge_meta", "add_judge_meta_parser"),
     "judge-compare": ("workbench.judge_compare", "add_parser"),
+    "golden-sheet": ("workbench.golden_sheet", "add_parser"),
     "agreement": ("workbench.agreement", "add_agreement_parser"),
     "human-sample": ("workbench.human_sample", "add_human_sample_parser"),
     "judge-report": ("workbench.judge_report", "add_judge_report_parser"),

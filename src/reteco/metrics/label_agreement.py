@@ -13,6 +13,14 @@ Wilson interval (the LLM's recall on pairs known to be relevant).
   and the same level throughout) is left out and counted. The interval is the percentile
   interval re-centred on the estimate and clipped to [-1, 1] (``significance.centred_percentile_interval``, as every
   agreement interval of the project: it holds its estimate).
+- ``mean_pairwise_kappa_with_interval``: the agreement of two or more raters, each grading some
+  of the same units: the mean over the rater pairs of their quadratic-weighted kappa on the units
+  both graded, ``(1 / |P|) sum_{(a, b) in P} kappa_w(a, b)``; Light's (1971) average of the
+  pairwise Cohen's kappas, with Cohen's weighted kappa in each pair (Hallgren 2012, "Computing
+  inter-rater reliability for observational data", section "Cohen's kappa for more than two
+  coders"). With two raters it is their weighted kappa. A pair whose kappa is undefined (no
+  shared unit, or one level throughout) is left out of the mean; the mean is undefined when
+  every pair is. Its interval resamples the units (each its own cluster), as above.
 - ``wilson_interval``: Wilson's score interval (Wilson 1927) for k successes of n at 95%.
 """
 
@@ -77,6 +85,45 @@ def kappa_with_interval(x, y, clusters, levels: int, *, resamples: int, seed: in
             "resamples": resamples}
 
 
+def mean_pairwise_kappa_with_interval(grades, levels: int, *, resamples: int, seed: int) -> dict:
+    """The raters' mean pairwise quadratic-weighted kappa (module docstring) with the units'
+    bootstrap interval. ``grades``: (units x raters) integer levels 0..levels-1, -1 where the
+    rater did not grade the unit. Returns ``{"value", "ci_low", "ci_high", "pairs": [{"raters",
+    "units", "value"}], "units", "undefined_resamples", "resamples"}`` (``value`` None, with
+    ``reason``, when undefined)."""
+    grades = np.asarray(grades, dtype=np.int64)
+    units, raters = grades.shape
+    pairs = [(a, b) for a in range(raters) for b in range(a + 1, raters)]
+    out: dict = {"units": int(units), "pairs": []}
+    if not pairs:
+        return {**out, "value": None, "ci_low": None, "ci_high": None, "reason": "fewer than two raters"}
+    # per_unit[u, p]: unit u's one-cell table for pair p (zero when one of the two did not grade it)
+    per_unit = np.zeros((units, len(pairs), levels, levels))
+    for p, (a, b) in enumerate(pairs):
+        both = (grades[:, a] >= 0) & (grades[:, b] >= 0)
+        per_unit[np.flatnonzero(both), p, grades[both, a], grades[both, b]] = 1.0
+    point, defined = weighted_kappa(per_unit.sum(axis=0))
+    out["pairs"] = [{"raters": [a, b], "units": int(per_unit[:, p].sum()),
+                     "value": float(point[p]) if defined[p] else None} for p, (a, b) in enumerate(pairs)]
+    if not defined.any():
+        return {**out, "value": None, "ci_low": None, "ci_high": None,
+                "reason": "undefined: no pair of raters shares a unit with two different levels"}
+    value = float(point[defined].mean())
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, units, size=(resamples, units))
+    counts = np.zeros((resamples, units))
+    np.add.at(counts, (np.repeat(np.arange(resamples), units), draws.ravel()), 1.0)
+    tables = np.einsum("ru,upij->rpij", counts, per_unit).reshape(resamples * len(pairs), levels, levels)
+    values, ok = weighted_kappa(tables)
+    values, ok = values.reshape(resamples, len(pairs)), ok.reshape(resamples, len(pairs))
+    some = ok.any(axis=1)
+    means = (values * ok).sum(axis=1)[some] / ok.sum(axis=1)[some]
+    low, high = centred_percentile_interval(value, means, CONFIDENCE, -1.0, 1.0) if some.any() else (None, None)
+    return {**out, "value": value, "ci_low": None if low is None else float(low),
+            "ci_high": None if high is None else float(high), "undefined_resamples": int((~some).sum()),
+            "resamples": resamples}
+
+
 def wilson_interval(successes: int, n: int, z: float = Z_95) -> tuple[float, float]:
     """Wilson's score interval of the proportion ``successes / n`` (n > 0)."""
     p = successes / n
@@ -85,4 +132,4 @@ def wilson_interval(successes: int, n: int, z: float = Z_95) -> tuple[float, flo
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-__all__ = ["contingency", "kappa_with_interval", "weighted_kappa", "wilson_interval"]
+__all__ = ["contingency", "kappa_with_interval", "mean_pairwise_kappa_with_interval", "weighted_kappa", "wilson_interval"]

@@ -5,6 +5,8 @@
     reteco judge-meta --calibrate [--runs N] [--seed S] [--golden-version N] [--thresholds FILE]
     reteco judge-meta --human-set mtrag FILE --out DIR [--judge-config judge.yaml] [--judge-cache DIR]
                       [--cluster conversation|task] [--withhold-reference-answer]
+    reteco judge-meta --out DIR --human-grades SHEET... [--golden-key KEY] [--humans-only]
+                      [--gate-against intended|consensus] [--resamples N] [--seed S] [judge options]
 
 Judges every case of golden set N (default: the latest, ``reteco.workbench.judge_audit.golden``) with the
 judge of ``--judge-config`` (default: the packaged judge.yaml; endpoint and key as for
@@ -31,6 +33,18 @@ beside the annotators' agreement with each other (the human ceiling), with inter
 systems' order (``reteco.workbench.judge_audit.human_set_mtrag``). Exit 0 when every judgment was
 made (there is no threshold: the figures are the result), 4 when some failed.
 
+``--human-grades``: the annotators' filled sheets of ``reteco golden-sheet`` (``sheet.csv``), read
+back through the sheets' key (``--golden-key``, default ``key.json`` two folders above the first
+sheet, where ``golden-sheet`` wrote it; the key names the golden set, so ``--golden-version`` is
+not needed). Writes ``DIR/golden_humans.json`` and ``DIR/golden_humans.md``: per dimension and per
+contrast tag, the annotators' agreement with each other and with the intended grades, and the
+cases whose human consensus falls outside the intended range
+(``reteco.workbench.judge_audit.golden_humans``; ``--resamples`` and ``--seed`` for the bootstrap
+intervals). With ``--humans-only`` nothing is judged. ``--gate-against consensus`` runs the gate
+with each graded case's human consensus as its grade (allowed range by the golden rule); a case
+nobody graded keeps its intended grade, and ``judge_meta.json`` records how many did
+(``gate_against``, ``human_consensus``).
+
 Exit 0: every figure meets its threshold. Exit 1: a figure does not (stderr names each), or the
 configuration, the golden set or the thresholds cannot be used, or no key is configured.
 Exit 4 (EXIT_INCOMPLETE): some judgments failed (status "error": not cached, so running the
@@ -50,6 +64,8 @@ from reteco.workbench.commands.judge import judge_with_cache, require_judge
 
 REPORT_JSON = "judge_meta.json"
 REPORT_MD = "judge_meta.md"
+HUMANS_JSON = "golden_humans.json"
+HUMANS_MD = "golden_humans.md"
 
 
 def add_judge_meta_parser(subparsers) -> argparse.ArgumentParser:
@@ -70,7 +86,6 @@ def add_judge_meta_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--calibrate", action="store_true",
                    help="judge nothing: print how often simulated judges fail the gate (golden v3 on)")
     p.add_argument("--runs", type=int, default=200, help="--calibrate: simulated runs per random judge (default 200)")
-    p.add_argument("--seed", type=int, default=0, help="--calibrate: random seed (default 0)")
     p.add_argument("--human-set", nargs=2, metavar=("NAME", "FILE"),
                    help="judge a public human-rated set instead of the golden set: mtrag FILE (MTRAG's "
                    "reference_subset_with_human_evaluations.json, or a part of it)")
@@ -78,6 +93,19 @@ def add_judge_meta_parser(subparsers) -> argparse.ArgumentParser:
                    help="--human-set: what the bootstrap resamples (default: conversations)")
     p.add_argument("--withhold-reference-answer", action="store_true",
                    help="--human-set: do not show the judge the task's target (one MTRAG system answers with it)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="--calibrate, and --human-grades' bootstrap intervals: random seed (default 0)")
+    g = p.add_argument_group("blind human grades of the golden set (sheets of `reteco golden-sheet`)")
+    g.add_argument("--human-grades", type=Path, nargs="+", metavar="SHEET",
+                   help="the annotators' filled sheet.csv files: their agreement with each other and with the intended "
+                   "grades -> DIR/golden_humans.json and .md")
+    g.add_argument("--golden-key", type=Path, metavar="KEY_JSON",
+                   help="the sheets' key.json (default: two folders above the first sheet, where golden-sheet wrote it)")
+    g.add_argument("--humans-only", action="store_true", help="report the human grades and judge nothing")
+    g.add_argument("--gate-against", choices=("intended", "consensus"), default="intended",
+                   help="the grades the judge is gated on: the golden set's intended ones (default) or the human "
+                   "consensus (needs --human-grades; a case nobody graded keeps its intended grade)")
+    g.add_argument("--resamples", type=int, default=2000, help="--human-grades: bootstrap resamples (default 2000)")
     p.set_defaults(func=cmd_judge_meta)
     return p
 
@@ -98,7 +126,18 @@ def cmd_judge_meta(args) -> int:
 
     if args.human_set is not None:
         return human_set_command(args)
-    version = args.golden_version if args.golden_version is not None else LATEST_GOLDEN
+    key = sheets_key(args) if args.human_grades else None
+    if args.gate_against == "consensus" and key is None:
+        raise InputError("--gate-against consensus needs the annotators' sheets (--human-grades)", "--gate-against")
+    if key is not None and args.calibrate:
+        raise InputError("--calibrate judges nothing and reads no human grades; run them apart", "--human-grades")
+    if args.humans_only and key is None:
+        raise InputError("--humans-only needs --human-grades", "--humans-only")
+    if key is not None and args.golden_version is not None and args.golden_version != key.golden_version:
+        raise InputError(f"the sheets are of golden set {key.golden_version} (their key), not {args.golden_version}",
+                         "--golden-version")
+    version = key.golden_version if key is not None else args.golden_version if args.golden_version is not None \
+        else LATEST_GOLDEN
     if version < 2:
         raise InputError("judge-meta needs a graded golden set (version 2 or later); version 1 is `reteco judge --golden`",
                          "--golden-version")
@@ -118,6 +157,17 @@ def cmd_judge_meta(args) -> int:
         return calibrate_command(cases, thresholds, contrast_thresholds, args)
     if args.out is None:
         raise InputError("--out is required (the folder for the reports), unless --calibrate", "--out")
+    gate = None
+    if key is not None:
+        gate = humans_report(args, key, cases, version)
+        if args.humans_only:
+            return EXIT_OK
+        if args.gate_against == "consensus":
+            cases, gate = gate
+            print(f"gating against the human consensus: {gate['graded_cases']} cases re-graded, {gate['kept_intended']} "
+                  "not graded keep their intended grade", file=sys.stderr)
+        else:
+            gate = None
     config = load_judge_config(args.judge_config)
     require_judge(config, "judge-meta")
     graded_for = golden_prompt_version(version)
@@ -129,10 +179,17 @@ def cmd_judge_meta(args) -> int:
     report, outcomes, probe_outcomes = golden_gate(cases, thresholds, contrast_thresholds, config, cache_dir,
                                                    no_progress=args.no_progress, retry_invalid=args.retry_invalid)
     judge = config.describe()
-    document = {"golden_version": version, "thresholds_file": str(thresholds_path), "judge": judge, **report}
+    document = {"golden_version": version, "thresholds_file": str(thresholds_path), "judge": judge,
+                "gate_against": args.gate_against, **({"human_consensus": gate} if gate else {}), **report}
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / REPORT_JSON).write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    (args.out / REPORT_MD).write_text(report_markdown(report, judge, version), encoding="utf-8")
+    markdown = report_markdown(report, judge, version)
+    if gate:  # said under the title: the grades gated on are the humans', not the authors'
+        title, rest = markdown.split("\n", 1)
+        markdown = (f"{title}\n\nGated against the human consensus ({', '.join(gate['annotators'])}): "
+                    f"{gate['graded_cases']} cases re-graded, {gate['kept_intended']} not graded keep their intended "
+                    f"grade.\n{rest}")
+    (args.out / REPORT_MD).write_text(markdown, encoding="utf-8")
     for d, f in report["per_dimension"].items():
         print(f"{d:<14} range hits {format_figure(f['range_hits'])}  pairwise {format_figure(f['pairwise_accuracy'])}  "
               f"ties {format_figure(f['tie_share'])}  Spearman {format_figure(f['spearman'])}  stayed put {format_figure(f['stayed_put'])}",
@@ -209,6 +266,51 @@ def judge_human_set(hset, config, cache_dir: Path, *, cluster: str = "conversati
     document = human_set_mtrag.human_set_agreement(hset, outcomes, f"{config.model}@{config.signature}", dimensions,
                                                    cluster=cluster, reference_answer=reference_answer)
     return document, outcomes
+def sheets_key(args):
+    """The golden sheets' key: ``--golden-key``, or ``key.json`` where golden-sheet wrote it
+    (``DIR/key.json`` beside ``DIR/annotators/<name>/sheet.csv``)."""
+    from reteco.workbench.judge_audit.golden_sheet import KEY, read_key
+
+    path = args.golden_key
+    if path is None:
+        path = Path(args.human_grades[0]).resolve().parent.parent.parent / KEY
+        if not path.is_file():
+            raise InputError(f"no {KEY} two folders above the first sheet: give the sheets' key with --golden-key",
+                             str(args.human_grades[0]))
+    return read_key(path)
+
+
+def humans_report(args, key, cases, version: int) -> tuple[list, dict]:
+    """Read the filled sheets, write ``golden_humans.json`` and ``.md``, print the summary; returns
+    (the cases re-graded by the consensus, what the gate's report records of it)."""
+    from reteco.workbench.judge_audit.golden_humans import (
+        consensus_cases,
+        consensus_grades,
+        format_kappa,
+        human_figures,
+        human_markdown,
+    )
+    from reteco.workbench.judge_audit.golden_sheet import read_grade_sheets
+
+    if args.resamples < 1:
+        raise InputError("--resamples must be at least 1", "--resamples")
+    human = read_grade_sheets(args.human_grades, key, cases)
+    report = human_figures(cases, human, resamples=args.resamples, seed=args.seed)
+    args.out.mkdir(parents=True, exist_ok=True)
+    document = {"golden_version": version, "prompt_version": key.prompt_version, **report}
+    (args.out / HUMANS_JSON).write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    (args.out / HUMANS_MD).write_text(human_markdown(report, version), encoding="utf-8")
+    print(f"human grades: {len(human.annotators)} annotator(s), {report['graded_cases']} of {report['cases']} cases "
+          f"graded", file=sys.stderr)
+    for d, f in report["per_dimension"].items():
+        print(f"{d:<14} annotators' kappa {format_kappa(f['inter_annotator'])}  consensus vs intended "
+              f"{format_kappa(f['consensus'])}  in range {f['consensus_in_range']:.3f}", file=sys.stderr)
+    print(f"{len(report['disagreements'])} case(s) whose human consensus is outside the intended range; wrote "
+          f"{args.out / HUMANS_JSON} and {args.out / HUMANS_MD}", file=sys.stderr)
+    consensus = consensus_grades(human)
+    gate = {"annotators": list(human.annotators), "graded_cases": sum(1 for c in cases if c.id in consensus),
+            "kept_intended": sum(1 for c in cases if c.id not in consensus)}
+    return consensus_cases(cases, consensus), gate
 
 
 def golden_gate(cases, thresholds, contrast_thresholds, config, cache_dir: Path, *, no_progress: bool,

@@ -10,7 +10,7 @@ sha256 of every file it quotes, for the task report.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from reteco.judge.prompts import PromptSet
 
@@ -52,20 +52,27 @@ The fields of the context file:
 """
 
 
-def annotator_guide(prompts: PromptSet, dimensions: Sequence[str]) -> str:
-    """The guide (module docstring) for rating ``dimensions`` with prompt version ``prompts``."""
-    blocks = (prompts.layout or {}).get("blocks", {})
-    shown = [f for f in _FIELDS if any(f in prompts.dimensions[d].inputs for d in dimensions)]
-    fields = "\n".join(
-        f"| `{f}` | {_FIELDS[f]} | {blocks.get(f, {}).get('label', '-')} |" for f in shown
-    )
-    parts = ["# Rating guide: RETECO's human ratings of answers\n", _HOW_TO.format(version=prompts.version, fields=fields)]
+def annotator_guide(prompts: PromptSet, dimensions: Sequence[str], *, how_to: str | None = None,
+                    title: str = "Rating guide: RETECO's human ratings of answers",
+                    input_names: Mapping[str, str] | None = None) -> str:
+    """The guide (module docstring) for rating ``dimensions`` with prompt version ``prompts``;
+    ``how_to`` replaces the human sample's instructions and ``input_names`` names each judge
+    input as the annotator's file does (the golden sheets' columns, ``golden_sheet``); the
+    rubric part is the same."""
+    if how_to is None:
+        blocks = (prompts.layout or {}).get("blocks", {})
+        shown = [f for f in _FIELDS if any(f in prompts.dimensions[d].inputs for d in dimensions)]
+        fields = "\n".join(
+            f"| `{f}` | {_FIELDS[f]} | {blocks.get(f, {}).get('label', '-')} |" for f in shown
+        )
+        how_to = _HOW_TO.format(version=prompts.version, fields=fields)
+    parts = [f"# {title}\n", how_to]
     parts.append("## The general rules (the judge's system message)\n")
     parts.append(prompts.system.strip() + "\n")
     for dimension in dimensions:
         spec = prompts.dimensions[dimension]
         parts.append(f"## Dimension: {spec.title}\n")
-        parts.append(f"Judged on: {', '.join(f'`{i}`' for i in spec.inputs)}.\n")
+        parts.append(f"Judged on: {', '.join(f'`{(input_names or {}).get(i, i)}`' for i in spec.inputs)}.\n")
         parts.append(spec.text.strip() + "\n")
     quoted_files = ["system.md", *(f"{d}.md" for d in dimensions)]
     parts.append("## Where this text comes from\n")

@@ -363,7 +363,7 @@ def _graded_items(domain: str, sid: str, vid: str, turn: Mapping[str, Any], answ
 def _grade(value: Any) -> tuple[int, int, int]:
     """(grade, low, high) from ``N`` (range N-1..N+1 within 1..5) or ``[N, LOW, HIGH]``."""
     if isinstance(value, int) and not isinstance(value, bool):
-        grade, low, high = value, max(1, value - 1), min(5, value + 1)
+        grade, (low, high) = value, allowed_range(value)
     elif isinstance(value, list) and len(value) == 3 and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
         grade, low, high = value
     else:
@@ -371,6 +371,12 @@ def _grade(value: Any) -> tuple[int, int, int]:
     if not 1 <= low <= grade <= high <= 5:
         raise ValueError(f"grade {value!r}: need 1 <= LOW <= N <= HIGH <= 5")
     return grade, low, high
+
+
+def allowed_range(grade: int) -> tuple[int, int]:
+    """The range a grade written ``N`` allows: N-1..N+1 within 1..5 (the module docstring); the
+    human consensus's range when ``judge-meta --gate-against consensus`` gates on it."""
+    return max(1, grade - 1), min(5, grade + 1)
 
 
 def _text(obj: Mapping[str, Any], name: str, *, required: bool = True) -> str:
