@@ -108,6 +108,10 @@ CONTRAST_TAGS = (
     # answer (unfaithful) and when they lack the gold passage (faithful; correctness and
     # completeness carry the missed answer)
     "abstention-2c-held", "abstention-2c-missed",
+    # golden v5 (issue 33): the policies for readings golden v3 left arguable, each with its tag
+    # (docs/golden_v5.md): a figure rounded, a true claim of the wrong period, a supported sentence
+    # beside the question, a bare refusal beside an abstention, a lapse of form
+    "minor-imprecision", "period-mismatch", "tangential-material", "bare-refusal", "coherence-lapse",
 )
 KINDS = ("answer", "abstention", "fabrication", "true-unsupported", "padded", "injection")
 
