@@ -99,6 +99,7 @@ PACKAGED_CASES = GOLDEN_ROOT / "cases.jsonl"  # version 1
 LATEST_GOLDEN = 3
 CASES_FILE = "cases.yaml"
 THRESHOLDS_FILE = "thresholds.yaml"
+CALIBRATION_FILE = "calibration.yaml"  # golden v5 on: the gate's size and power by simulation
 # what golden v3's pairs contrast (docs/golden_v3.md says what each tests)
 CONTRAST_TAGS = (
     "abstention-justified", "abstention-unjustified", "unanswerable-fabricated", "true-but-unsupported",
@@ -176,6 +177,29 @@ def golden_prompt_version(version: int, root: Path = GOLDEN_ROOT) -> int | None:
         return None
     data = yaml.safe_load((golden_dir(version, root) / CASES_FILE).read_text(encoding="utf-8"))
     return data.get("prompt_version") if isinstance(data, dict) else None
+
+
+def load_calibration(version: int = LATEST_GOLDEN, root: Path = GOLDEN_ROOT) -> dict | None:
+    """Golden set ``version``'s calibration summary (``v<N>/calibration.yaml``, written by
+    ``reteco judge-meta --calibrate --power-curves OUT.md --calibration-yaml FILE``), or None when
+    the set has none (before v5): {"golden_version", "runs", "seed", "mild_noise", "size" (the
+    share of simulated runs a judge with the intended grades and mild noise passes), "power_rate",
+    "power" ({partial failure: the share of runs the gate fails it at that rate}),
+    "power_curves" ({partial failure: {rate: share}}), "miscalibrations" ({name: share})}.
+
+    Raises ValueError naming the file when it is not such a mapping.
+    """
+    path = golden_dir(version, root) / CALIBRATION_FILE
+    if not path.is_file():
+        return None
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{path}: not valid YAML: {exc}") from None
+    needed = ("golden_version", "runs", "seed", "size", "power_rate", "power")
+    if not isinstance(data, dict) or any(k not in data for k in needed) or data["golden_version"] != version:
+        raise ValueError(f"{path}: expected a mapping with {', '.join(needed)} (golden_version {version})")
+    return data
 
 
 def load_golden_cases(path: Path = PACKAGED_CASES) -> list[GoldenCase]:
