@@ -283,7 +283,7 @@ MISCALIBRATIONS = (
     ("2->1", {2: 1}), ("3->2", {3: 2}), ("4->3", {4: 3}),
     ("2->3", {2: 3}), ("3->4", {3: 4}), ("4->5", {4: 5}),
 )
-POWER_RATES = (0.1, 0.2, 0.3, 0.4)
+POWER_RATES = (0.1, 0.15, 0.2, 0.3, 0.4)  # 15%: the "±1 on 15% of verdicts"
 SEVERITY_DIMENSIONS = ("correctness", "completeness", "faithfulness")
 
 
