@@ -82,6 +82,10 @@ the same format, with ``calibration.yaml`` beside it (``load_calibration``).
 Each case carries the tags of the pairs it belongs to (``tags``), the pairs it opens
 (``pairs``: (tag, the other variant)), its variant's ``kind``, whether its turn is
 ``answerable``, and the turn's ``key_points``. A variant of kind "injection" must be flagged.
+
+Why one module: the format of every version, its reader and its checks are one contract (a
+version's reader is the description above, in code); the calibration summary's loader sits with
+the thresholds' and cases' paths it shares.
 """
 
 from __future__ import annotations

@@ -27,6 +27,9 @@ series make (``golden_v5_templates`` says which variant uses which):
 Every claim of ``x`` (and ``tangential``, ``wrong_period``) is in ``passage_x``; ``y``'s are in
 ``passage_y``; ``unsupported`` are in neither. The temporal topics' questions name a period
 (a year, a halving, a revision) the answer must respect.
+
+Why one module: it is data, ten records of the same shape that the templates read by field name;
+split by topic, each file would only repeat the shape the module docstring describes here.
 """
 
 from __future__ import annotations
