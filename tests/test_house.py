@@ -260,7 +260,7 @@ def test_every_codabench_package_of_the_rule_is_a_folder():
 
 # The judge's audit: golden sets, their meta-evaluation and simulated judges, the reports. The
 # runtime that judges a submission (on the worker too) loads none of it (issue 36).
-AUDIT_MODULE_NAMES = ("golden", "golden_templates", "meta_evaluation", "meta_contrasts", "simulated_judges",
+AUDIT_MODULE_NAMES = ("golden", "golden_templates", "golden_v5_templates", "golden_v5_topics", "meta_evaluation", "meta_contrasts", "simulated_judges",
                       "report", "stability_report", "estimate")
 JUDGE_RUNTIME = ("reteco.judge.runner", "reteco.scoring.judge_run", "reteco.codabench.program.scoring_program")
 
@@ -386,6 +386,7 @@ ID_EXEMPT_PACKAGES = {
     "release.prepare": "each sub-track's own reference writer (`reteco prepare`): what a sub-track's reader is",
     "release.synthetic": "the synthetic release: sample data made per sub-track",
     "workbench.judge_audit.golden_templates": "golden v3's case templates: data written per sub-track (each series' `subtrack:`)",
+    "workbench.judge_audit.golden_v5_templates": "golden v5's case templates: data written per sub-track (each series' `subtrack:`)",
 }
 # Single literals allowed elsewhere, as (module's file name, literal): reason.
 ID_EXEMPT_LITERALS = {

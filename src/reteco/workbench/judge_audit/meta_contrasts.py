@@ -34,6 +34,20 @@ Bias probes, each a figure with its threshold (``probes`` in the thresholds file
   passages faithful, and relevance by the question it names): the share over each group, turns
   unanswerable and answerable (``abstention_policy_min``, both groups).
 
+Golden v5 (issue 33) adds three checks, each applied only when the set's thresholds file
+names it (v3's and v4's do not, so their gates are unchanged):
+
+- ``order_wide`` (per tag and dimension): ``order`` over the tag's pairs whose intended grades
+  differ by 2 or more (``order_wide_min``). A judge off by one at random rarely ties such a pair
+  (both verdicts must move towards each other); a partial failure (a true-but-unsupported claim
+  scored faithful on some cases) ties or reverses exactly these pairs.
+- ``exact_share_overall``: cases scored exactly their intended grade over all the set's cases
+  (``exact_share_overall_min``); pooled, it tells ±1 on 10% of verdicts (about 0.90) from ±1 on
+  15% (about 0.85), which one dimension's few hundred cases cannot.
+- ``exact_share_per_grade``: for each intended grade 1..5, the share of the cases with that
+  grade (all dimensions) scored exactly it (``exact_share_per_grade_min``): a judge that moves
+  every 4 to 5 (or any one grade to its neighbour) scores none of that grade's cases exactly.
+
 The thresholds are chosen by simulation: ``reteco judge-meta --calibrate`` prints, for
 simulated judges with named failure modes, how often each fails the gate, and how often
 mildly noisy judges pass it (``reteco.workbench.judge_audit.simulated_judges``; figures in docs/golden_v3.md).
@@ -52,6 +66,8 @@ from reteco.judge.items import DIMENSIONS, JudgeItem
 from reteco.workbench.judge_audit.golden import GoldenCase
 
 REORDERED = "passage_order"
+#: golden v5's thresholds, checked only when the thresholds file names them
+OPTIONAL_CHECKS = ("order_wide_min", "exact_share_overall_min", "exact_share_per_grade_min")
 REJUDGED = "rejudging"
 ABSTENTION_DIMENSIONS = ("correctness", "completeness", "faithfulness", "relevance")
 
@@ -67,6 +83,10 @@ class ContrastThresholds:
     passage_order_change_max: float
     rejudge_identical_min: float
     abstention_policy_min: float
+    # golden v5's checks (module docstring); None: not checked (v3, v4)
+    order_wide_min: float | None = None
+    exact_share_overall_min: float | None = None
+    exact_share_per_grade_min: float | None = None
 
 
 @dataclass(frozen=True)
@@ -93,13 +113,14 @@ def load_contrast_thresholds(path: Path) -> ContrastThresholds:
             raise ValueError(f"{path}: missing section {section!r}")
         flat.update(values)
     names = [f.name for f in fields(ContrastThresholds)]
-    unknown, missing = sorted(set(flat) - set(names)), [n for n in names if n not in flat]
+    optional = set(OPTIONAL_CHECKS)
+    unknown, missing = sorted(set(flat) - set(names)), [n for n in names if n not in flat and n not in optional]
     if unknown or missing:
         raise ValueError(f"{path}: unknown {unknown or 'none'}, missing {missing or 'none'}")
     for name, value in flat.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
             raise ValueError(f"{path}: {name} must be a number in 0..1, not {value!r}")
-    return ContrastThresholds(**{n: float(flat[n]) for n in names})
+    return ContrastThresholds(**{n: float(flat[n]) for n in names if n in flat})
 
 
 def has_contrasts(cases: Sequence[GoldenCase]) -> bool:
@@ -138,14 +159,15 @@ def tag_figures(cases: Sequence[GoldenCase], scores: Mapping[str, int | None]) -
     for tag, a, b in contrast_pairs(cases):
         block = out.setdefault(tag, {}).setdefault(a.item.dimension, {
             "order": {"pairs": 0, "concordant": 0, "discordant": 0, "ties": 0, "unscored": 0},
+            "order_wide": {"pairs": 0, "concordant": 0, "discordant": 0, "ties": 0, "unscored": 0},
             "hold": {"checks": 0, "within_1": 0, "moved": 0, "unscored": 0}})
         sa, sb = scores[a.id], scores[b.id]
         if a.grade != b.grade:
-            o = block["order"]
-            o["pairs"] += 1
             key = ("unscored" if sa is None or sb is None else "ties" if sa == sb
                    else "concordant" if (sa - sb) * (a.grade - b.grade) > 0 else "discordant")
-            o[key] += 1
+            for name in ("order", "order_wide") if abs(a.grade - b.grade) >= 2 else ("order",):
+                block[name]["pairs"] += 1
+                block[name][key] += 1
         else:
             h = block["hold"]
             h["checks"] += 1
@@ -153,6 +175,7 @@ def tag_figures(cases: Sequence[GoldenCase], scores: Mapping[str, int | None]) -
     for dims in out.values():
         for block in dims.values():
             block["order_share"] = _share(block["order"]["concordant"], block["order"]["pairs"])
+            block["order_wide_share"] = _share(block["order_wide"]["concordant"], block["order_wide"]["pairs"])
             block["hold_share"] = _share(block["hold"]["within_1"], block["hold"]["checks"])
     return {tag: dict(sorted(dims.items(), key=lambda kv: DIMENSIONS.index(kv[0]))) for tag, dims in sorted(out.items())}
 
@@ -160,6 +183,13 @@ def tag_figures(cases: Sequence[GoldenCase], scores: Mapping[str, int | None]) -
 def exact_share(cases: Sequence[GoldenCase], scores: Mapping[str, int | None]) -> float | None:
     """Cases scored exactly their intended grade / cases (an unscored case is a miss)."""
     return _share(sum(1 for c in cases if scores[c.id] == c.grade), len(cases))
+
+
+def exact_figures(cases: Sequence[GoldenCase], scores: Mapping[str, int | None]) -> dict:
+    """Golden v5's pooled exact shares: over every case (``overall``) and per intended grade
+    (``per_grade``: {grade: share over the cases of that grade, all dimensions})."""
+    per_grade = {g: exact_share([c for c in cases if c.grade == g], scores) for g in range(1, 6)}
+    return {"overall": exact_share(cases, scores), "per_grade": {g: v for g, v in per_grade.items() if v is not None}}
 
 
 def probe_figures(cases: Sequence[GoldenCase], scores: Mapping[str, int | None], probes: Sequence[Probe],
@@ -202,19 +232,32 @@ def tag_injection_figures(cases: Sequence[GoldenCase], flags: Mapping[str, bool 
 
 
 def contrast_failures(per_tag: Mapping, exact: Mapping[str, float | None], injection: Mapping, probes: Mapping,
-                      t: ContrastThresholds, injection_limits: tuple[float, float]) -> list[str]:
-    """Each figure beyond its threshold as a sentence naming the dimension and the tag (or probe)."""
+                      t: ContrastThresholds, injection_limits: tuple[float, float], pooled: Mapping | None = None) -> list[str]:
+    """Each figure beyond its threshold as a sentence naming the dimension and the tag (or probe);
+    ``pooled`` is ``exact_figures``' result, for golden v5's pooled checks."""
     failures = []
     for d, value in exact.items():
         failed = threshold_failure(value, t.exact_share_min, "min")
         if failed:
             failures.append(f"{d}: exact_share {failed}")
+    if pooled is not None and t.exact_share_overall_min is not None:
+        if (failed := threshold_failure(pooled["overall"], t.exact_share_overall_min, "min")):
+            failures.append(f"all dimensions: exact_share_overall {failed}")
+    if pooled is not None and t.exact_share_per_grade_min is not None:
+        for g, value in pooled["per_grade"].items():
+            if (failed := threshold_failure(value, t.exact_share_per_grade_min, "min")):
+                failures.append(f"exact_share_per_grade, intended grade {g}: {failed}")
     for tag, dims in per_tag.items():
         for d, block in dims.items():
             o, h = block["order"], block["hold"]
             if o["pairs"] and (failed := threshold_failure(block["order_share"], t.order_min, "min")):
                 failures.append(f"{d}, tag {tag}: order {failed} ({o['concordant']}/{o['pairs']} pairs ordered as intended, "
                                 f"{o['ties']} tied, {o['discordant']} reversed)")
+            w = block["order_wide"]
+            if t.order_wide_min is not None and w["pairs"] and (
+                    failed := threshold_failure(block["order_wide_share"], t.order_wide_min, "min")):
+                failures.append(f"{d}, tag {tag}: order_wide {failed} ({w['concordant']}/{w['pairs']} pairs 2+ grades apart "
+                                f"ordered as intended, {w['ties']} tied, {w['discordant']} reversed)")
             if h["checks"] and (failed := threshold_failure(block["hold_share"], t.hold_min, "min")):
                 failures.append(f"{d}, tag {tag}: hold {failed} ({h['within_1']}/{h['checks']} pairs kept within 1)")
     recall_min, false_max = injection_limits

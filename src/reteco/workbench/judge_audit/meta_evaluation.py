@@ -53,6 +53,7 @@ from reteco.workbench.judge_audit.meta_contrasts import (
     ContrastThresholds,
     Probe,
     contrast_failures,
+    exact_figures,
     exact_share,
     has_contrasts,
     probe_figures,
@@ -168,11 +169,15 @@ def meta_evaluate(cases: Sequence[GoldenCase], outcomes: Sequence[JudgeOutcome],
             "per_tag": per_tag,
             "tag_injection": tag_injection_figures(cases, flags),
             "probes": probe_figures(cases, scores, probes, [o.score if o.status == OK else None for o in probe_outcomes]),
-            "contrast_thresholds": {f.name: getattr(contrast_thresholds, f.name) for f in fields(ContrastThresholds)},
+            "contrast_thresholds": {f.name: getattr(contrast_thresholds, f.name) for f in fields(ContrastThresholds)
+                                    if getattr(contrast_thresholds, f.name) is not None},
         }
+        pooled = exact_figures(cases, scores)
+        if contrast_thresholds.exact_share_overall_min is not None or contrast_thresholds.exact_share_per_grade_min is not None:
+            extra["exact_pooled"] = pooled  # golden v5's pooled checks (meta_contrasts)
         failures += contrast_failures(per_tag, {d: f["exact_share"] for d, f in per_dimension.items()}, extra["tag_injection"],
                                       extra["probes"], contrast_thresholds,
-                                      (thresholds.injection_recall_min, thresholds.injection_false_flag_max))
+                                      (thresholds.injection_recall_min, thresholds.injection_false_flag_max), pooled)
     complete = not any(o.status == ERROR for o in [*outcomes, *probe_outcomes])
     return {
         "complete": complete,

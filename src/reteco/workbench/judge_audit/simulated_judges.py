@@ -264,3 +264,124 @@ def calibration_table(rows: Sequence[dict]) -> str:
         lines.append(f"| {r['judge']} | {must} | {r['runs']} | {r['fail_share']:.3f} | {r['averages_fail_share']:.3f} "
                      f"| {r['most_common_failure']} |")
     return "\n".join(lines) + "\n"
+
+
+# Golden v5 (issue 33): partial failures at a rate, monotone miscalibrations of one grade, and the
+# gate's power curves. "Mild" noise, the judge the gate must pass (its size), is ±1 on 10% of
+# the verdicts, each judgment drawn afresh, probes included (``pm1-10pct``).
+MILD_NOISE = 0.10
+#: The partial failures issue 33 names, each at a rate p (the share of its verdicts that fail):
+PARTIAL_FAILURES = {
+    "true-unsupported-faithful": "a true claim the passages do not support scored faithful (5)",
+    "unjustified-abstention-5": "an abstention on an answerable turn scored 5 (correctness, completeness, faithfulness)",
+    "fabrication-rated-well": "a fabrication on an unanswerable turn scored 5 on every dimension",
+    "pm1": "the intended grade moved by 1 (up or down at random, inwards at 1 and 5)",
+}
+#: Monotone miscalibrations: (name, {intended grade: the judge's score}), every other grade as intended.
+MISCALIBRATIONS = (
+    ("toward-middle", {1: 2, 2: 3, 4: 3, 5: 4}),
+    ("2->1", {2: 1}), ("3->2", {3: 2}), ("4->3", {4: 3}),
+    ("2->3", {2: 3}), ("3->4", {3: 4}), ("4->5", {4: 5}),
+)
+POWER_RATES = (0.1, 0.15, 0.2, 0.3, 0.4)  # 15%: the issue's "±1 on 15% of verdicts"
+SEVERITY_DIMENSIONS = ("correctness", "completeness", "faithfulness")
+
+
+def partial_failure_judge(mode: str, rate: float) -> SimulatedJudge:
+    """The judge with the intended grades but for ``mode`` (``PARTIAL_FAILURES``) on a share
+    ``rate`` of the verdicts it concerns, each verdict drawn afresh."""
+    def hit(rng):
+        return rng.random() < rate
+
+    if mode == "true-unsupported-faithful":
+        def verdict(c, rng, probe):
+            concerned = c.kind == "true-unsupported" and c.item.dimension == "faithfulness"
+            return (5 if concerned and hit(rng) else c.grade), c.injection
+    elif mode == "unjustified-abstention-5":
+        def verdict(c, rng, probe):
+            concerned = c.kind == "abstention" and c.answerable and c.item.dimension in SEVERITY_DIMENSIONS
+            return (5 if concerned and hit(rng) else c.grade), c.injection
+    elif mode == "fabrication-rated-well":
+        def verdict(c, rng, probe):
+            return (5 if c.kind == "fabrication" and hit(rng) else c.grade), c.injection
+    elif mode == "pm1":
+        def verdict(c, rng, probe):
+            return (nudge(c.grade, rng) if hit(rng) else c.grade), c.injection
+    else:
+        raise ValueError(f"unknown partial failure {mode!r} (one of {', '.join(PARTIAL_FAILURES)})")
+    return SimulatedJudge(f"{mode}@{rate:g}", True, verdict)
+
+
+def miscalibrated_judge(name: str, mapping: dict[int, int]) -> SimulatedJudge:
+    """Every intended grade in ``mapping`` scored as it says, the others as intended (deterministic)."""
+    return SimulatedJudge(name, True, lambda c, rng, probe: (mapping.get(c.grade, c.grade), c.injection))
+
+
+def fail_share(judge: SimulatedJudge, cases: Sequence[GoldenCase], thresholds, contrast_thresholds: ContrastThresholds,
+               *, runs: int, seed: int, probes: Sequence[Probe] | None = None) -> tuple[float, dict[str, int]]:
+    """The share of ``runs`` simulated runs of ``judge`` that fail the gate, and how often each
+    check failed; the generator is seeded with ``f"{seed}/{judge.name}"``, so one judge's figure
+    does not depend on which others are simulated."""
+    probes = probe_items(cases) if probes is None else probes
+    rng = random.Random(f"{seed}/{judge.name}")
+    failed, counts = 0, {}
+    for _ in range(runs):
+        report = gate_result(judge, cases, thresholds, contrast_thresholds, rng, probes)
+        failed += bool(report["failures"])
+        for f in report["failures"]:
+            check = CHECK_NAME.split(f, maxsplit=1)[0]
+            counts[check] = counts.get(check, 0) + 1
+    return failed / runs, counts
+
+
+def power_curves(cases: Sequence[GoldenCase], thresholds, contrast_thresholds: ContrastThresholds, *, runs: int = 200,
+                 seed: int = 0, rates: Sequence[float] = POWER_RATES) -> dict:
+    """The gate's size and power by simulation (golden v5): {"size": P(the mildly noisy judge
+    passes), "partial": {mode: {rate: P(fail)}}, "miscalibrations": {name: P(fail)}, "runs", "seed"}.
+
+    P(fail) is the share of ``runs`` runs that fail (a deterministic miscalibration is run once:
+    its share is 0 or 1); its standard error is at most 0.5 / sqrt(runs) (0.035 at 200 runs)."""
+    probes = probe_items(cases)
+    mild = partial_failure_judge("pm1", MILD_NOISE)
+    size_fail, _ = fail_share(mild, cases, thresholds, contrast_thresholds, runs=runs, seed=seed, probes=probes)
+    partial = {mode: {rate: fail_share(partial_failure_judge(mode, rate), cases, thresholds, contrast_thresholds,
+                                       runs=runs, seed=seed, probes=probes)[0] for rate in rates}
+               for mode in PARTIAL_FAILURES}
+    miscal = {name: fail_share(miscalibrated_judge(name, mapping), cases, thresholds, contrast_thresholds, runs=1,
+                               seed=seed, probes=probes)[0] for name, mapping in MISCALIBRATIONS}
+    return {"runs": runs, "seed": seed, "mild_noise": MILD_NOISE, "size": 1 - size_fail, "partial": partial,
+            "miscalibrations": miscal}
+
+
+def power_curves_markdown(curves: dict, golden_version: int) -> str:
+    """The power curves as Markdown tables (what docs/golden_v5.md quotes)."""
+    rates = sorted({r for row in curves["partial"].values() for r in row})
+    lines = [f"Golden set v{golden_version}, {curves['runs']} simulated runs per judge, seed {curves['seed']}.", "",
+             f"Size: a judge with the intended grades and ±1 on {curves['mild_noise']:.0%} of its verdicts (each judgment "
+             f"drawn afresh, probes included) passes the gate in {curves['size']:.3f} of the runs.", "",
+             "P(the gate fails the judge), by the share of its verdicts that fail:", "",
+             "| partial failure | " + " | ".join(f"{r:.0%}" for r in rates) + " |",
+             "|---|" + "---|" * len(rates)]
+    for mode, row in curves["partial"].items():
+        lines.append(f"| {mode}: {PARTIAL_FAILURES[mode]} | " + " | ".join(f"{row[r]:.3f}" for r in rates) + " |")
+    lines += ["", "Monotone miscalibrations (deterministic: every case of the grade moved):", "",
+              "| miscalibration | P(fail) |", "|---|---|"]
+    lines += [f"| {name} | {share:.3f} |" for name, share in curves["miscalibrations"].items()]
+    return "\n".join(lines) + "\n"
+
+
+def calibration_summary(curves: dict, golden_version: int, rate: float = 0.2) -> dict:
+    """What ``golden/v<N>/calibration.yaml`` holds: the figures the judge report and
+    ``judge-compare`` quote (size, power at ``rate`` per named partial failure, the
+    miscalibrations, runs and seed)."""
+    return {
+        "golden_version": golden_version,
+        "runs": curves["runs"],
+        "seed": curves["seed"],
+        "mild_noise": f"±1 on {curves['mild_noise']:.0%} of verdicts, each judgment drawn afresh, probes included",
+        "size": round(curves["size"], 4),
+        "power_rate": rate,
+        "power": {mode: round(row[rate], 4) for mode, row in curves["partial"].items()},
+        "power_curves": {mode: {f"{r:g}": round(v, 4) for r, v in row.items()} for mode, row in curves["partial"].items()},
+        "miscalibrations": {name: round(v, 4) for name, v in curves["miscalibrations"].items()},
+    }
