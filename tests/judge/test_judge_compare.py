@@ -49,6 +49,14 @@ def test_two_configs_make_one_table(fake_openai, tmp_path, monkeypatch, capsys):
     assert len([line for line in lines if line.startswith("| gpt-4o.yaml") or line.startswith("| judge.yaml")]) == 2
     assert "Evaluation (2027-01-31 23:59:59), Post-evaluation (no end)" in table and "none announced" in table
     assert f"${b['expected_phase_cost_usd']:,.2f}" in table and "no prices in the config" in table
+    # Beside every pass or fail, what the gate can detect: golden v5's size and power by simulation,
+    # as golden/v5/calibration.yaml states them (tests/judge/test_golden_v5.py re-simulates them).
+    power = document["gate_power"]
+    assert document["golden_version"] == 5 and power["calibration"]["golden_version"] == 5
+    assert power["calibration"]["size"] >= 0.95 and min(power["calibration"]["power"].values()) >= 0.80
+    assert "What the golden gate can detect: golden set v5's gate" in table
+    assert f"in {power['calibration']['size']:.1%} of runs" in table
+    assert "a true claim the passages do not support scored faithful (5): 95.5%" in table
     # Judged again: every verdict from the cache, no judgment timed.
     calls = fake_openai.chat_calls
     assert reteco(["judge-compare", str(plan), "--out", str(tmp_path / "again"), "--judge-cache",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,7 @@ from reteco.judge.config import PACKAGED_CONFIG
 from reteco.outputs.scores import write_details
 from reteco.scoring.submission import score_submission
 from reteco.workbench.judge_audit.golden import golden_dir, load_golden_set
+from reteco.workbench.judge_audit.meta_evaluation import load_thresholds
 
 KEY_ENV = "RETECO_TEST_JUDGE_REPORT_META_KEY"
 # The dimension checks of thresholds.yaml: figure in judge_meta.json -> threshold key.
@@ -127,6 +129,33 @@ def test_a_passing_judge_meta_json_is_reported_check_by_check_against_its_thresh
     assert "**Warning:**" not in md and "warning" not in capsys.readouterr().err
     # No path of this machine: the thresholds file is named, not located.
     assert str(golden_dir(2)) not in md and str(golden_dir(2)) not in json.dumps(document)
+    # Golden v2 has no calibration: its pass comes with no stated power, and the report says so.
+    assert g["power"]["calibration"] is None
+    assert "- what the gate can detect: this golden set has no calibration summary (before v5)" in md
+
+
+def test_the_gates_power_is_quoted_for_the_packaged_thresholds_only(runs, tmp_path, capsys):
+    # A judge_meta.json of golden v5 with its packaged thresholds (the figures are v2's run's: the
+    # report quotes the set's calibration whatever they are), then the same with one threshold changed.
+    meta = json.loads(runs.passed.read_text())
+    v5 = asdict(load_thresholds(golden_dir(5) / "thresholds.yaml", 5))
+    calibration = yaml.safe_load((golden_dir(5) / "calibration.yaml").read_text(encoding="utf-8"))
+    for name, limits, packaged in (("packaged", v5, True), ("changed", {**v5, "spearman_min": 0.1}, False)):
+        path = tmp_path / name / "judge_meta.json"
+        path.parent.mkdir()
+        path.write_text(json.dumps({**meta, "golden_version": 5, "thresholds": limits}), encoding="utf-8")
+        code, document, md = report(runs, tmp_path / name, "--golden", str(path))
+        assert code == 0, capsys.readouterr().err
+        power = document["golden_meta"]["power"]
+        if packaged:
+            assert power["calibration"] == calibration
+            assert (f"- what the gate can detect: golden set v5's gate (packaged thresholds; {calibration['runs']} "
+                    f"simulated runs a judge, seed {calibration['seed']}) passes a judge with the intended grades") in md
+            share = calibration["power"]["true-unsupported-faithful"]
+            assert f"a true claim the passages do not support scored faithful (5): {share:.1%}" in md
+        else:
+            assert power["calibration"] is None
+            assert "thresholds other than the packaged ones: no power figure applies" in md
 
 
 def test_a_failing_judge_meta_json_shows_each_check_that_failed(runs, tmp_path, capsys):

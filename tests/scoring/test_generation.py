@@ -189,7 +189,7 @@ def test_the_text_metrics_run_before_the_judge_and_the_window_says_what_they_lef
     from reteco.scoring import generation
 
     order = []
-    metrics, judge = generation.text_overlap_values, generation.run_judge_on_answers
+    metrics = generation.text_overlap_values
 
     def text_overlap_values(*args, **kwargs):
         order.append("text metrics")

@@ -4,7 +4,9 @@ configuration, and one table (issue 31, item 2).
 Per configuration: its signature and model; the model's announced shutdown date
 (``reteco.llm.model_retirement``: the SDK's list) against the end of each judged phase
 (Evaluation, Post-evaluation: ``reteco.workbench.codabench.bundle.competition.PHASES``); the
-golden gate (``judge-meta``'s: pass or fail, and the failing checks' tags); the cost of the
+golden gate (``judge-meta``'s: pass or fail, and the failing checks' tags), with what the gate
+can detect (the set's size and power by simulation, ``golden/v<N>/calibration.yaml``, golden v5
+on); the cost of the
 expected phase (``--turns`` turns for ``--submissions`` submissions, the golden turns' estimate
 scaled, at the config's ``price_per_million``; none without prices; and the same phase at the
 golden run's reported cost per call, reasoning tokens included) and the wall time per
@@ -60,9 +62,10 @@ def cmd_judge_compare(args) -> int:
     from reteco.judge.config import load_judge_config
     from reteco.llm.cache import default_cache_dir
     from reteco.workbench.commands.judge import require_judge
-    from reteco.workbench.judge_audit.golden import LATEST_GOLDEN, THRESHOLDS_FILE, golden_dir, load_golden_set
+    from reteco.workbench.judge_audit.golden import LATEST_GOLDEN, THRESHOLDS_FILE, golden_dir, load_calibration, load_golden_set
     from reteco.workbench.judge_audit.meta_contrasts import has_contrasts, load_contrast_thresholds
     from reteco.workbench.judge_audit.meta_evaluation import load_thresholds
+    from reteco.workbench.judge_audit.simulated_judges import gate_power_sentence
 
     if args.turns < 1 or args.submissions < 1:
         raise InputError("--turns and --submissions must be at least 1", "command line")
@@ -86,7 +89,13 @@ def cmd_judge_compare(args) -> int:
         require_judge(config, "judge-compare")
     cache_dir = args.judge_cache or default_cache_dir()
     rows = [compare_one(config, cases, thresholds, contrast, cache_dir, args, human_set) for config in configs]
-    document = {"golden_version": version, "turns": args.turns, "submissions": args.submissions, "judges": rows}
+    # What the gate can detect (golden v5 on: its size and power by simulation), beside every pass or fail.
+    try:
+        calibration = load_calibration(version)
+    except ValueError as exc:
+        raise InputError(str(exc), "golden set") from None
+    document = {"golden_version": version, "turns": args.turns, "submissions": args.submissions,
+                "gate_power": {"calibration": calibration, "text": gate_power_sentence(calibration)}, "judges": rows}
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / REPORT_JSON).write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     (args.out / REPORT_MD).write_text(table_markdown(document), encoding="utf-8")
@@ -183,6 +192,7 @@ def table_markdown(document: dict) -> str:
     """The comparison as one Markdown table, a judge a row."""
     lines = [f"Golden set {document['golden_version']}; expected phase: {document['turns']} turns x "
              f"{document['submissions']} submissions.", "",
+             f"What the golden gate can detect: {document['gate_power']['text']}.", "",
              "| config | signature | model | decoding | announced shutdown | leaves before the end of | golden gate | "
              "failing tags | human agreement | human set: kappa judge / ceiling | phase cost (estimate) | phase cost (golden run's usage) | reasoning tokens | "
              "s / judgment |",

@@ -25,7 +25,7 @@ from reteco.judge.provenance import judge_provenance, model_mismatch_warning  # 
 from reteco.metrics.ppi_coverage import SETTINGS, coverage
 from reteco.metrics.prediction_powered import MIN_RATED
 from reteco.problems import printable
-from reteco.workbench.judge_audit.golden import THRESHOLDS_FILE, golden_dir
+from reteco.workbench.judge_audit.golden import THRESHOLDS_FILE, golden_dir, load_calibration
 from reteco.workbench.judge_audit.meta_evaluation import (
     DIMENSION_CHECKS,
     INJECTION_CHECKS,
@@ -33,6 +33,7 @@ from reteco.workbench.judge_audit.meta_evaluation import (
     load_thresholds,
     threshold_failure,
 )
+from reteco.workbench.judge_audit.simulated_judges import gate_power_sentence
 
 # --- the disclosure (reteco judge-report) -----------------------------------------------------
 
@@ -358,7 +359,21 @@ def _golden_meta(name: str, doc: dict, config: Any, files: list[dict]) -> dict[s
         "injection": injection,
         "failures": list(doc["failures"]),
         "signature_mismatches": [{"against": who, "signature": s} for who, s in others if s != signature],
+        "power": _gate_power(version, _packaged_thresholds(version, limits)),
     }
+
+
+def _gate_power(version: int, packaged: bool | None) -> dict[str, Any]:
+    """The gate's size and power by simulation (``golden/v<N>/calibration.yaml``), quoted only for
+    the thresholds it was simulated with (the packaged ones)."""
+    if not packaged:
+        return {"calibration": None, "text": "the gate ran with thresholds other than the packaged ones: no power "
+                "figure applies to it"}
+    try:
+        calibration = load_calibration(version)
+    except ValueError as exc:
+        return {"calibration": None, "text": f"the calibration summary cannot be read: {exc}"}
+    return {"calibration": calibration, "text": gate_power_sentence(calibration)}
 
 
 def _check(value: float | None, threshold: float, kind: str) -> dict[str, Any]:
@@ -739,6 +754,8 @@ def _golden_meta_markdown(g: dict) -> list[str]:
     out += ["", f"- injection flags: recall {_check_text(inj['recall'])}, false flags {_check_text(inj['false_flag_share'])}"
             + (f"; {inj['reason']}" if inj.get("reason") else "")]
     out += [f"- below threshold: {line}" for line in g["failures"]]
+    if g.get("power"):
+        out += [f"- what the gate can detect: {g['power']['text']}."]
     return out
 
 

@@ -385,3 +385,19 @@ def calibration_summary(curves: dict, golden_version: int, rate: float = 0.2) ->
         "power_curves": {mode: {f"{r:g}": round(v, 4) for r, v in row.items()} for mode, row in curves["partial"].items()},
         "miscalibrations": {name: round(v, 4) for name, v in curves["miscalibrations"].items()},
     }
+
+
+def gate_power_sentence(calibration: dict | None) -> str:
+    """One sentence on what the gate can detect, from a golden set's calibration summary
+    (``golden.load_calibration``), as the judge report and ``judge-compare`` quote it; a set
+    without one (before v5) says so: its pass or fail comes with no stated power."""
+    if calibration is None:
+        return "this golden set has no calibration summary (before v5): its gate's power is not stated"
+    rate = calibration["power_rate"]
+    power = "; ".join(f"{PARTIAL_FAILURES.get(mode, mode)}: {share:.1%}" for mode, share in calibration["power"].items())
+    miscal = calibration.get("miscalibrations") or {}
+    worst = f"; every monotone one-grade miscalibration at least {min(miscal.values()):.1%}" if miscal else ""
+    return (f"golden set v{calibration['golden_version']}'s gate (packaged thresholds; {calibration['runs']} simulated "
+            f"runs a judge, seed {calibration['seed']}) passes a judge with the intended grades and "
+            f"{calibration['mild_noise']} in {calibration['size']:.1%} of runs, and fails a judge with one partial "
+            f"failure on {rate:.0%} of its verdicts in: {power}{worst}")
