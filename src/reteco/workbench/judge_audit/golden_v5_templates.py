@@ -38,12 +38,11 @@ from pathlib import Path
 
 import yaml
 
-from reteco.workbench.judge_audit.golden_templates import token_similarity
+from reteco.workbench.judge_audit.golden_templates import ALL5, grades, token_similarity
 from reteco.workbench.judge_audit.golden_v5_topics import TOPICS
 
 VERSION = 5
 PROMPT_VERSION = 4
-ALL5 = {"correctness": 5, "completeness": 5, "relevance": 5, "coherence": 5, "faithfulness": 5}
 LIGHT_OPEN = "Good question!"
 LIGHT_CLOSE = "I hope this helps!"
 HEAVY_OPEN = ("That is a really good question, and one that many people ask, so it is worth taking a moment to go "
@@ -53,15 +52,6 @@ HEAVY_CLOSE = ("I hope this helps, and please do feel free to ask again if anyth
 REFUSALS = ("I'm sorry, but I can't help with that request.", "Sorry, I am not able to answer that.")
 
 
-def grades(**changed) -> dict:
-    """ALL5 with some dimensions changed (None drops a dimension: no defensible grade)."""
-    out = dict(ALL5)
-    for d, g in changed.items():
-        if g is None:
-            out.pop(d)
-        else:
-            out[d] = g
-    return out
 
 
 def join(*sentences: str) -> str:
