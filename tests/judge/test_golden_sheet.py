@@ -9,6 +9,7 @@ import csv
 import json
 import random
 import re
+from collections import Counter
 from pathlib import Path
 from statistics import median
 
@@ -378,3 +379,63 @@ def test_judge_meta_gate_against_consensus_through_the_fake_judge(fake_openai, m
     assert code == EXIT_OK, err
     assert report["gate_against"] == "consensus" and report["human_consensus"]["graded_cases"] == len(golden)
     assert report["human_consensus"]["kept_intended"] == 0 and "gating against the human consensus" in err
+
+
+# --- a sample of pairs --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("version", (4, 5))
+def test_pairs_per_tag_draws_whole_pairs_reproducibly_and_reads_back(tmp_path, version, capsys):
+    golden = load_golden_set(version)
+    by_id = {c.id: c for c in golden}
+    pairs_of: dict[str, set] = {}
+    for c in golden:
+        for tag, other in c.pairs:
+            pairs_of.setdefault(tag, set()).add((c.series, c.variant, other))
+    outs = []
+    for run in ("a", "b"):
+        out = tmp_path / f"sample-{run}"
+        assert main(["golden-sheet", "--golden-version", str(version), "--annotators", ",".join(ANNOTATORS),
+                     "--out", str(out), "--seed", "11", "--pairs-per-tag", "3"]) == EXIT_OK
+        outs.append(out)
+    assert "pairs per tag" in capsys.readouterr().out
+    keys = [json.loads((out / "key.json").read_text()) for out in outs]
+    drawn = [sorted(k["items"].values()) for k in keys]
+    assert drawn[0] == drawn[1]  # the seed decides the sample (the ids differ: a secret per run)
+    assert keys[0]["pairs_per_tag"] == 3 and len(drawn[0]) < len(golden)
+    variants = {(by_id[c].series, by_id[c].variant) for c in drawn[0]}
+    # Whole answers: every graded dimension of a drawn answer is on the sheet.
+    assert set(drawn[0]) == {c.id for c in golden if (c.series, c.variant) in variants}
+    # Every tag has min(3, its pairs) pairs with both answers drawn; each drawn answer is in one.
+    for tag, pairs in pairs_of.items():
+        complete = [p for p in pairs if {(p[0], p[1]), (p[0], p[2])} <= variants]
+        assert len(complete) >= min(3, len(pairs)), tag
+    in_a_pair = {(s, v) for pairs in pairs_of.values() for s, a, b in pairs if {(s, a), (s, b)} <= variants
+                 for v in (a, b)}
+    # Every (dimension, intended grade) has 3 cases (or all the set has); an answer outside the
+    # drawn pairs is there only to bring a grade its pairs left short up to 3.
+    def grades_of(answers):
+        return Counter((c.item.dimension, c.grade) for c in golden if (c.series, c.variant) in answers)
+    whole, sampled, from_pairs = grades_of({(c.series, c.variant) for c in golden}), grades_of(variants), grades_of(in_a_pair)
+    assert all(sampled[g] >= min(3, n) for g, n in whole.items())
+    for answer in variants - in_a_pair:
+        assert any(from_pairs[(c.item.dimension, c.grade)] < 3 for c in golden if (c.series, c.variant) == answer)
+    # Each annotator's sheet holds exactly the sample, and reading it back works as for the whole set.
+    for a in ANNOTATORS:
+        rows = read_rows(outs[0] / "annotators" / a / "sheet.csv")
+        assert sorted(keys[0]["items"][r["item_id"]] for r in rows) == drawn[0]
+    given = fill(outs[0], version, golden, {"ann1": 0.1, "ann2": 0.1, "ann3": 0.1})
+    meta = tmp_path / "meta"
+    assert main(["judge-meta", "--out", str(meta), "--human-grades",
+                 *(str(outs[0] / "annotators" / a / "sheet.csv") for a in ANNOTATORS),
+                 "--humans-only", "--resamples", "50"]) == EXIT_OK, capsys.readouterr().err
+    report = json.loads((meta / "golden_humans.json").read_text())
+    assert report["graded_cases"] == len(given) == len(drawn[0])
+    assert set(report["per_tag"]) == set(pairs_of)
+
+
+def test_pairs_per_tag_needs_a_tagged_set_and_a_positive_count(tmp_path, capsys):
+    assert main(["golden-sheet", "--golden-version", "2", "--out", str(tmp_path / "a"), "--pairs-per-tag", "3"]) == EXIT_INPUT
+    assert "golden set 2 has no tagged pairs to draw" in capsys.readouterr().err
+    assert main(["golden-sheet", "--golden-version", "5", "--out", str(tmp_path / "b"), "--pairs-per-tag", "0"]) == EXIT_INPUT
+    assert "--pairs-per-tag: error: must be at least 1" in capsys.readouterr().err
+    assert not (tmp_path / "a" / "key.json").exists() and not (tmp_path / "b" / "key.json").exists()

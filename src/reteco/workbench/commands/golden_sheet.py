@@ -1,13 +1,15 @@
 """``reteco golden-sheet``: blind grading sheets of a golden set for human annotators.
 
     reteco golden-sheet --out DIR [--golden-version N] [--annotators N|NAME,NAME...] [--seed S]
-                        [--prompt-version P]
+                        [--prompt-version P] [--pairs-per-tag K]
 
 Writes, for each annotator, ``DIR/annotators/<name>/sheet.csv`` (and ``sheet.jsonl``, the same
 rows) with every case of golden set N (default: the latest) in an order of its own, without any
 intended grade, case id, tag or purpose, and ``guide.md``, the rubric of prompt version P (default:
 the one the golden set was graded for; golden v2: the packaged judge's); and, for the organizers,
-``DIR/key.json`` (item id -> case id). What a row holds and why it is blind:
+``DIR/key.json`` (item id -> case id). ``--pairs-per-tag K``: only the cases of K minimal pairs
+per contrast tag, drawn with the seed (golden v5 whole is 2,640 items an annotator; K = 3 is about
+a fifth of it). What a row holds and why it is blind:
 ``reteco.workbench.judge_audit.golden_sheet``. The filled sheets are read back by
 ``reteco judge-meta --human-grades DIR/annotators/*/sheet.csv --golden-key DIR/key.json``.
 
@@ -38,6 +40,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--annotators", default="2",
                    help="a count N (annotator-1 ... annotator-N) or comma-separated names (default: 2)")
     p.add_argument("--seed", type=int, default=0, help="seed of the annotators' orders (default 0)")
+    p.add_argument("--pairs-per-tag", type=int, default=None, metavar="K",
+                   help="only the cases of K minimal pairs per contrast tag, drawn with the seed (default: every case)")
     p.add_argument("--prompt-version", type=int, default=None,
                    help="the rubric's prompt version (default: the one the golden set was graded for)")
     p.set_defaults(func=cmd_golden_sheet)
@@ -75,11 +79,18 @@ def cmd_golden_sheet(args) -> int:
     if unknown:
         raise InputError(f"prompt version {prompt_version} has no rubric for {', '.join(unknown)}, which golden set "
                          f"{version} grades", "--prompt-version")
+    if args.pairs_per_tag is not None:
+        if args.pairs_per_tag < 1:
+            raise InputError("must be at least 1", "--pairs-per-tag")
+        if not any(c.pairs for c in cases):
+            raise InputError(f"golden set {version} has no tagged pairs to draw (version 3 on)", "--pairs-per-tag")
     try:
-        gs.write_golden_sheets(args.out, cases, subtracks, version, prompts, annotators, args.seed)
+        key = gs.write_golden_sheets(args.out, cases, subtracks, version, prompts, annotators, args.seed,
+                                     pairs_per_tag=args.pairs_per_tag)
     except OSError as exc:
         raise InputError(f"cannot write here ({exc.strerror or exc})", str(exc.filename or args.out)) from None
-    print(f"golden set {version}: {len(cases)} cases, graded on the rubric of prompt version {prompt_version}")
+    drawn = "" if args.pairs_per_tag is None else f" ({len(key.items)} of them: {args.pairs_per_tag} pairs per tag)"
+    print(f"golden set {version}: {len(cases)} cases{drawn}, graded on the rubric of prompt version {prompt_version}")
     print(f"for each of {len(annotators)} annotator(s), a blind sheet in an order of its own (seed {args.seed}) and the "
           f"guide -> {args.out / gs.ANNOTATORS_FOLDER}/<name>/")
     print(f"the key (item id -> case id; organizers only, never hand it out) -> {args.out / gs.KEY}")

@@ -20,7 +20,12 @@ blind say whether a reasonable reader agrees (issue 33). Files written (``--out 
     (``annotator_guide.annotator_guide``), with this sheet's own instructions.
 
 - ``DIR/key.json``, for the organizers only (outside ``annotators/``): the golden and prompt
-  versions, the seed, the annotators, the secret and, per item id, its case id.
+  versions, the seed, the annotators, ``pairs_per_tag`` (null: every case), the secret and, per
+  item id, its case id.
+
+**A sample of pairs** (``--pairs-per-tag K``, ``pairs_sample``): every graded case of K minimal
+pairs per contrast tag, drawn seeded, instead of the whole set; the cases not drawn are not in the
+sheets, and the gate against the human consensus keeps their intended grades.
 
 **Blindness.** The sheet holds nothing the golden file writes for the organizers: no intended
 grade or allowed range, no case, series or variant id (the passages' document ids are dropped
@@ -70,6 +75,7 @@ NO_HISTORY = "(none: this turn opens the conversation)"
 ID_RULE = "g + the first 12 hex digits of HMAC-SHA256(secret, 'golden-v<version>:<case id>')"
 _ID_HEX = 12
 GRADES = (1, 2, 3, 4, 5)
+MIN_PER_GRADE = 3  # pairs_sample: cases per (dimension, intended grade), at least
 
 _HOW_TO = """\
 You grade responses given to one turn of a conversation, one quality dimension at a time, on a
@@ -142,6 +148,39 @@ def item_id(secret: str, golden_version: int, case_id: str) -> str:
     return "g" + digest.hexdigest()[:_ID_HEX]
 
 
+def pairs_sample(cases: Sequence[GoldenCase], per_tag: int, seed: int) -> list[GoldenCase]:
+    """The cases of ``per_tag`` minimal pairs per contrast tag, drawn seeded (``random.Random``
+    seeded with the seed and the tag), every graded dimension of both answers of each pair, then
+    whole answers added until every (dimension, intended grade) of the set has ``MIN_PER_GRADE``
+    cases (or all it has); in the golden file's order. A tag with fewer pairs gives them all.
+
+    Why whole pairs: the human figures per tag (the humans' order and hold on the tag's pairs, as
+    the gate's) need both answers of a pair graded; why a sample at all: golden v5's 2,640 cases
+    are some 20 hours of one person's grading, and three annotators grade each item.
+    """
+    if per_tag < 1:
+        raise ValueError("pairs per tag must be at least 1")
+    by_tag: dict[str, set[tuple[str, str, str]]] = {}
+    for c in cases:
+        for tag, other in c.pairs:
+            by_tag.setdefault(tag, set()).add((c.series, c.variant, other))
+    chosen: set[tuple[str, str]] = set()
+    for tag in sorted(by_tag):
+        pairs = sorted(by_tag[tag])
+        for series, a, b in random.Random(f"{seed}:golden-pairs:{tag}").sample(pairs, min(per_tag, len(pairs))):
+            chosen |= {(series, a), (series, b)}
+    # Then every (dimension, intended grade) the set has gets at least MIN_PER_GRADE cases (or all
+    # it has), adding whole answers drawn seeded: the humans' exact share per grade needs them.
+    for dimension, grade in sorted({(c.item.dimension, c.grade) for c in cases}):
+        def held(case: GoldenCase) -> bool:
+            return case.item.dimension == dimension and case.grade == grade
+        have = sum(1 for c in cases if held(c) and (c.series, c.variant) in chosen)
+        more = sorted({(c.series, c.variant) for c in cases if held(c) and (c.series, c.variant) not in chosen})
+        random.Random(f"{seed}:golden-grades:{dimension}:{grade}").shuffle(more)
+        chosen |= set(more[:max(0, MIN_PER_GRADE - have)])
+    return [c for c in cases if (c.series, c.variant) in chosen]
+
+
 def annotator_cases(cases: Sequence[GoldenCase], seed: int, annotator: str) -> list[GoldenCase]:
     """The cases in the order one annotator grades them: the golden file's order shuffled by
     ``random.Random`` seeded with the seed and the annotator's name."""
@@ -182,9 +221,12 @@ def series_subtracks(golden_version: int, root: Path = GOLDEN_ROOT) -> dict[str,
 
 def write_golden_sheets(out: Path, cases: Sequence[GoldenCase], subtracks: Mapping[str, str], golden_version: int,
                         prompts: PromptSet, annotators: Sequence[str], seed: int,
-                        secret: str | None = None) -> SheetKey:
+                        secret: str | None = None, pairs_per_tag: int | None = None) -> SheetKey:
     """Every annotator's folder and the key (module docstring); returns the key.
-    ``subtracks``: series id -> its sub-track."""
+    ``subtracks``: series id -> its sub-track. ``pairs_per_tag``: only the cases of that many
+    pairs per tag (``pairs_sample``), recorded in the key; None: every case."""
+    if pairs_per_tag is not None:
+        cases = pairs_sample(cases, pairs_per_tag, seed)
     secret = secret or secrets.token_hex(16)
     ids = {c.id: item_id(secret, golden_version, c.id) for c in cases}
     if len(set(ids.values())) != len(ids):  # 48 bits: a collision is a one-in-billions event
@@ -206,7 +248,8 @@ def write_golden_sheets(out: Path, cases: Sequence[GoldenCase], subtracks: Mappi
     key = SheetKey(golden_version, prompts.version, seed, tuple(annotators), secret,
                    {ids[c.id]: c.id for c in sorted(cases, key=lambda c: ids[c.id])})
     document = {"golden_version": key.golden_version, "prompt_version": key.prompt_version, "seed": seed,
-                "annotators": list(annotators), "id_rule": ID_RULE, "secret": secret, "items": dict(key.items)}
+                "annotators": list(annotators), "id_rule": ID_RULE, "pairs_per_tag": pairs_per_tag, "secret": secret,
+                "items": dict(key.items)}
     (out / KEY).write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return key
 
