@@ -294,14 +294,9 @@ def sheets_key(args):
 def humans_report(args, key, cases, version: int) -> tuple[list, dict]:
     """Read the filled sheets, write ``golden_humans.json`` and ``.md``, print the summary; returns
     (the cases re-graded by the consensus, what the gate's report records of it)."""
-    from reteco.workbench.judge_audit.golden_humans import (
-        consensus_cases,
-        consensus_grades,
-        format_kappa,
-        human_figures,
-        human_markdown,
-    )
+    from reteco.workbench.judge_audit.golden_humans import consensus_cases, consensus_grades, human_figures, human_markdown
     from reteco.workbench.judge_audit.golden_sheet import read_grade_sheets
+    from reteco.workbench.judge_audit.meta_evaluation import format_interval
 
     if args.resamples < 1:
         raise InputError("--resamples must be at least 1", "--resamples")
@@ -314,8 +309,8 @@ def humans_report(args, key, cases, version: int) -> tuple[list, dict]:
     print(f"human grades: {len(human.annotators)} annotator(s), {report['graded_cases']} of {report['cases']} cases "
           f"graded", file=sys.stderr)
     for d, f in report["per_dimension"].items():
-        print(f"{d:<14} annotators' kappa {format_kappa(f['inter_annotator'])}  consensus vs intended "
-              f"{format_kappa(f['consensus'])}  in range {f['consensus_in_range']:.3f}", file=sys.stderr)
+        print(f"{d:<14} annotators' kappa {format_interval(f['inter_annotator'])}  consensus vs intended "
+              f"{format_interval(f['consensus'])}  in range {f['consensus_in_range']:.3f}", file=sys.stderr)
     print(f"{len(report['disagreements'])} case(s) whose human consensus is outside the intended range; wrote "
           f"{args.out / HUMANS_JSON} and {args.out / HUMANS_MD}", file=sys.stderr)
     consensus = consensus_grades(human)

@@ -57,6 +57,7 @@ from reteco.metrics.agreement import round_half_up
 from reteco.metrics.label_agreement import kappa_with_interval, mean_pairwise_kappa_with_interval
 from reteco.workbench.judge_audit.golden import GoldenCase, allowed_range
 from reteco.workbench.judge_audit.golden_sheet import HumanGrades
+from reteco.workbench.judge_audit.meta_evaluation import format_interval
 
 DEFAULT_RESAMPLES = 2000
 LEVELS = 5  # grades 1..5 as kappa's levels 0..4
@@ -195,15 +196,6 @@ def human_markdown(report: Mapping, golden_version: int) -> str:
 
 
 def _cells(f: Mapping, names: Sequence[str]) -> str:
-    each = [format_kappa(f["annotators"].get(n)) for n in names]
-    return " | ".join([str(f["cases"]), format_kappa(f["inter_annotator"]), *each, format_kappa(f["consensus"]),
+    each = [format_interval(f["annotators"].get(n)) for n in names]
+    return " | ".join([str(f["cases"]), format_interval(f["inter_annotator"]), *each, format_interval(f["consensus"]),
                        f"{f['consensus_in_range']:.3f}", f"{f['consensus_exact']:.3f}"])
-
-
-def format_kappa(figure: Mapping | None) -> str:
-    """``0.812 [0.701, 0.894]``, or ``n/a`` when undefined or absent."""
-    if not figure or figure.get("value") is None:
-        return "n/a"
-    if figure.get("ci_low") is None:
-        return f"{figure['value']:.3f}"
-    return f"{figure['value']:.3f} [{figure['ci_low']:.3f}, {figure['ci_high']:.3f}]"

@@ -75,6 +75,7 @@ from reteco.formats.ratings import Rating, Ratings
 from reteco.judge.items import JudgeItem, JudgeOutcome, summarize_outcomes
 from reteco.metrics.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, agreement
 from reteco.problems import InputError, Problems, printable, quoted
+from reteco.workbench.judge_audit.meta_evaluation import format_interval
 
 NAME = "mtrag"
 SOURCE = ("Katsis et al. (2025), MTRAG: A Multi-Turn Conversational Benchmark for Evaluating Retrieval-Augmented "
@@ -467,11 +468,7 @@ def _system_order(system: dict) -> dict:
 
 
 def _figure(f: dict | None) -> str:
-    if not f or f.get("value") is None:
-        return "undefined"
-    if f.get("ci_low") is None:
-        return f"{f['value']:.3f}"
-    return f"{f['value']:.3f} [{f['ci_low']:.3f}, {f['ci_high']:.3f}]"
+    return format_interval(f, "undefined")
 
 
 def markdown(doc: dict, judge: dict | None = None) -> str:

@@ -401,3 +401,14 @@ def contrast_markdown(report: Mapping[str, Any]) -> list[str]:
 def format_figure(value: float | None) -> str:
     """A figure with 3 decimals, or "n/a" when undefined."""
     return "n/a" if value is None else f"{value:.3f}"
+
+
+def format_interval(figure: Mapping | None, undefined: str = "n/a") -> str:
+    """A ``{"value", "ci_low", "ci_high"}`` figure as ``0.812 [0.701, 0.894]`` (no interval: the
+    value alone), or ``undefined`` when it is absent or its value is undefined."""
+    if not figure or figure.get("value") is None:
+        return undefined
+    low, high = figure.get("ci_low"), figure.get("ci_high")
+    if low is None or high is None:
+        return f"{figure['value']:.3f}"
+    return f"{figure['value']:.3f} [{low:.3f}, {high:.3f}]"

@@ -30,6 +30,7 @@ from reteco.workbench.judge_audit.meta_evaluation import (
     DIMENSION_CHECKS,
     INJECTION_CHECKS,
     format_figure,
+    format_interval,
     load_thresholds,
     threshold_failure,
 )
@@ -494,8 +495,8 @@ def _human_set_markdown(h: dict) -> list[str]:
         same = "" if g["signature"] == h.get("judge_signature") else f" (by judge signature `{g['signature']}`)"
         out += [f"Golden set v{g['golden_version']}: the gate {gate}{same}.", ""]
     rows = [[f"{d} ({printable(str(b.get('human_metric')))}, {b.get('match')})", str(b.get("n_items")),
-             _figure(b["judge_kappa_quadratic"]), _figure(b["ceiling_kappa_quadratic"]),
-             _figure(b["judge_alpha_ordinal_with_judge"]), _figure(b["ceiling_alpha_ordinal_humans"]),
+             format_interval(b["judge_kappa_quadratic"]), format_interval(b["ceiling_kappa_quadratic"]),
+             format_interval(b["judge_alpha_ordinal_with_judge"]), format_interval(b["ceiling_alpha_ordinal_humans"]),
              {True: "yes", False: "no"}.get(b.get("same_system_order"), "-")]
             for d, b in h["dimensions"].items()]
     return out + _table(["dimension (human metric)", "answers", "kappa judge", "kappa ceiling", "alpha with judge",
@@ -562,8 +563,8 @@ def _agreement_markdown(a: dict) -> list[str]:
     out += [f"{m.get('interval')}; {m.get('resamples')} resamples, seed {m.get('seed')}.", ""]
     figures = AGREEMENT_FIGURES if humans else AGREEMENT_FIGURES_JUDGES
     extra = ["ceiling kappa"] if humans else []
-    rows = [[d, str(row["n_items"])] + [_figure(row[f]) for f in figures]
-            + ([_figure(row["ceiling_kappa_quadratic"])] if humans else [])
+    rows = [[d, str(row["n_items"])] + [format_interval(row[f]) for f in figures]
+            + ([format_interval(row["ceiling_kappa_quadratic"])] if humans else [])
             for d, row in a["dimensions"].items()]
     return out + _table(["dimension", "items", *figures, *extra], rows,
                         "No dimension was rated by both the judge and the humans: there is no figure to show." if humans
@@ -783,9 +784,3 @@ def _table(header: list[str], rows: list[list[str]], empty: str) -> list[str]:
             + ["| " + " | ".join(row) + " |" for row in rows])
 
 
-def _figure(figure: dict) -> str:
-    value = figure.get("value")
-    if value is None:
-        return "n/a"
-    low, high = figure.get("ci_low"), figure.get("ci_high")
-    return f"{value:.3f} [{low:.3f}, {high:.3f}]" if low is not None and high is not None else f"{value:.3f}"
