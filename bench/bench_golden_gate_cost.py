@@ -23,15 +23,14 @@ import dataclasses
 import json
 from pathlib import Path
 
+from bench_judge_cost import GPT_4O_PRICES  # bench/ is on sys.path: this script's folder
+
 from reteco.judge import load_judge_config
 from reteco.judge.config import PLAN_GPT4O_CONFIG
 from reteco.judge.prompts import load_prompt_set
 from reteco.workbench.judge_audit.estimate import OPENAI_CACHE_MIN_TOKENS, estimate_judging
 from reteco.workbench.judge_audit.golden import golden_prompt_version, load_golden_set
 from reteco.workbench.judge_audit.meta_contrasts import REJUDGED, has_contrasts, probe_items
-
-#: gpt-4o-2024-08-06's list prices, dollars per million tokens (as bench_judge_cost.py).
-GPT_4O_PRICES = {"input": 2.5, "cached_input": 1.25, "output": 10.0}
 
 
 def gate_cost(version: int) -> dict:

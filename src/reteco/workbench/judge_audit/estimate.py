@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from reteco.judge.config import JudgeConfig
@@ -170,8 +170,7 @@ def estimate_judging(items: Sequence[JudgeItem], config: JudgeConfig, *, min_cac
             cached = 0 if cached < min_cached_tokens else cached // OPENAI_CACHE_STEP_TOKENS * OPENAI_CACHE_STEP_TOKENS
         usage = usage + TokenUsage.of_call((tokens, cached, completion), batch=config.use_batch_api)
     prices = config.prices()
-    uncached = TokenUsage(usage.calls, usage.prompt_tokens, 0, usage.completion_tokens, 0,
-                          usage.batch_prompt_tokens, 0, usage.batch_completion_tokens)
+    uncached = replace(usage, cached_tokens=0, batch_cached_tokens=0)  # no cache hit
     return Estimate(usage.calls, usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens,
                     None if prices is None else prices.money(usage), config.use_batch_api,
                     money_no_cache_usd=None if prices is None else prices.money(uncached),

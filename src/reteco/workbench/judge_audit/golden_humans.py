@@ -53,13 +53,12 @@ from statistics import median
 import numpy as np
 
 from reteco.judge.items import DIMENSIONS
-from reteco.metrics.agreement import round_half_up
+from reteco.metrics.agreement import DEFAULT_RESAMPLES, round_half_up
 from reteco.metrics.label_agreement import kappa_with_interval, mean_pairwise_kappa_with_interval
 from reteco.workbench.judge_audit.golden import GoldenCase, allowed_range
 from reteco.workbench.judge_audit.golden_sheet import HumanGrades
 from reteco.workbench.judge_audit.meta_evaluation import format_interval
 
-DEFAULT_RESAMPLES = 2000
 LEVELS = 5  # grades 1..5 as kappa's levels 0..4
 CONSENSUS_RULE = ("the median of the case's grades; a half-point median (an even number of grades) rounded half up "
                   "(floor(m + 0.5)), as `reteco agreement` rounds the humans' median")

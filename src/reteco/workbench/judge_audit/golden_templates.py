@@ -54,7 +54,6 @@ TOKEN = re.compile(r"\w+(?:[.,']\w+)*|[^\w\s]")
 ALL5 = {"correctness": 5, "completeness": 5, "relevance": 5, "coherence": 5, "faithfulness": 5}
 # tags whose pairs differ in length by design: the token similarity floor does not apply
 LENGTH_TAGS = frozenset({"verbose-padding"})
-PROMPT_VERSION = 3
 #: The prompt version each golden set written here is graded for.
 PROMPT_VERSIONS = {3: 3, 4: 4}
 

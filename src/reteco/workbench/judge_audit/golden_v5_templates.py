@@ -38,7 +38,7 @@ from pathlib import Path
 
 import yaml
 
-from reteco.workbench.judge_audit.golden_templates import ALL5, grades, token_similarity
+from reteco.workbench.judge_audit.golden_templates import ALL5, grades, series
 from reteco.workbench.judge_audit.golden_v5_topics import TOPICS
 
 VERSION = 5
@@ -260,16 +260,6 @@ def missed_series(t: dict) -> dict:
     turn = {"query": t["query"], "history": t["history"], "reference_answer": t["reference"], "key_points": key_points(t),
             "gold": [[f"{t['id']}_x", t["passage_x"]]], "retrieved": retrieved}
     return series(f"{t['id']}-missed", t, "2c", "2c, the run's passages lack the gold passage", turn, variants, pairs)
-
-
-def series(sid, t, subtrack, purpose, turn, variants, pairs, *, answerable=True) -> dict:
-    answers = {vid: answer for vid, answer, _, _ in variants}
-    return {
-        "id": sid, "domain": t["domain"], "subtrack": subtrack, "answerable": answerable, "purpose": purpose, "turn": turn,
-        "variants": [{"id": vid, "kind": kind, "answer": answer, "grades": g} for vid, answer, g, kind in variants],
-        "pairs": [{"tag": tag, "variants": [a, b], "similarity": round(token_similarity(answers[a], answers[b]), 3)}
-                  for tag, a, b in pairs],
-    }
 
 
 HEADER = """\

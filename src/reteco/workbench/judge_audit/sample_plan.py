@@ -27,6 +27,7 @@ import json
 import math
 from dataclasses import asdict, dataclass
 
+from reteco.metrics.label_agreement import Z_95
 from reteco.metrics.prediction_powered import MIN_RATED, t_quantile
 from reteco.problems import EXIT_OK, InputError, UsageError
 
@@ -71,7 +72,7 @@ def plan(systems: int, phase_turns: int, *, residual_sd: float = DEFAULTS["resid
     while n <= phase_turns and _width(n, residual_sd, judge_sd, phase_turns) > width:
         n = n + max(1, n // 8)  # geometric steps, then back down to the smallest
     if n > phase_turns:
-        limit = 2 * 1.959963984540054 * judge_sd / math.sqrt(phase_turns)
+        limit = 2 * Z_95 * judge_sd / math.sqrt(phase_turns)
         return Plan(systems, phase_turns, residual_sd, judge_sd, width, None,
                     f"no sample size reaches a width of {width:g}: even rating every turn leaves "
                     f"{_width(phase_turns, residual_sd, judge_sd, phase_turns):.4f} (the judge's sampling of {phase_turns} "

@@ -112,7 +112,7 @@ def simulated_judges(cases: Sequence[GoldenCase]) -> list[SimulatedJudge]:
 
     def abstention(score):
         def score_of(c, rng, probe):
-            return score if c.kind == "abstention" and c.item.dimension in ("correctness", "completeness", "faithfulness") else c.grade
+            return score if c.kind == "abstention" and c.item.dimension in SEVERITY_DIMENSIONS else c.grade
         return score_of
 
     def against_gold(c, rng, probe):
@@ -342,11 +342,15 @@ def power_curves(cases: Sequence[GoldenCase], thresholds, contrast_thresholds: C
     P(fail) is the share of ``runs`` runs that fail (a deterministic miscalibration is run once:
     its share is 0 or 1); its standard error is at most 0.5 / sqrt(runs) (0.035 at 200 runs)."""
     probes = probe_items(cases)
-    mild = partial_failure_judge("pm1", MILD_NOISE)
-    size_fail, _ = fail_share(mild, cases, thresholds, contrast_thresholds, runs=runs, seed=seed, probes=probes)
     partial = {mode: {rate: fail_share(partial_failure_judge(mode, rate), cases, thresholds, contrast_thresholds,
                                        runs=runs, seed=seed, probes=probes)[0] for rate in rates}
                for mode in PARTIAL_FAILURES}
+    # The mildly noisy judge is ±1 at MILD_NOISE: the pm1 curve's point there when the rates hold it
+    # (the same judge, runs and seed), simulated on its own otherwise.
+    size_fail = partial["pm1"].get(MILD_NOISE)
+    if size_fail is None:
+        size_fail = fail_share(partial_failure_judge("pm1", MILD_NOISE), cases, thresholds, contrast_thresholds,
+                               runs=runs, seed=seed, probes=probes)[0]
     miscal = {name: fail_share(miscalibrated_judge(name, mapping), cases, thresholds, contrast_thresholds, runs=1,
                                seed=seed, probes=probes)[0] for name, mapping in MISCALIBRATIONS}
     return {"runs": runs, "seed": seed, "mild_noise": MILD_NOISE, "size": 1 - size_fail, "partial": partial,

@@ -73,8 +73,9 @@ from reteco.workbench.labels.relevance_prompts import CONTEXT_BLOCKS, CURRENT_VE
 
 ROUND_POOL_FORMAT = "reteco-relevance-pool/1"
 DEPTH = 10
-#: The seed of the known-relevant pairs' draw (``relevance-pool --known-relevant``).
-KNOWN_SEED = 2027
+#: The seed of the round's draws: the known-relevant pairs (``relevance-pool --known-relevant``)
+#: and the review's samples (``relevance_review``).
+SAMPLE_SEED = 2027
 #: Labels appended to the round's store at a time while a labelling run streams.
 FLUSH_EVERY = 1000
 
@@ -179,7 +180,7 @@ def pool_round(
     release: Path | None = None,
     documents: Iterable[Path] = (),
     known_relevant: int = 0,
-    seed: int = KNOWN_SEED,
+    seed: int = SAMPLE_SEED,
 ) -> PoolResult:
     """Pool the top ``depth`` of every run; keep the pairs neither the qrels nor the round judge.
     With ``known_relevant`` K, add per sub-track K pairs the official qrels judge relevant

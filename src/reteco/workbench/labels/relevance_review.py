@@ -40,7 +40,7 @@ from reteco.formats.label_store import utc_now
 from reteco.formats.relevance_labels import RelevanceLabels, RelevanceRow
 from reteco.formats.relevance_round import MAX_LABEL
 from reteco.problems import InputError, Problems
-from reteco.workbench.labels.relevance import read_pool_records
+from reteco.workbench.labels.relevance import SAMPLE_SEED, read_pool_records
 from reteco.workbench.labels.review import read_review_rows, stale_row
 
 REVIEW_FORMAT = "reteco-relevance-review/1"
@@ -51,7 +51,6 @@ BOUNDARY = (1, 2)
 BOUNDARY_SAMPLE = 200
 #: Pairs of each label in the review's stratified sample (all of them when fewer).
 PER_LABEL = 25
-SAMPLE_SEED = 2027
 VALIDATION_FOLDER = "validation"
 VALIDATION_KEY = "key.json"
 VALIDATION_HUMAN = "human.jsonl"

@@ -261,7 +261,6 @@ SOURCES = (
     "src/apps/leaderboards/strategies.py (Force_Last: LastestModeStrategy)",
     "compute_worker/compute_worker.py (a non-zero exit: Failed, no scores pushed)",
 )
-FAILED_WHY = "fails the scoring program's input checks (the platform marked it Failed: never on its leaderboard)"
 
 
 @dataclass

@@ -361,11 +361,13 @@ def corrected_ranking(systems: list[dict], samples: dict[str, RatedSample], judg
     adjusted = np.ones(len(pairs))
     if tested:
         adjusted[tested] = holm(np.array([differences[k].p_value for k in tested]))
-    significant = [pairs[k] for k in tested if adjusted[k] <= alpha]
+    significant_k = [k for k in tested if adjusted[k] <= alpha]
+    significant = [pairs[k] for k in significant_k]
     better = np.zeros(len(names), dtype=int)
     worse = np.zeros(len(names), dtype=int)
-    for i, j in significant:  # a significant pair: the sign of its difference says which is better
-        d = differences[pairs.index((i, j))].estimate
+    for k in significant_k:  # a significant pair: the sign of its difference says which is better
+        i, j = pairs[k]
+        d = differences[k].estimate
         high, low = (i, j) if d > 0 else (j, i)
         better[low] += 1
         worse[high] += 1

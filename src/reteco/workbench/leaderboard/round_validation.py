@@ -34,11 +34,12 @@ from reteco.formats.relevance_round import MAX_LABEL
 from reteco.metrics.label_agreement import contingency, kappa_with_interval, wilson_interval
 from reteco.metrics.rank_agreement import kendall_tau_b, tau_ap
 from reteco.metrics.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
+from reteco.scoring.judged import DEFAULT_THRESHOLD
 from reteco.workbench.labels.relevance_review import human_labels, llm_labels, read_validation
 from reteco.workbench.leaderboard import standings as lb
 
-#: The augmented qrels' threshold: a round label counts as relevant at 2 or more.
-THRESHOLD = 2
+#: The augmented qrels' threshold (``scoring.judged``'s): a round label counts as relevant at 2 or more.
+THRESHOLD = DEFAULT_THRESHOLD
 FIGURE = "ndcg_10_augmented"
 
 
