@@ -140,11 +140,16 @@ class PromptSet:
         return {"role": "user", "content": self.reask.strip().format(problem=problem)}
 
     def _user(self, item: JudgeItem, spec: DimensionPrompt, *, closing: bool = True) -> str:
-        blocks = self._blocks(item, spec.inputs)
-        # Version 4 (evidence_last): one fence tag for every request of the answer, a hash of every
-        # block any dimension shows, so that the five requests share their start byte for byte.
-        tag = fence_tag([c for _, _, c in self._blocks(item, self._every_input())]) \
-            if self.layout.get("evidence_last") else None
+        tag = None
+        if self.layout.get("evidence_last"):
+            # Version 4: one fence tag for every request of the answer, a hash of every block any
+            # dimension shows, so that the five requests share their start byte for byte; the
+            # blocks are built once, hashed, and the dimension's own taken from them.
+            by_input = self._blocks_by_input(item, self._every_input())
+            tag = fence_tag([c for blocks in by_input.values() for _, _, c in blocks])
+            blocks = [b for name in spec.inputs for b in by_input[name]]
+        else:
+            blocks = [b for bs in self._blocks_by_input(item, spec.inputs).values() for b in bs]
         parts = fenced_blocks(self.layout["header"], blocks, tag=tag)
         if closing:
             parts.append(self.layout["closing"].format(dimension=spec.title))
@@ -155,22 +160,23 @@ class PromptSet:
         used = {i for spec in self.dimensions.values() for i in spec.inputs}
         return tuple(i for i in INPUTS if i in used)
 
-    def _blocks(self, item: JudgeItem, inputs: tuple[str, ...]) -> list[tuple[str, str, str]]:
-        """The (intro, label, content) blocks of ``inputs`` for ``item``, in that order."""
+    def _blocks_by_input(self, item: JudgeItem, inputs: tuple[str, ...]) -> dict[str, list[tuple[str, str, str]]]:
+        """Per input of ``inputs`` (in that order), its (intro, label, content) blocks for ``item``:
+        one block, or one per passage."""
         blocks_conf = self.layout["blocks"]
-        blocks: list[tuple[str, str, str]] = []
+        out: dict[str, list[tuple[str, str, str]]] = {}
         for name in inputs:
             conf = blocks_conf[name]
             if name in PASSAGE_INPUTS:
-                blocks.extend(self._passage_blocks(item, name, conf))
+                out[name] = self._passage_blocks(item, name, conf)
             elif name == "key_points":
                 lines = [conf["line"].format(n=n, importance=importance, text=neutralise(text).strip())
                          for n, (text, importance) in enumerate(item.key_points, 1)]
-                blocks.append((conf["intro"], conf["label"], "\n".join(lines) or conf["empty"]))
+                out[name] = [(conf["intro"], conf["label"], "\n".join(lines) or conf["empty"])]
             else:
                 value = neutralise(getattr(item, name)).strip()
-                blocks.append((conf["intro"], conf["label"], value or conf["empty"]))
-        return blocks
+                out[name] = [(conf["intro"], conf["label"], value or conf["empty"])]
+        return out
 
     @staticmethod
     def _passage_blocks(item: JudgeItem, name: str, conf: Mapping[str, str]) -> list[tuple[str, str, str]]:
