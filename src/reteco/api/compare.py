@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from reteco.api.evaluation import _is_path, as_reference, official_key, run_lines, score_object
+from reteco.formats.phase_record import phase_rules
 from reteco.metrics.significance import DEFAULT_ALPHA, DEFAULT_CONFIDENCE, DEFAULT_PROCEDURE, DEFAULT_SEED
 from reteco.problems import InputError
 from reteco.scoring.comparison import compare_results
@@ -32,8 +33,9 @@ def compare(runs, reference, *, procedure: str = DEFAULT_PROCEDURE, resamples: i
     if len({name for name, _ in named}) != len(named):
         raise InputError("two runs have one name; give them as a {name: run} dict", "runs")
     try:
+        per_topic = phase_rules(ref)["per_topic"]  # phase.json read once for every run
         scored = [(name, score_object(ref, Path(run) if _is_path(run) else None,
-                                      {} if _is_path(run) else {"run.txt": run_lines(run)}))
+                                      {} if _is_path(run) else {"run.txt": run_lines(run)}, per_topic=per_topic))
                   for name, run in named]
         return compare_results(ref, official_key(ref), scored, procedure=procedure, resamples=resamples, seed=seed,
                                confidence=confidence, alpha=alpha)

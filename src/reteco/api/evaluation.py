@@ -124,7 +124,8 @@ def evaluate_answers(answers, reference, *, run=None, judge_config=None, judge_c
 def _evaluation(ref: Reference, path, files: dict[str, Lines], *, engine="numpy", measures=None, judge=None,
                 judge_cache=None, trec_files=(None, None)) -> Evaluation:
     phase = phase_rules(ref)
-    result = score_object(ref, path, files, engine=engine, measures=measures, judge=judge, judge_cache=judge_cache)
+    result = score_object(ref, path, files, engine=engine, measures=measures, judge=judge, judge_cache=judge_cache,
+                          per_topic=phase["per_topic"])
     _write_trec_files(ref, result.ranked, *trec_files)
     details = result.details_json(per_topic=phase["per_topic"])
     return Evaluation(
@@ -139,16 +140,18 @@ def _evaluation(ref: Reference, path, files: dict[str, Lines], *, engine="numpy"
 
 
 def score_object(ref: Reference, path, files: dict[str, Lines], *, engine="numpy", measures=None, judge=None,
-                 judge_cache=None):
+                 judge_cache=None, per_topic: bool | None = None):
     """``score_submission`` on a path, or on ``files`` built in memory, with the reference's phase
-    rules; an InputError names the object's rows."""
-    phase = phase_rules(ref)
+    rules (``per_topic``: ``phase_rules(ref)["per_topic"]``, read here unless the caller has it);
+    an InputError names the object's rows."""
+    if per_topic is None:
+        per_topic = phase_rules(ref)["per_topic"]
     if files:
         submission = in_memory_submission({name: (lines.label, lines.data) for name, lines in files.items()}, "submission")
     else:
         submission = Path(path)
     try:
-        result = score_submission(ref, submission, engine=engine, per_topic=phase["per_topic"], measures=measures,
+        result = score_submission(ref, submission, engine=engine, per_topic=per_topic, measures=measures,
                                   judge_config=judge, cache_dir=_path_or_none(judge_cache), run_judge_now=judge is not None)
     except InputError as exc:
         problems = exc.problems

@@ -628,9 +628,7 @@ def _is_docs(name: str) -> bool:
 
 def _is_answers_or_docs(name: str) -> bool:
     """Whether a member is out of the running for "run": answers-like JSON or documentation."""
-    bare = _strip_gz(name).lower()
-    base = PurePosixPath(bare).name
-    return bare.endswith((".jsonl", ".json", ".md", ".pdf")) or base.startswith("readme")
+    return _is_docs(name) or _strip_gz(name).lower().endswith((".jsonl", ".json"))
 
 
 # ---------------------------------------------------------------------------------------------

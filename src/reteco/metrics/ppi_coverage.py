@@ -30,6 +30,7 @@ the two-sided t test at 0.05 calls systems 1 and 4 different (unadjusted).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 
@@ -43,8 +44,6 @@ DISTRIBUTIONS = {
 SETTINGS = ("mild", "skewed", "very_skewed", "depth_bias")  # depth_bias: the mild distribution
 DROPS = (0.0, 0.1, 0.2, 0.3, 0.1, 0.1)  # per system; systems 4 and 5 are identical in law to system 1
 DEPTH_SHARES = (0.3, 0.25, 0.2, 0.15, 0.1)
-METHODS = ("ppi++", "own", "pooled")
-_Z = 1.959963984540054
 
 
 @dataclass(frozen=True)
@@ -138,6 +137,7 @@ def coverage(setting: str, n: int, *, trials: int = 2000, turns: int = 1000, see
                       / (1 + n / big_n), 0.0, 1.0)
         theta = lam * unlabelled.mean(-1) + (y - lam[..., None] * f).mean(-1)
         se = np.sqrt(lam ** 2 * unlabelled.var(-1) / big_n + (y - lam[..., None] * f).var(-1) / n)
-        means["ppi++"] = float(np.mean(np.abs(theta - truth) <= _Z * se))
+        z = NormalDist().inv_cdf(0.5 + confidence / 2)  # PPI++'s normal interval, at the asked confidence
+        means["ppi++"] = float(np.mean(np.abs(theta - truth) <= z * se))
         zero["ppi++"] = float(np.mean(se == 0))
     return Coverage(setting, n, trials, means, differences, zero, size)

@@ -29,6 +29,7 @@ How a run is interpreted (evaluation plan, "Deterministic handling"; pages/evalu
 
 from __future__ import annotations
 
+import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -313,13 +314,13 @@ def _no_document_known(reference: Reference, run: RunTable, topic: np.ndarray, i
     def share(count: int) -> str:
         return f"{count} of the {len(ids)} ids checked"
 
-    prefix = _common_prefix(ids)
+    prefix = os.path.commonprefix(ids)
     for at in [i for i, c in enumerate(prefix) if c == "/"]:  # the shortest prefix that explains it
         cut = prefix[: at + 1]
         count = found([d[len(cut):] for d in ids])
         if count:
             return f"{head}; every id starts with {quoted(cut)}: without it {share(count)} are corpus ids; remove it"
-    suffix = _common_prefix([d[::-1] for d in ids])[::-1]
+    suffix = os.path.commonprefix([d[::-1] for d in ids])[::-1]
     for at in reversed([i for i, c in enumerate(suffix) if c == "."]):  # the shortest suffix first
         cut = suffix[at:]
         count = found([d[: -len(cut)] for d in ids])
@@ -333,14 +334,6 @@ def _no_document_known(reference: Reference, run: RunTable, topic: np.ndarray, i
     if elsewhere:
         return f"{head}; {share(elsewhere)} are ids of another domain's corpus: rank each topic against its own domain's corpus"
     return f"{head}; rank the documents of the official corpus, with their ids as the corpus writes them"
-
-
-def _common_prefix(texts: list[str]) -> str:
-    if not texts:
-        return ""
-    low, high = min(texts), max(texts)
-    size = next((i for i, (a, b) in enumerate(zip(low, high)) if a != b), min(len(low), len(high)))
-    return low[:size]
 
 
 def _first_occurrences(topic: np.ndarray, doc_position: np.ndarray, width: int) -> np.ndarray | None:
