@@ -259,15 +259,15 @@ def test_reteco_m_prints_the_measures_the_page_names_and_those_trec_eval_lacks_a
                           text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)})
     assert done.returncode == 0, done.stderr
     printed = dict(line.split("\tall\t") for line in done.stdout.splitlines())
-    details = _reteco(ran, "2a", "sample_submissions/2a/run.txt")["overall"]
+    scored = _reteco(ran, "2a", "sample_submissions/2a/run.txt")
+    details = scored["overall"]
     assert float(printed["ndcg_10 (official)"]) == details["ndcg_10"]
     for name, key in (("nDCG@10", "ndcg_10"), ("P@10", "p_10"), ("R@10", "recall_10"), ("AP@10", "map_10"), ("RR", "mrr")):
         assert abs(float(printed[name]) - details[key]) < 1e-12
     theirs = by_ir_measures(ran / "qrels-2a.txt", ran / "scored-2a.txt", ["RR@10", "Judged@10"])
     for name in ("RR@10", "Judged@10"):
         assert abs(float(printed[name]) - theirs[name]) < 1e-12, name
-    assert abs(1 - float(printed["Judged@10"]) - _reteco(ran, "2a", "sample_submissions/2a/run.txt")["unjudged"]["overall"][
-        "unjudged_10"]) < 1e-12
+    assert abs(1 - float(printed["Judged@10"]) - scored["unjudged"]["overall"]["unjudged_10"]) < 1e-12
 
 
 def write_results_as_pyterrier(frame: pd.DataFrame, path: Path) -> None:

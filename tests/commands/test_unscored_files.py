@@ -5,9 +5,9 @@ reserved name); documentation is not; exit 0, as before."""
 from __future__ import annotations
 
 import shutil
-import zipfile
 
 import pytest
+from support.bundle_edits import zip_bytes
 from support.paths import SAMPLES
 
 from reteco.commands import main
@@ -22,17 +22,11 @@ def ref(tmp_path_factory):
     return root / "ref"
 
 
-def _zip(path, files: dict):
-    with zipfile.ZipFile(path, "w") as archive:
-        for name, data in files.items():
-            archive.writestr(name, data)
-    return path
-
-
 def test_a_second_run_and_a_metadata_file_in_a_zip_are_warned_of(ref, tmp_path, capsys):
     run = (SAMPLES / "2a" / "run.txt").read_bytes()
-    sub = _zip(tmp_path / "sub.zip", {"run.txt": run, "bm25.txt": run, "metadata": b"x", "metadata.yaml": b"a: 1",
-                                      "README.md": b"# mine"})
+    sub = tmp_path / "sub.zip"
+    sub.write_bytes(zip_bytes({"run.txt": run, "bm25.txt": run, "metadata": b"x", "metadata.yaml": b"a: 1",
+                               "README.md": b"# mine"}))
     for command in (["validate", "--ref", str(ref / "2a"), str(sub)], ["score", "--ref", str(ref / "2a"), "--res", str(sub)]):
         assert main(command) == 0
         err = capsys.readouterr().err
@@ -55,7 +49,8 @@ def test_a_clean_submission_and_the_workers_metadata_beside_a_folder_are_not(ref
 
 def test_2c_names_both_files_it_reads(ref, tmp_path, capsys):
     files = {n: (SAMPLES / "2c" / n).read_bytes() for n in ("run.txt", "answers.jsonl")}
-    sub = _zip(tmp_path / "sub.zip", {**files, "dense.txt": files["run.txt"]})
+    sub = tmp_path / "sub.zip"
+    sub.write_bytes(zip_bytes({**files, "dense.txt": files["run.txt"]}))
     assert main(["validate", "--ref", str(ref / "2c"), str(sub)]) == 0
     assert ("1 files of the submission are not scored: 'sub.zip:dense.txt'; scoring reads 'sub.zip:run.txt', "
             "'sub.zip:answers.jsonl' only") in capsys.readouterr().err

@@ -37,7 +37,7 @@ def cases():
     return {v: load_golden_set(v) for v in VERSIONS}
 
 
-def write_sheets(tmp_path: Path, version: int, seed: int = 7, annotators=ANNOTATORS, capsys=None) -> Path:
+def write_sheets(tmp_path: Path, version: int, seed: int = 7, annotators=ANNOTATORS) -> Path:
     out = tmp_path / f"sheets-v{version}-{seed}"
     code = main(["golden-sheet", "--golden-version", str(version), "--annotators", ",".join(annotators),
                  "--out", str(out), "--seed", str(seed)])

@@ -8,10 +8,10 @@ import random
 import re
 import statistics
 from collections import Counter
-from pathlib import Path
 
 import pytest
 import yaml
+from support.paths import REPO_ROOT
 
 from reteco.judge.items import DIMENSIONS
 from reteco.workbench.judge_audit.golden import (
@@ -36,7 +36,6 @@ from reteco.workbench.judge_audit.simulated_judges import (
     simulated_judges,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
 V5 = load_golden_set(5)
 FOLDER = golden_dir(5)
 THRESHOLDS = load_thresholds(FOLDER / THRESHOLDS_FILE, 5)
@@ -120,7 +119,7 @@ def test_calibration_file_states_size_and_power_that_meet_the_issue():
     assert set(CALIBRATION["power"]) == {"true-unsupported-faithful", "unjustified-abstention-5", "fabrication-rated-well", "pm1"}
     assert min(CALIBRATION["power"].values()) >= 0.80
     assert CALIBRATION["miscalibrations"]["toward-middle"] == 1.0
-    docs = (ROOT / "docs" / "golden_v5_power_curves.md").read_text(encoding="utf-8")
+    docs = (REPO_ROOT / "docs" / "golden_v5_power_curves.md").read_text(encoding="utf-8")
     assert f"passes the gate in {CALIBRATION['size']:.3f} of the runs" in docs
 
 

@@ -12,21 +12,26 @@ from __future__ import annotations
 
 import copy
 import json
-from statistics import median
+from collections import defaultdict
+from statistics import mean
 
 import pytest
 from sklearn.metrics import cohen_kappa_score
-from support.mtrag_tiny import METRICS, tiny_set, write
+from support.fake_openai_server import fake_judge, user_text
+from support.mtrag_tiny import METRICS, hand_kappa_quadratic, leave_one_out_pairs, tiny_set, write
 from support.paths import SHARED
 
 from reteco.commands import main as reteco
 from reteco.judge import load_judge_config
 from reteco.judge.items import JudgeOutcome
-from reteco.workbench.judge_audit.human_set_mtrag import JUDGE_TO_HUMAN, human_set_agreement, judge_items, read_mtrag
+from reteco.workbench.judge_audit.human_set_mtrag import human_set_agreement, judge_items, read_mtrag
 
 HALF = SHARED / "data" / "mtrag_human" / "reference_subset_with_human_evaluations.half.json"
 needs_half = pytest.mark.skipif(not HALF.is_file(), reason=f"MTRAG's human-rated half is not in ../shared ({HALF.name})")
 KEY_ENV = "RETECO_TEST_HUMAN_SET_KEY"
+#: The judge's 1-5 grade on MTRAG's 1-4 scale, written here from the documented map (5 -> 4, 4 -> 3,
+#: 3 and 2 -> 2, 1 -> 1), not imported from reteco.
+ON_MTRAG_SCALE = {1: 1, 2: 2, 3: 2, 4: 3, 5: 4}
 
 
 @pytest.fixture
@@ -85,30 +90,6 @@ def hand_alpha_ordinal(units: list[list[int]]) -> float:
     observed = sum(o[(c, k)] * delta(c, k) for c in values for k in values)
     expected = sum(n_c[c] * n_c[k] * delta(c, k) for c in values for k in values)
     return 1.0 - (n - 1) * observed / expected
-
-
-def leave_one_out_pairs(units: list[list[int]]) -> tuple[list[int], list[int]]:
-    """(rating, the others' median rounded half up) for every rating of a unit with 2+ ratings."""
-    xs, ys = [], []
-    for unit in units:
-        if len(unit) < 2:
-            continue
-        for i, x in enumerate(unit):
-            m = median(unit[:i] + unit[i + 1:])
-            xs.append(x)
-            ys.append(int(m + 0.5) if m % 1 else int(m))
-    return xs, ys
-
-
-def hand_kappa_quadratic(xs: list[int], ys: list[int]) -> float:
-    """Cohen (1968): 1 - sum w O / sum w E, w = (i - j)^2, E the product of O's margins."""
-    n = len(xs)
-    scale = range(1, 6)
-    observed = sum((x - y) ** 2 for x, y in zip(xs, ys)) / n
-    px = {v: xs.count(v) / n for v in scale}
-    py = {v: ys.count(v) / n for v in scale}
-    expected = sum(px[i] * py[j] * (i - j) ** 2 for i in scale for j in scale)
-    return 1.0 - observed / expected
 
 
 # --- the half in ../shared ------------------------------------------------------------------------
@@ -198,7 +179,16 @@ def test_tiny_set_end_to_end_with_the_ceiling_by_hand(run_human_set, fake_openai
     assert fake_openai.chat_calls == 9 * 4
     means = doc["dimensions"]["faithfulness"]["system_order"]["means"]
     assert set(means) == {"reference", "sys-a", "sys-b"} and all(1 <= m["judge_mean"] <= 4 for m in means.values())
-    assert doc["judge_to_human_scale"] == {str(k): v for k, v in JUDGE_TO_HUMAN.items()}
+    verdicts = defaultdict(list)  # system -> the fake judge's faithfulness grades, from the requests it answered
+    for request in fake_openai.chat_requests:
+        text = user_text(request.body)
+        if "for faithfulness only" in text:
+            (system,) = [s for s in means if f"{s} answers " in text]
+            verdicts[system].append(json.loads(fake_judge(request.body).body["choices"][0]["message"]["content"])["score"])
+    assert {s: len(v) for s, v in verdicts.items()} == {"reference": 3, "sys-a": 3, "sys-b": 3}
+    for system, grades in verdicts.items():
+        assert means[system]["judge_mean"] == pytest.approx(mean(ON_MTRAG_SCALE[g] for g in grades), abs=1e-12)
+    assert doc["judge_to_human_scale"] == {"1": 1, "2": 2, "3": 2, "4": 3, "5": 4}
     assert "clusters: tasks" in out
 
 
@@ -255,6 +245,15 @@ def test_the_ceiling_on_the_half_is_the_hand_computed_one_whatever_the_judge():
         assert abs(ceiling["kappa_quadratic"]["value"] - hand_kappa_quadratic(*leave_one_out_pairs(units))) < 1e-9
         # The made-up judge's grades are 1..5 cycling: on MTRAG's scale 1, 2, 2, 3, 4.
         assert doc["dimensions"][dim]["n_items"] == 219
+        # Its mean per system: the mean of its mapped grades on the system's answers.
+        mapped = defaultdict(list)
+        for o in outcomes:
+            if o.item.dimension == dim:
+                mapped[o.item.key.rsplit("/", 1)[1]].append(ON_MTRAG_SCALE[o.score])
+        means = doc["dimensions"][dim]["system_order"]["means"]
+        assert set(means) == set(mapped) == set(hset.systems)
+        for system, grades in mapped.items():
+            assert means[system]["judge_mean"] == pytest.approx(mean(grades), abs=1e-12)
 
 
 @pytest.mark.slow  # a whole judge-meta golden run for the gate the report quotes

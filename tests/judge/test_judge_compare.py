@@ -69,7 +69,7 @@ def test_two_configs_make_one_table(fake_openai, tmp_path, monkeypatch, capsys):
 def test_human_set_column_shows_agreement_beside_the_ceiling(fake_openai, tmp_path, monkeypatch, capsys):
     """``--human-set mtrag FILE``: each judge also judges the human-rated set (a tiny file in MTRAG's
     format here); its row holds per dimension the judge's kappa beside the annotators' ceiling."""
-    from support.mtrag_tiny import tiny_set, write
+    from support.mtrag_tiny import hand_kappa_quadratic, leave_one_out_pairs, tiny_set, write
 
     monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
     plan = write_config(tmp_path / "gpt-4o.yaml", fake_openai.base_url, model="gpt-4o-2024-08-06", temperature=0)
@@ -85,11 +85,9 @@ def test_human_set_column_shows_agreement_beside_the_ceiling(fake_openai, tmp_pa
     # against the others' median rounded half up gives the pairs below; quadratic kappa by hand.
     xs = [4, 4, 3, 3, 2, 3, 1, 2, 2] * 3
     ys = [4, 4, 4, 3, 3, 3, 2, 2, 2] * 3
-    n = len(xs)
-    observed = sum((x - y) ** 2 for x, y in zip(xs, ys)) / n
-    expected = sum(xs.count(i) * ys.count(j) * (i - j) ** 2 for i in range(1, 5) for j in range(1, 5)) / n / n
+    assert leave_one_out_pairs([[4, 4, 3], [3, 2, 3], [1, 2, 2]] * 3) == (xs, ys)
     for figures in block["dimensions"].values():
-        assert abs(figures["ceiling_kappa"]["value"] - (1 - observed / expected)) < 1e-9
+        assert abs(figures["ceiling_kappa"]["value"] - hand_kappa_quadratic(xs, ys)) < 1e-9
         assert figures["judge_kappa"]["value"] is None or -1 <= figures["judge_kappa"]["value"] <= 1
     table = (tmp_path / "out" / "judge_compare.md").read_text()
     assert "human set: kappa judge / ceiling" in table and "mtrag: faithfulness " in table

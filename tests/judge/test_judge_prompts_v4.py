@@ -35,11 +35,6 @@ ITEM_2C = JudgeItem(key="bridges/4_turn_2", dimension="", query="And when was it
                     reference_answer=REFERENCE, gold_evidence=(GOLD_PASSAGE,), key_points=(KEY_POINT,))
 
 
-def request_text(dimension: str, item: JudgeItem = ITEM_2C) -> str:
-    messages = V4.messages(JudgeItem(**{**item.__dict__, "dimension": dimension}))
-    return "\n".join(m["content"] for m in messages)
-
-
 def user_text(dimension: str, item: JudgeItem = ITEM_2C) -> str:
     return V4.messages(JudgeItem(**{**item.__dict__, "dimension": dimension}))[1]["content"]
 

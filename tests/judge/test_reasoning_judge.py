@@ -24,7 +24,6 @@ from reteco.judge import JudgeItem, build_request, load_judge_config, run_judge
 from reteco.judge.config import PLAN_GPT4O_CONFIG
 from reteco.llm.cache import ARCHIVE_FILE
 from reteco.llm.config import REASONING_EFFORTS
-from reteco.llm.usage import call_usage
 
 ITEMS = [JudgeItem(f"law/{i}_turn_1", d, f"question {i}", "", f"answer {i}", (("d1", "text"),), "ref")
          for i in range(3) for d in ("relevance", "faithfulness")]
@@ -110,7 +109,9 @@ def test_reasoning_tokens_are_recorded_per_call_and_in_the_run(reasoning_server,
     rows = conn.execute("SELECT via, completion_tokens, reasoning_tokens, response_json FROM calls").fetchall()
     conn.close()
     for via, completion, reasoning, raw in rows:
-        assert (completion, reasoning) == call_usage(json.loads(raw))[2:]
+        reply_usage = json.loads(raw)["usage"]  # the reply's own figures, read from the stored JSON
+        assert (completion, reasoning) == (reply_usage["completion_tokens"],
+                                           reply_usage["completion_tokens_details"]["reasoning_tokens"])
         assert reasoning == REASONING_TOKENS["low"] if via == "chat" else True
     # Judged again: every verdict from the cache, nothing sent, the same usage.
     again = run_judge(ITEMS, config, cache_dir=tmp_path / "cache", progress=False)

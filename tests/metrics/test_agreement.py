@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score
+from support.intervals import centred
 
 from reteco.formats.ratings import DIMENSIONS, Rating, Ratings, read_ratings
 from reteco.metrics.agreement import agreement, conversation_resamples, round_half_up
@@ -329,14 +330,6 @@ def test_synthetic_data_exercise_what_they_should(synthetic_result):
     assert all_numbers_finite(out)
 
 
-def _centred(point, values, low=-1.0, high=1.0):
-    """The interval written out (issue 32): the 2.5th and 97.5th percentiles shifted by (median -
-    point), clipped to the figure's range."""
-    q_low, median, q_high = np.quantile(values, [0.025, 0.5, 0.975])
-    shift = median - point
-    return min(high, max(low, q_low - shift)), min(high, max(low, q_high - shift))
-
-
 RANGES = {"bias": (-4.0, 4.0), "abs_rater_bias": (0.0, 4.0), "exact": (0.0, 1.0), "within_1": (0.0, 1.0)}
 
 
@@ -351,16 +344,16 @@ def test_each_bootstrap_resample_equals_the_libraries_on_the_expanded_resample()
         per_resample = [library_figures(judge, humans, dimension, dict(zip(conversations, row))) for row in counts]
         got = out["dimensions"][dimension]
         for name in ITEM_FIGURES + ("alpha_ordinal_humans", "alpha_ordinal_with_judge"):
-            low, high = _centred(got[name]["value"], [figures[name] for figures in per_resample], *RANGES.get(name, (-1, 1)))
+            low, high = centred(got[name]["value"], [figures[name] for figures in per_resample], *RANGES.get(name, (-1, 1)))
             assert (got[name]["ci_low"], got[name]["ci_high"]) == pytest.approx((low, high), abs=1e-9), (dimension, name)
             assert got[name]["ci_low"] <= got[name]["value"] <= got[name]["ci_high"]
         for name in CEILING_FIGURES:
             ceiling = out["ceiling"]["dimensions"][dimension][name]
-            low, high = _centred(ceiling["value"], [figures["ceiling"][name] for figures in per_resample],
+            low, high = centred(ceiling["value"], [figures["ceiling"][name] for figures in per_resample],
                                  *RANGES.get(name, (-1, 1)))
             assert (ceiling["ci_low"], ceiling["ci_high"]) == pytest.approx((low, high), abs=1e-9), (dimension, name)
         level = out["system_level"]["dimensions"][dimension]["kendall_tau_b"]
-        low, high = _centred(level["value"], [figures["system_tau"] for figures in per_resample])
+        low, high = centred(level["value"], [figures["system_tau"] for figures in per_resample])
         assert (level["ci_low"], level["ci_high"]) == pytest.approx((low, high), abs=1e-9)
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest
 from sklearn.metrics import cohen_kappa_score
+from support.intervals import centred
 
 from reteco.metrics.label_agreement import (
     contingency,
@@ -17,7 +18,6 @@ from reteco.metrics.label_agreement import (
     weighted_kappa,
     wilson_interval,
 )
-from reteco.metrics.significance import centred_percentile_interval
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -47,7 +47,7 @@ def test_the_cluster_bootstrap_is_the_loop_it_stands_for():
     point = cohen_kappa_score(x, y, weights="quadratic", labels=[0, 1, 2, 3])
     assert figure["value"] == pytest.approx(point, abs=1e-12)
     assert (figure["ci_low"], figure["ci_high"]) == pytest.approx(
-        centred_percentile_interval(point, np.array(values), 0.95, -1.0, 1.0), abs=1e-9)
+        centred(point, values, -1.0, 1.0), abs=1e-9)
     assert figure["undefined_resamples"] == 0 and figure["clusters"] == 7
 
 
@@ -108,7 +108,7 @@ def test_mean_pairwise_kappa_bootstrap_is_the_loop_it_stands_for():
     draws = np.random.default_rng(9).integers(0, 30, size=(250, 30))
     values = [_sklearn_mean_pairwise(grades[row], 5) for row in draws]
     assert (figure["ci_low"], figure["ci_high"]) == pytest.approx(
-        centred_percentile_interval(figure["value"], np.array(values), 0.95, -1.0, 1.0), abs=1e-9)
+        centred(figure["value"], values, -1.0, 1.0), abs=1e-9)
 
 
 def test_mean_pairwise_kappa_undefined_says_why():

@@ -26,6 +26,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from support.bundle_edits import zip_bytes
 from support.judged_program import judge_yaml
 from support.paths import SAMPLES
 
@@ -46,13 +47,6 @@ def refs(tmp_path_factory) -> Path:
     return root / "ref"
 
 
-def _zipped(name: str, text: str) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as z:
-        z.writestr(name, text)
-    return buffer.getvalue()
-
-
 def _download(path: Path, files: dict[str, bytes], not_fetched: list[str] = ()) -> Path:
     """A bulk_submissions.zip as the submission manager's page saves it."""
     with zipfile.ZipFile(path, "w") as z:
@@ -70,12 +64,12 @@ def _bulk_1a(tmp_path: Path) -> Path:
     run = (SAMPLES / "1a" / "run.txt").read_text()
     lines = run.splitlines(keepends=True)
     return _download(tmp_path / "1a.zip", {
-        "101_alice_PhaseId7_2027-01-20:01-00_early.zip": _zipped("run.txt", "".join(lines[:50])),
-        "103_bob_PhaseId7_2027-01-20:02-00_bob.zip": _zipped("run.txt", "".join(lines[::2])),
-        "104_carol_PhaseId7_2027-01-20:03-00_c.zip": _zipped("run.txt", "not a run line\n"),
-        "105_alice_PhaseId7_2027-01-21:04-00_final.zip": _zipped("run.txt", run),
-        "106_team_53_PhaseId7_2027-01-21:05-00_t.zip": _zipped("run.txt", "".join(lines[:400])),
-        "108_bob_PhaseId7_2027-01-22:06-00_bob_last.zip": _zipped("run.txt", run + "q1 Q0\n"),
+        "101_alice_PhaseId7_2027-01-20:01-00_early.zip": zip_bytes({"run.txt": "".join(lines[:50])}),
+        "103_bob_PhaseId7_2027-01-20:02-00_bob.zip": zip_bytes({"run.txt": "".join(lines[::2])}),
+        "104_carol_PhaseId7_2027-01-20:03-00_c.zip": zip_bytes({"run.txt": "not a run line\n"}),
+        "105_alice_PhaseId7_2027-01-21:04-00_final.zip": zip_bytes({"run.txt": run}),
+        "106_team_53_PhaseId7_2027-01-21:05-00_t.zip": zip_bytes({"run.txt": "".join(lines[:400])}),
+        "108_bob_PhaseId7_2027-01-22:06-00_bob_last.zip": zip_bytes({"run.txt": run + "q1 Q0\n"}),
     })
 
 
@@ -84,11 +78,11 @@ def _bulk_2b(tmp_path: Path, not_fetched: list[str] = ()) -> Path:
     bob: one valid."""
     answers = (SAMPLES / "2b" / "answers.jsonl").read_text().splitlines(keepends=True)
     return _download(tmp_path / "2b.zip", {
-        "201_alice_PhaseId9_2027-01-20:01-00_a.zip": _zipped("answers.jsonl", "".join(answers[:5])),
-        "202_team_53_PhaseId9_2027-01-20:02-00_t.zip": _zipped("answers.jsonl", "".join(answers[:-5])),
-        "203_bob_PhaseId9_2027-01-20:03-00_b.zip": _zipped("answers.jsonl", "".join(answers[3:])),
-        "206_alice_PhaseId9_2027-01-21:04-00_a2.zip": _zipped("answers.jsonl", "".join(answers)),
-        "207_team_53_PhaseId9_2027-01-22:05-00_t2.zip": _zipped("answers.jsonl", "{not json\n"),
+        "201_alice_PhaseId9_2027-01-20:01-00_a.zip": zip_bytes({"answers.jsonl": "".join(answers[:5])}),
+        "202_team_53_PhaseId9_2027-01-20:02-00_t.zip": zip_bytes({"answers.jsonl": "".join(answers[:-5])}),
+        "203_bob_PhaseId9_2027-01-20:03-00_b.zip": zip_bytes({"answers.jsonl": "".join(answers[3:])}),
+        "206_alice_PhaseId9_2027-01-21:04-00_a2.zip": zip_bytes({"answers.jsonl": "".join(answers)}),
+        "207_team_53_PhaseId9_2027-01-22:05-00_t2.zip": zip_bytes({"answers.jsonl": "{not json\n"}),
     }, not_fetched)
 
 

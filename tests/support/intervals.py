@@ -1,11 +1,15 @@
 """Walk a JSON tree and check every interval against its own point estimate (issue 32): a dict
 with ``ci_low`` and ``ci_high`` beside a ``value``, ``estimate`` or ``delta`` holds it between
 them, as do the ``judge_ci_*``/``human_ci_*`` pairs beside ``judge``/``human``; every float is
-finite. Used by the leaderboard's, the agreement's and the re-judging tests."""
+finite. Used by the leaderboard's, the agreement's and the re-judging tests. Also the re-centred
+bootstrap interval written out independently of ``reteco.metrics.significance``, for the expected
+values of the agreement tests."""
 
 from __future__ import annotations
 
 import math
+
+import numpy as np
 
 POINTS = ("estimate", "delta", "value")
 
@@ -32,3 +36,11 @@ def walk_intervals(node, path: str = "$") -> int:
     elif isinstance(node, float):
         assert math.isfinite(node), path
     return checked
+
+
+def centred(point, values, low=-1.0, high=1.0):
+    """The interval written out (issue 32): the 2.5th and 97.5th percentiles shifted by (median -
+    point), clipped to the figure's range."""
+    q_low, median, q_high = np.quantile(values, [0.025, 0.5, 0.975])
+    shift = median - point
+    return min(high, max(low, q_low - shift)), min(high, max(low, q_high - shift))

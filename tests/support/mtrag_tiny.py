@@ -2,11 +2,13 @@
 ``models``, ``metrics``, ``documents``, ``tasks``, ``evaluations``; annotations per human metric per
 annotator, values "1".."4"): two conversations, three turns, three systems, three annotators whose
 grades are the same on every metric. The tests of ``judge-meta --human-set`` and ``judge-compare
---human-set`` use it where ../shared's half is not needed."""
+--human-set`` use it where ../shared's half is not needed. Beside it, the leave-one-out pairs and
+Cohen's quadratic kappa computed by hand (no reteco code), for the annotators' ceiling."""
 
 from __future__ import annotations
 
 import json
+from statistics import median
 
 #: MTRAG's human metric -> RETECO's dimension, written here independently of reteco's map.
 METRICS = {"faithfulness": "faithfulness", "completeness": "completeness", "appropriateness": "relevance",
@@ -49,3 +51,27 @@ def tiny_set() -> dict:
 def write(path, doc) -> str:
     path.write_text(json.dumps(doc, indent=1), encoding="utf-8")
     return str(path)
+
+
+def leave_one_out_pairs(units: list[list[int]]) -> tuple[list[int], list[int]]:
+    """(rating, the others' median rounded half up) for every rating of a unit with 2+ ratings."""
+    xs, ys = [], []
+    for unit in units:
+        if len(unit) < 2:
+            continue
+        for i, x in enumerate(unit):
+            m = median(unit[:i] + unit[i + 1:])
+            xs.append(x)
+            ys.append(int(m + 0.5) if m % 1 else int(m))
+    return xs, ys
+
+
+def hand_kappa_quadratic(xs: list[int], ys: list[int]) -> float:
+    """Cohen (1968): 1 - sum w O / sum w E, w = (i - j)^2, E the product of O's margins."""
+    n = len(xs)
+    scale = range(1, 6)
+    observed = sum((x - y) ** 2 for x, y in zip(xs, ys)) / n
+    px = {v: xs.count(v) / n for v in scale}
+    py = {v: ys.count(v) / n for v in scale}
+    expected = sum(px[i] * py[j] * (i - j) ** 2 for i in scale for j in scale)
+    return 1.0 - observed / expected
