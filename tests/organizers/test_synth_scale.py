@@ -7,10 +7,14 @@ import hashlib
 import time
 from pathlib import Path
 
+from support.synthetic_ids import check_unique_ids
+
 from reteco.commands import main
 from reteco.formats.reference import Reference
 from reteco.release.prepare import prepare_release
-from reteco.release.synthetic.release import check_unique_ids, release_sizes, write_synthetic_release
+from reteco.release.synthetic.release import release_sizes, write_synthetic_release
+
+DEFAULT_RELEASE_SHA256 = "e8c3ff53c1440fe9d05f37a937f45b8d547ec928d7307b1cb99a39cee60240d9"
 
 
 def _digest(folder: Path) -> str:
@@ -36,6 +40,9 @@ def test_scale_1_is_the_default_release_byte_for_byte_and_scales_multiply(tmp_pa
     write_synthetic_release(tmp_path / "default")
     write_synthetic_release(tmp_path / "one", scale=1)
     assert _digest(tmp_path / "default") == _digest(tmp_path / "one")
+    # The default release of commit 4eb9731, before --scale existed (that commit's
+    # write_synthetic_release, digested the same way): --scale changed none of its bytes.
+    assert _digest(tmp_path / "default") == DEFAULT_RELEASE_SHA256
     write_synthetic_release(tmp_path / "three", scale=3)
     one, three = release_sizes(tmp_path / "one"), release_sizes(tmp_path / "three")
     assert all(three[s][0] == 3 * one[s][0] for s in one)  # Track 1: 3 x the queries of every domain

@@ -45,7 +45,7 @@ def write_synthetic_release(out: Path, seed: int = DEFAULT_SEED, scale: int = 1)
     """Write a small synthetic train/dev/test release in the v1.1 layout under ``out``;
     ``scale`` N gives N times the queries and conversations per domain and split (a rehearsal
     at the test set's real size: ``reteco synth --scale``), with ids that never collide (every
-    id is drawn against those taken; ``check_unique_ids``). Scale 1 is the default release, byte
+    id is drawn against those taken; ``tests/support/synthetic_ids.py`` checks it). Scale 1 is the default release, byte
     for byte.
 
     ``out/track1_tempo/<domain>/`` holds documents, examples, steps, guidance, qrels, step
@@ -74,28 +74,6 @@ def release_sizes(release: Path) -> dict[str, tuple[int, int]]:
                     for conversation in json.loads(p.read_text(encoding="utf-8")))
         sizes[split] = (queries, turns)
     return sizes
-
-
-def check_unique_ids(release: Path) -> list[str]:
-    """What collides in a release written here (empty: nothing): per domain, document ids; per
-    split, Track 1 query ids and Track 2 turn keys (domain, conversation, turn)."""
-    problems = []
-    for track in (TRACK1_DIR, TRACK2_DIR):
-        for documents in sorted((Path(release) / track).glob("*/documents.jsonl")):
-            ids = [json.loads(line).get("id", json.loads(line).get("doc_id"))
-                   for line in documents.read_text(encoding="utf-8").splitlines() if line.strip()]
-            if len(ids) != len(set(ids)):
-                problems.append(f"{documents}: {len(ids) - len(set(ids))} repeated document ids")
-    for split in SPLITS:
-        qids = [json.loads(line)["id"] for p in sorted((Path(release) / TRACK1_DIR).glob(f"*/examples_{split}.jsonl"))
-                for line in p.read_text(encoding="utf-8").splitlines() if line.strip()]
-        if len(qids) != len(set(qids)):
-            problems.append(f"{split}: {len(qids) - len(set(qids))} repeated Track 1 query ids")
-        keys = [(p.parent.name, c["id"], t["turn_id"]) for p in sorted((Path(release) / TRACK2_DIR).glob(f"*/benchmark_{split}.json"))
-                for c in json.loads(p.read_text(encoding="utf-8")) for t in c["turns"]]
-        if len(keys) != len(set(keys)):
-            problems.append(f"{split}: {len(keys) - len(set(keys))} repeated Track 2 turns")
-    return problems
 
 
 def _write_files(folder: Path, files: dict[str, str]) -> None:
