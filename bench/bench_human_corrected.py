@@ -75,8 +75,7 @@ def run(systems: int, units: int, resamples: int, turns: int, out: str, queue) -
     judge = time.perf_counter() - start
     tracemalloc.start()
     start = time.perf_counter()
-    board["human_corrected"] = human_corrected("2b", board, entries, outcomes, ratings, n_units=units, confidence=0.95,
-                                               resamples=resamples, seed=2027, alpha=0.05)
+    board["human_corrected"] = human_corrected("2b", board, entries, outcomes, ratings, confidence=0.95, alpha=0.05)
     corrected = time.perf_counter() - start
     corrected_peak = tracemalloc.get_traced_memory()[1] / 2**20
     tracemalloc.stop()

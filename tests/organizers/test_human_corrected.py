@@ -321,8 +321,7 @@ def test_a_tiny_system_by_hand():
     from reteco.workbench.leaderboard.human_corrected import human_corrected
 
     entry, outcome, ratings = _tiny_inputs()
-    block = human_corrected("2c", {"systems": []}, [entry], [outcome], ratings, n_units=8, confidence=0.95,
-                            resamples=10, seed=1, alpha=0.05)
+    block = human_corrected("2c", {"systems": []}, [entry], [outcome], ratings, confidence=0.95, alpha=0.05)
     row = block["systems"][0]["figures"]["coherence"]
     c = 7 / 8
     assert row["estimate"] == pytest.approx(c * 0.45, abs=1e-15)
@@ -339,8 +338,7 @@ def test_a_tiny_system_by_hand():
     # residuals over the sampled turns (c = 1), the judge's mean over all 8 judged turns (3.5 / 8).
     # Weights: t4 drawn with probability 1/4, the others 1/2: the residual mean is Hajek's.
     entry, outcome, ratings = _tiny_inputs({"t0": 0.5, "t1": 0.5, "t2": 0.5, "t3": 0.5, "t4": 0.25})
-    block = human_corrected("2c", {"systems": []}, [entry], [outcome], ratings, n_units=8, confidence=0.95,
-                            resamples=10, seed=1, alpha=0.05)
+    block = human_corrected("2c", {"systems": []}, [entry], [outcome], ratings, confidence=0.95, alpha=0.05)
     residual = (2 * (-0.25) + 2 * (-0.25) + 2 * 0 + 2 * 0.25 + 4 * 0) / (2 + 2 + 2 + 2 + 4)  # -1/12
     assert block["systems"][0]["figures"]["coherence"]["estimate"] == pytest.approx(3.5 / 8 + residual, abs=1e-15)
     assert block["ratings"]["weighted"] is True and block["ratings"]["design"] == "paired"
@@ -375,8 +373,7 @@ def test_sixty_systems_with_a_clear_order_and_ten_ratings_each_separate_the_best
     from reteco.workbench.leaderboard.human_corrected import human_corrected
 
     entries, outcomes, human, board = _synthetic_phase(60, 400, 10, seed=32)
-    block = human_corrected("2b", board, entries, outcomes, human, n_units=400, confidence=0.95, resamples=10, seed=1,
-                            alpha=0.05)
+    block = human_corrected("2b", board, entries, outcomes, human, confidence=0.95, alpha=0.05)
     ranking = block["ranking"]
     assert len(ranking["systems"]) == 60 and len(ranking["pairs"]) == 1770
     best, worst = ranking["systems"][0]["name"], ranking["systems"][-1]["name"]
@@ -397,8 +394,7 @@ def test_identical_systems_are_never_called_different():
     scores = {(f"s{k:03d}.jsonl", turn): v for k in range(3) for turn, v in first.items()}
     human = type(human)(human.files, human.key, 1, scores, {k: (f"item-{i}", i + 2) for i, k in enumerate(scores)},
                         human.dimensions, {k: 0.05 for k in scores})
-    block = human_corrected("2b", board, entries, outcomes, human, n_units=200, confidence=0.95, resamples=10, seed=1,
-                            alpha=0.05)
+    block = human_corrected("2b", board, entries, outcomes, human, confidence=0.95, alpha=0.05)
     estimates = {s["figures"][JUDGE_MEAN]["estimate"] for s in block["systems"]}
     assert len(estimates) == 1
     ranking = block["ranking"]

@@ -351,11 +351,10 @@ def _human_ratings(args, subtracks, several: bool):
 
 
 def _corrected(sub: str, board: dict, entries, outcomes, human, args) -> dict:
-    from reteco.metrics.significance import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES
+    from reteco.metrics.significance import DEFAULT_CONFIDENCE
     from reteco.workbench.leaderboard.human_corrected import human_corrected
 
-    return human_corrected(sub, board, entries, outcomes, human, n_units=board["units"], confidence=DEFAULT_CONFIDENCE,
-                           resamples=args.resamples or DEFAULT_RESAMPLES, seed=args.seed, alpha=args.alpha)
+    return human_corrected(sub, board, entries, outcomes, human, confidence=DEFAULT_CONFIDENCE, alpha=args.alpha)
 
 
 def _above(pair: dict, ranking: dict) -> str:

@@ -258,11 +258,11 @@ def _rows(parts: list[_Turns], confidence: float) -> list[dict]:
 
 
 def human_corrected(subtrack_id: str, board: dict, entries: list[Entry], outcomes: list[dict], human: HumanScores, *,
-                    n_units: int, confidence: float, resamples: int, seed: int, alpha: float) -> dict:
+                    confidence: float, alpha: float) -> dict:
     """The ``human_corrected`` block of ``leaderboard.json`` (module docstring): per scored
     system its figures (or why absent), the method, and, for the sub-track ranked by
-    ``judge_mean``, the ranking by the corrected estimate beside the judge's. (``n_units``,
-    ``resamples`` and ``seed`` are kept for the command's call; the figures need no resampling.)"""
+    ``judge_mean``, the ranking by the corrected estimate beside the judge's. The figures need
+    no resampling: no unit count, resamples or seed."""
     judge_rank = {s["name"]: s for s in board["systems"]}
     systems, signatures = [], set()
     judged: list[tuple[dict, dict]] = []
