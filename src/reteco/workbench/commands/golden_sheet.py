@@ -67,7 +67,6 @@ def cmd_golden_sheet(args) -> int:
     annotators = annotator_names(args.annotators)
     try:
         cases = load_golden_set(version)
-        subtracks = gs.series_subtracks(version)
     except ValueError as exc:
         raise InputError(str(exc), "golden set") from None
     prompt_version = args.prompt_version or golden_prompt_version(version) or load_judge_config().prompt_version
@@ -85,7 +84,7 @@ def cmd_golden_sheet(args) -> int:
         if not any(c.pairs for c in cases):
             raise InputError(f"golden set {version} has no tagged pairs to draw (version 3 on)", "--pairs-per-tag")
     try:
-        key = gs.write_golden_sheets(args.out, cases, subtracks, version, prompts, annotators, args.seed,
+        key = gs.write_golden_sheets(args.out, cases, version, prompts, annotators, args.seed,
                                      pairs_per_tag=args.pairs_per_tag)
     except OSError as exc:
         raise InputError(f"cannot write here ({exc.strerror or exc})", str(exc.filename or args.out)) from None

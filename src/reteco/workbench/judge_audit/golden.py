@@ -42,7 +42,7 @@ intended grade can be defended.
 
 Each (variant, graded dimension) is one ``GoldenCase``: ``id`` (``series/variant/dimension``),
 ``item.dimension``, ``grade`` (intended), ``min_score``..``max_score`` (allowed range),
-``series`` (the pair/series id), ``variant``, ``varies`` (the one dimension the variant changes
+``series`` (the pair/series id) and its ``subtrack``, ``variant``, ``varies`` (the one dimension the variant changes
 against the base, or None), ``injection`` (whether the judge must flag it), ``base`` (the
 series' base variant) and ``item`` (the JudgeItem: the turn's query, history and reference
 answer, ``gold_evidence`` the gold passages, ``evidence`` the gold passages in 2b or the
@@ -146,6 +146,7 @@ class GoldenCase:
     kind: str = "answer"
     answerable: bool = True
     key_points: tuple[tuple[str, str], ...] = ()
+    subtrack: str = ""  # the series' sub-track (2b, 2c), version 2 on
 
 
 @dataclass(frozen=True)
@@ -304,6 +305,7 @@ def _series_cases(series: Mapping[str, Any], sid: str) -> list[GoldenCase]:
             out.append(GoldenCase(
                 id=f"{sid}/{vid}/{d}", purpose=str(series.get("purpose", "")), item=item, min_score=low,
                 max_score=high, grade=grade, series=sid, variant=vid, varies=varies, injection=injection, base=base_id,
+                subtrack=series["subtrack"],
             ))
     return out
 
@@ -380,7 +382,7 @@ def _contrast_series_cases(series: Mapping[str, Any], sid: str) -> list[GoldenCa
                 id=f"{sid}/{vid}/{d}", purpose=str(series.get("purpose", "")), item=item, min_score=low, max_score=high,
                 grade=grade, series=sid, variant=vid, injection=kind == "injection", base=ids[0],
                 tags=tuple(sorted(tags[vid])), pairs=tuple(opens[vid]), kind=kind, answerable=answerable,
-                key_points=key_points,
+                key_points=key_points, subtrack=series["subtrack"],
             ))
     return out
 

@@ -56,12 +56,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from reteco.judge.prompts import PromptSet
 from reteco.problems import InputError, Problems, quoted
 from reteco.workbench.judge_audit.annotator_guide import annotator_guide
-from reteco.workbench.judge_audit.golden import CASES_FILE, GOLDEN_ROOT, GoldenCase, golden_dir
+from reteco.workbench.judge_audit.golden import GoldenCase
 
 ANNOTATORS_FOLDER = "annotators"
 SHEET, SHEET_JSONL, GUIDE, KEY = "sheet.csv", "sheet.jsonl", "guide.md", "key.json"
@@ -213,17 +211,10 @@ def _passages(passages: Sequence[tuple[str, str]]) -> str:
     return "\n\n".join(f"[{n}] {text.strip()}" for n, (_doc_id, text) in enumerate(passages, 1)) or "(none)"
 
 
-def series_subtracks(golden_version: int, root: Path = GOLDEN_ROOT) -> dict[str, str]:
-    """Series id -> its sub-track, from golden set ``golden_version``'s file (2 on)."""
-    data = yaml.safe_load((golden_dir(golden_version, root) / CASES_FILE).read_text(encoding="utf-8"))
-    return {s["id"]: s["subtrack"] for s in data["series"]}
-
-
-def write_golden_sheets(out: Path, cases: Sequence[GoldenCase], subtracks: Mapping[str, str], golden_version: int,
+def write_golden_sheets(out: Path, cases: Sequence[GoldenCase], golden_version: int,
                         prompts: PromptSet, annotators: Sequence[str], seed: int,
                         secret: str | None = None, pairs_per_tag: int | None = None) -> SheetKey:
-    """Every annotator's folder and the key (module docstring); returns the key.
-    ``subtracks``: series id -> its sub-track. ``pairs_per_tag``: only the cases of that many
+    """Every annotator's folder and the key (module docstring); returns the key. ``pairs_per_tag``: only the cases of that many
     pairs per tag (``pairs_sample``), recorded in the key; None: every case."""
     if pairs_per_tag is not None:
         cases = pairs_sample(cases, pairs_per_tag, seed)
@@ -238,7 +229,7 @@ def write_golden_sheets(out: Path, cases: Sequence[GoldenCase], subtracks: Mappi
     for name in annotators:
         folder = out / ANNOTATORS_FOLDER / name
         folder.mkdir(parents=True, exist_ok=True)
-        rows = [sheet_row(c, ids[c.id], name, subtracks[c.series], prompts) for c in annotator_cases(cases, seed, name)]
+        rows = [sheet_row(c, ids[c.id], name, c.subtrack, prompts) for c in annotator_cases(cases, seed, name)]
         with open(folder / SHEET, "w", encoding="utf-8", newline="") as handle:
             writer = csv.DictWriter(handle, SHEET_COLUMNS, lineterminator="\n")
             writer.writeheader()
