@@ -427,6 +427,12 @@ def test_the_sample_design_inclusion_probabilities_and_coverage_are_disclosed(tm
     assert "- design: paired" in md and "- inclusion probabilities: 0.2 to 0.2" in md
     assert f"- coverage of the 95% intervals at 10 rated turns per system (2000 simulated phases per setting): " \
            f"mild {round(mild.means['pooled'], 4):.1%}" in md
+    # A paired sample that rated only some systems per turn records each system's items: those are
+    # its rated turns, not the drawn turns.
+    subset = write(tmp_path / "subset.json", {**json.loads(sample.read_text()), "items_per_system": {"a": 7, "b": 6, "c": 7}})
+    assert main(["judge-report", "--out", str(tmp_path / "s"), "--sample", str(subset)]) == 0
+    assert json.loads((tmp_path / "s" / "judge-report.json").read_text())["human_sample"]["rated_per_system"] == \
+        {"min": 6, "max": 7}
     few = write(tmp_path / "few.json", {**json.loads(sample.read_text()), "sampled_turns": 3})
     assert main(["judge-report", "--out", str(tmp_path / "r2"), "--sample", str(few)]) == 0
     assert "below 5 the leaderboard gives that system no corrected interval" in (tmp_path / "r2" / "judge-report.md").read_text()

@@ -429,6 +429,9 @@ def test_a_budget_below_every_system_per_turn_rates_a_random_subset_with_its_pro
     answering = {keys[i]: sum(s.answers.get(i) is not None for s in systems) for i in range(len(keys))}
     per_turn = Counter(row["turn"] for row in key)
     assert len(per_turn) == 20
+    # What each system rated, as the key lists it (fewer than the 20 turns: 2 systems a turn).
+    assert record["items_per_system"] == {s.name: sum(1 for row in key if row["system"] == s.name) for s in systems}
+    assert sum(record["items_per_system"].values()) == len(key) < 20 * len(systems)
     for row in key:
         s_t = answering[row["turn"]]
         assert per_turn[row["turn"]] == min(2, s_t)

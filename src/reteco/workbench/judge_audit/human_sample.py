@@ -365,6 +365,8 @@ def _paired(reference: Reference, turns: list[TurnRecord], systems: Sequence[Sys
         "sampled": len(items),
         "candidates": sum(len(v) for v in answered.values()),
         "systems": sorted(by_name),
+        # what each system has rated: every drawn turn it answered, or fewer with --systems-per-turn
+        "items_per_system": {name: sum(1 for s, _ in chosen if s == name) for name in sorted(by_name)},
         "inclusion_probability": probability,
         "systems_per_turn": systems_per_turn,
         "allocation_rule": PAIRED_RULE + ("" if systems_per_turn is None else

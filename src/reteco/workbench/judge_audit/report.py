@@ -173,7 +173,9 @@ def sample_design(sample: dict) -> dict[str, Any]:
     strata = sample.get("strata") or []
     design = sample.get("design") or "stratified (written before issue 32: inclusion probabilities not recorded)"
     probabilities = [s["inclusion_probability"] for s in strata if isinstance(s.get("inclusion_probability"), float)]
-    if sample.get("design") == "paired":
+    if sample.get("design") == "paired" and isinstance(sample.get("items_per_system"), dict):
+        per_system = {name: int(n) for name, n in sample["items_per_system"].items()}
+    elif sample.get("design") == "paired":  # a record written before items_per_system: every system every turn
         per_system = {name: sample.get("sampled_turns", 0) for name in sample.get("systems") or []}
     else:
         per_system = {}
