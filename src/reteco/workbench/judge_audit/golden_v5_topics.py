@@ -22,7 +22,7 @@ series make (``golden_v5_templates`` says which variant uses which):
 - ``prefix_good`` / ``prefix_bad``: an opening consistent with the history / contradicting it;
 - ``asks``: what the question asks, as an abstention names it;
 - ``unanswerable`` and ``conflict``: a turn the passages do not answer, and one on which two
-  passages disagree (golden v3's fields).
+  passages disagree (golden v3's fields; the topics v3 has too take them from golden_templates).
 
 Every claim of ``x`` (and ``tangential``, ``wrong_period``) is in ``passage_x``; ``y``'s are in
 ``passage_y``; ``unsupported`` are in neither. The temporal topics' questions name a period
@@ -33,6 +33,8 @@ split by topic, each file would only repeat the shape the module docstring descr
 """
 
 from __future__ import annotations
+
+from reteco.workbench.judge_audit import golden_templates
 
 TOPICS = [
     {
@@ -67,24 +69,9 @@ TOPICS = [
         "prefix_bad": "Since you said you only mine Ethereum, here is Bitcoin for comparison:",
         "passage_x": "Bitcoin halves the block subsidy every 210,000 blocks; at about ten minutes per block that is roughly every four years. The subsidy started at 50 BTC per block in 2009, fell from 12.5 BTC to 6.25 BTC at the halving of May 2020, and fell from 6.25 BTC to 3.125 BTC at the halving of April 2024, which took place at block 840,000 on 20 April 2024. Analysts often score a halving by its effect on the hash rate, and small miners rarely rate the fee market highly.",
         "passage_y": "Litecoin halves its block subsidy every 840,000 blocks; at about two and a half minutes per block that is also roughly every four years. At the halving of August 2023, at block 2,520,000 on 2 August 2023, the subsidy fell from 12.5 LTC to 6.25 LTC per block.",
-        "noise": "The Lightning Network routes payments through channels that settle on the Bitcoin chain only when they are closed.",
         "reference": "At the April 2024 halving (block 840,000, 20 April 2024) Bitcoin's subsidy fell from 6.25 BTC to 3.125 BTC per block. Halvings happen every 210,000 blocks, roughly every four years.",
         "key_points": ["the subsidy fell to 3.125 BTC per block at the 2024 halving", "a halving happens every 210,000 blocks",
                        "the 2024 halving was at block 840,000 on 20 April 2024", "roughly every four years"],
-        "unanswerable": {
-            "query": "How many bitcoin will the subsidy pay in total in the year 2030?",
-            "reference": "The passages do not say how many bitcoin the subsidy will pay in 2030; they give only the halving schedule.",
-            "missing": "how many bitcoin the subsidy will pay in total in 2030",
-            "fabricated": "the subsidy will pay 164,250 bitcoin in total in 2030",
-            "context": "the subsidy is halved every 210,000 blocks",
-        },
-        "conflict": {
-            "query": "When was the first Bitcoin block mined?",
-            "context": "The first Bitcoin block, the genesis block, pays 50 BTC that can never be spent.",
-            "stem": "It was mined on", "a": "3 January 2009", "b": "9 January 2009", "m": "some day between 3 and 9 January 2009",
-            "passages": ["The genesis block pays 50 BTC that can never be spent; it was mined on 3 January 2009.",
-                         "The first Bitcoin block, whose 50 BTC can never be spent, was mined on 9 January 2009."],
-        },
     },
     {
         "id": "entry-system", "domain": "travel", "subj_x": "The EES", "subj_y": "The VIS",
@@ -118,24 +105,9 @@ TOPICS = [
         "prefix_bad": "Since you are flying from Brazil, the VIS will not apply to you, but the EES does:",
         "passage_x": "The Entry/Exit System (EES) records the fingerprints and a facial image of the non-EU travellers it covers, such as those from Canada, at land, sea and air crossings of the external Schengen border, replacing the stamping of passports with an electronic record of each entry and exit. Adopted with a start planned for 2022, it was postponed several times and started operating on 12 October 2025, with a gradual roll-out over six months. Border guards follow the instructions of the regulation, and travellers can rate the new kiosks in a survey.",
         "passage_y": "The Visa Information System (VIS), which started operating in October 2011 and was rolled out region by region over about four years, records the fingerprints and a facial image of visa applicants, so that border guards can check that a visa holder is the person the visa was issued to.",
-        "noise": "Canadian passports are valid for five or ten years, depending on the option chosen when applying.",
         "reference": "The EES records non-EU travellers' fingerprints and facial image and replaces passport stamps with an electronic entry/exit record; it started operating on 12 October 2025 (with a six-month gradual roll-out), so it is in operation at the end of 2025.",
         "key_points": ["it started on 12 October 2025, so it operates by the end of 2025", "it records fingerprints and a facial image",
                        "it replaces passport stamps with an electronic record", "the roll-out is gradual over six months"],
-        "unanswerable": {
-            "query": "How long does the EES registration take per traveller at the border?",
-            "reference": "The passages do not say how long registration takes per traveller; they say it records fingerprints and a facial image.",
-            "missing": "how long the registration takes per traveller at the border",
-            "fabricated": "the registration takes about seventy seconds per traveller at the border",
-            "context": "it records fingerprints and a facial image",
-        },
-        "conflict": {
-            "query": "How long does the EES keep a traveller's record?",
-            "context": "The EES keeps the record of each traveller who crosses the external border.",
-            "stem": "It keeps the record for", "a": "three years after the last exit", "b": "five years", "m": "four years on average after the last exit",
-            "passages": ["The EES keeps the record of each traveller for three years after their last exit.",
-                         "Records of travellers in the EES are kept for five years after the last exit."],
-        },
     },
     {
         "id": "pcie", "domain": "hardware", "subj_x": "PCIe 7.0", "subj_y": "PCIe 6.0",
@@ -169,24 +141,9 @@ TOPICS = [
         "prefix_bad": "Since you are building a gaming laptop rather than a server, this matters less, but:",
         "passage_x": "PCI-SIG released the PCIe 7.0 specification in June 2025. It reaches 128 GT/s per lane, twice the rate of PCIe 6.0, so an x16 link carries up to 512 GB/s in both directions combined. It keeps the PAM4 signalling and FLIT-based encoding introduced by PCIe 6.0, whose specification (January 2022) reaches 64 GT/s per lane. PCI-SIG aims PCIe 7.0 at data-centre uses such as AI accelerators and 800G networking, and publishes a new generation about every three years. Vendors rate their cards by lanes, and the PCI-SIG compliance instructions score each device separately.",
         "passage_y": "PCIe 6.0, whose specification PCI-SIG released in January 2022, reaches 64 GT/s per lane, twice PCIe 5.0, so an x16 link carries up to 256 GB/s in both directions combined. It introduced PAM4 signalling and FLIT-based encoding, and was aimed at AI accelerators and 400G networking.",
-        "noise": "A server's power supply should be rated well above the sum of its components' peak draw.",
         "reference": "The PCIe 7.0 specification (PCI-SIG, June 2025) runs at 128 GT/s per lane, double PCIe 6.0, giving up to 512 GB/s bidirectional on an x16 link; it keeps PAM4 and FLIT encoding and targets data-centre uses such as AI and 800G networking.",
         "key_points": ["128 GT/s per lane (June 2025 specification)", "up to 512 GB/s on an x16 link",
                        "it keeps PAM4 signalling and FLIT encoding", "aimed at AI accelerators and 800G networking"],
-        "unanswerable": {
-            "query": "How much power does a PCIe 7.0 x16 slot supply?",
-            "reference": "The passages do not say how much power a PCIe 7.0 x16 slot supplies; they give its transfer rate.",
-            "missing": "how much power a PCIe 7.0 x16 slot supplies to the card",
-            "fabricated": "a PCIe 7.0 x16 slot supplies 150 watts to the card",
-            "context": "it reaches 128 GT/s per lane",
-        },
-        "conflict": {
-            "query": "How many lanes does a PCIe 7.0 x16 link use?",
-            "context": "A PCIe 7.0 x16 link is the widest link that the standard defines for a card, and servers use it for accelerators.",
-            "stem": "Such a link uses", "a": "16 lanes", "b": "8 lanes each way", "m": "24 lanes in total",
-            "passages": ["An x16 PCIe 7.0 link, the widest the standard defines for a card, uses 16 lanes; servers use it for accelerators.",
-                         "A PCIe 7.0 x16 link carries 8 lanes each way."],
-        },
     },
     {
         "id": "lenacapavir", "domain": "medicalsciences", "subj_x": "Lenacapavir", "subj_y": "Cabotegravir",
@@ -271,24 +228,9 @@ TOPICS = [
         "prefix_bad": "Since your unit is on volcanoes, only briefly:",
         "passage_x": "The WMO confirmed in January 2025, on the basis of six international datasets, that 2024 was the warmest year on record, about 1.55 degrees Celsius above the 1850-1900 average, and the first calendar year more than 1.5 degrees above it; El Niño conditions early in the year added to the warming. A single year above 1.5 degrees does not by itself breach the Paris Agreement's long-term goal. The previous record, 2023, was about 1.45 degrees above the same average. National services rate the year the same way, and the instructions for the datasets score each month.",
         "passage_y": "In January 2024 the WMO confirmed, from six international datasets, that 2023 was the warmest year on record at the time, about 1.45 degrees Celsius above the 1850-1900 average, close to but below 1.5 degrees, beating the records of 2016 and 2020 by a wide margin.",
-        "noise": "Sea ice in the Arctic reaches its yearly minimum in September.",
         "reference": "The WMO reported (January 2025, six datasets) that 2024 was about 1.55 C above the 1850-1900 average, the warmest year on record and the first calendar year above 1.5 C; one year above 1.5 C does not breach the Paris goal.",
         "key_points": ["about 1.55 degrees C above pre-industrial: the warmest year on record", "the first calendar year above 1.5 degrees",
                        "confirmed by the WMO from six datasets", "one year above 1.5 degrees does not breach the Paris goal"],
-        "unanswerable": {
-            "query": "How much did global sea level rise during 2024?",
-            "reference": "The passages do not say how much sea level rose in 2024; they give the temperature anomaly.",
-            "missing": "how much global sea level rose during the year 2024",
-            "fabricated": "global sea level rose by 5.9 millimetres during the year 2024",
-            "context": "2024 was about 1.55 degrees Celsius above the pre-industrial average",
-        },
-        "conflict": {
-            "query": "How many of the six WMO datasets put 2024 first?",
-            "context": "The WMO bases its assessment of the year on six international datasets.",
-            "stem": "The number of datasets that put 2024 first is", "a": "six", "b": "five", "m": "about three",
-            "passages": ["The WMO bases its assessment on six international datasets, and all six rank 2024 as the warmest year.",
-                         "Five of the six WMO datasets rank 2024 as the warmest year."],
-        },
     },
     {
         "id": "ecb-rate", "domain": "finance", "subj_x": "The ECB", "subj_y": "The Bank of England",
@@ -546,3 +488,11 @@ TOPICS = [
         },
     },
 ]
+
+# The four topics golden v3 has too take its unanswerable turn, conflicting passages and noise
+# passage as they are there (golden v3 is frozen: its templates do not change).
+_V3_FIELDS = ("noise", "unanswerable", "conflict")
+_V3_TOPICS = {t["id"]: t for t in golden_templates.TOPICS}
+for _topic in TOPICS:
+    if _topic["id"] in _V3_TOPICS and "noise" not in _topic:
+        _topic.update({field: _V3_TOPICS[_topic["id"]][field] for field in _V3_FIELDS})
